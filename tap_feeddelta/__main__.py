@@ -1,0 +1,5 @@
+"""``python -m tap_feeddelta``."""
+
+from tap_feeddelta.tap import TapFeedDelta
+
+TapFeedDelta.cli()

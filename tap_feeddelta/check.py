@@ -1,0 +1,218 @@
+"""Checks one feed: fetch (conditional) → discovery → parse → delta → records + bookmark.
+
+Runs on worker threads: it reads only its own task and never touches the Singer state
+or writes messages. The outcome's bookmark is applied by the main thread after the
+feed's records have been written (at-least-once).
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, replace
+from datetime import datetime, timedelta
+from typing import Any, Protocol
+
+from tap_feeddelta.config import Settings
+from tap_feeddelta.delta import DeltaSettings, diff_items
+from tap_feeddelta.errors import Issue, ParseError
+from tap_feeddelta.models import FetchResult, ParsedFeed
+from tap_feeddelta.parse import parse_feed
+from tap_feeddelta.records import FeedContext, HealthFacts, health_record, item_record
+from tap_feeddelta.state import FeedBookmark
+
+SECONDS_FORMAT = "%Y-%m-%dT%H:%M:%SZ"
+
+
+class FeedFetcher(Protocol):
+    def fetch(
+        self, url: str, *, etag: str | None = None, last_modified: str | None = None
+    ) -> FetchResult: ...
+
+
+@dataclass(frozen=True, slots=True)
+class FeedTask:
+    position: int
+    feed_url: str
+    bookmark: FeedBookmark | None
+
+
+@dataclass(frozen=True, slots=True)
+class FeedOutcome:
+    task: FeedTask
+    item_records: list[dict[str, Any]]
+    health_record: dict[str, Any]
+    bookmark: FeedBookmark | None  # None: leave the feed's state exactly as it was
+    error_code: str | None
+    status: str
+
+
+def utc_text(moment: datetime, *, micro: bool = False) -> str:
+    if micro:
+        return moment.strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+    return moment.strftime(SECONDS_FORMAT)
+
+
+def check_feed(
+    task: FeedTask, fetcher: FeedFetcher, settings: Settings, now: Callable[[], datetime]
+) -> FeedOutcome:
+    started = now()
+    ctx = FeedContext(settings.monitor_id, task.feed_url, utc_text(started, micro=True))
+    bookmark = task.bookmark
+    if bookmark and bookmark.retry_after_at and bookmark.retry_after_at > utc_text(started):
+        issue = Issue("retry_later", "the server asked not to be fetched before retry_after_at")
+        facts = HealthFacts(
+            "skipped", error=issue, retry_after_at=bookmark.retry_after_at, issues=(issue,)
+        )
+        return _outcome(task, ctx, facts, None)
+
+    etag = bookmark.etag if bookmark else None
+    last_modified = bookmark.last_modified if bookmark else None
+    result = fetcher.fetch(task.feed_url, etag=etag, last_modified=last_modified)
+    fetch_ms, redirects, received = result.fetch_ms, result.redirects, result.bytes_received
+
+    parse_ms = 0
+    discovered_from: str | None = None
+    advertised: tuple[str, ...] = ()
+    feed: ParsedFeed | None = None
+    error: Issue | None = result.error
+    if result.status == "ok":
+        feed, parse_ms, error, advertised = _read(result)
+        if (
+            error is not None
+            and error.code == "not_a_feed"
+            and advertised
+            and settings.discover_from_websites
+        ):
+            discovered_from = result.final_url or task.feed_url
+            result = fetcher.fetch(advertised[0], etag=etag, last_modified=last_modified)
+            fetch_ms += result.fetch_ms
+            redirects += result.redirects
+            received += result.bytes_received
+            error = result.error
+            feed = None
+            if result.status == "ok":
+                feed, more_ms, error, _ = _read(result)
+                parse_ms += more_ms
+
+    common: dict[str, Any] = {
+        "fetch": result,
+        "fetch_ms": fetch_ms,
+        "redirects": redirects,
+        "bytes_received": received,
+        "parse_ms": parse_ms,
+        "discovered_from": discovered_from,
+        "advertised_feeds": advertised,
+    }
+    if result.status == "not_modified":
+        newest = bookmark.newest_item_at if bookmark else None
+        is_stale = _is_stale(newest, started, settings.stale_after_days)
+        facts = HealthFacts(
+            "not_modified",
+            newest_item_at=newest,
+            is_stale=is_stale,
+            issues=_stale_issues(is_stale),
+            **common,
+        )
+        kept = bookmark or FeedBookmark()
+        return _outcome(task, ctx, facts, replace(kept, checked_at=ctx.checked_at, retry_after_at=None))
+
+    if feed is None:
+        assert error is not None
+        facts = HealthFacts(
+            "error", error=error, retry_after_at=result.retry_after_at, issues=(error,), **common
+        )
+        if error.code == "rate_limited" and result.retry_after_at:
+            # The one change a failure makes: remember when the server lets us back.
+            kept = bookmark or FeedBookmark()
+            return _outcome(task, ctx, facts, replace(kept, retry_after_at=result.retry_after_at))
+        return _outcome(task, ctx, facts, None)
+
+    delta = diff_items(bookmark, feed.items, _delta_settings(settings, task.feed_url))
+    final_url = result.final_url or task.feed_url
+    records = [
+        item_record(ctx, feed, final_url, change, settings.content_mode)
+        for change in delta.changes
+    ]
+    newest = max((d for i in feed.items if (d := i.published_at or i.updated_at)), default=None)
+    is_stale = _is_stale(newest, started, settings.stale_after_days)
+    issues = feed.issues + delta.issues + _stale_issues(is_stale)
+    if not feed.items:
+        issues += (Issue("no_items", "the feed has no items"),)
+    if discovered_from:
+        issues += (Issue("feed_discovered", "the feed was found through a web page"),)
+    facts = HealthFacts(
+        "ok",
+        feed=feed,
+        counts=delta.counts,
+        newest_item_at=newest,
+        is_stale=is_stale,
+        issues=issues,
+        **common,
+    )
+    # Deferred changes must be fetched again next run: drop the validators so that
+    # the server cannot answer 304 before they are out.
+    keep_validators = delta.counts.deferred == 0
+    new_bookmark = FeedBookmark(
+        etag=result.etag if keep_validators else None,
+        last_modified=result.last_modified if keep_validators else None,
+        final_url=final_url,
+        format=feed.format,
+        checked_at=ctx.checked_at,
+        success_at=ctx.checked_at,
+        retry_after_at=None,
+        newest_item_at=newest,
+        items=delta.remembered_items,
+    )
+    return _outcome(task, ctx, facts, new_bookmark, records)
+
+
+def _read(result: FetchResult) -> tuple[ParsedFeed | None, int, Issue | None, tuple[str, ...]]:
+    started = time.perf_counter()
+    try:
+        feed = parse_feed(result.body or b"", result.content_type, result.final_url or "")
+    except ParseError as exc:
+        elapsed = int((time.perf_counter() - started) * 1000)
+        return None, elapsed, Issue(exc.code, exc.message), exc.advertised_feeds
+    return feed, int((time.perf_counter() - started) * 1000), None, ()
+
+
+def _delta_settings(settings: Settings, feed_url: str) -> DeltaSettings:
+    return DeltaSettings(
+        monitor_id=settings.monitor_id,
+        feed_url=feed_url,
+        first_run_mode=settings.first_run_mode,
+        max_initial_items=settings.max_initial_items,
+        max_items_per_run=settings.max_items_per_run,
+        max_state_items=settings.max_state_items,
+        start_date=settings.start_date,
+    )
+
+
+def _is_stale(newest: str | None, now: datetime, stale_after_days: int) -> bool | None:
+    if newest is None:
+        return None
+    return newest < utc_text(now - timedelta(days=stale_after_days))
+
+
+def _stale_issues(is_stale: bool | None) -> tuple[Issue, ...]:
+    if is_stale:
+        return (Issue("stale_feed", "the newest item is older than stale_after_days"),)
+    return ()
+
+
+def _outcome(
+    task: FeedTask,
+    ctx: FeedContext,
+    facts: HealthFacts,
+    bookmark: FeedBookmark | None,
+    records: list[dict[str, Any]] | None = None,
+) -> FeedOutcome:
+    return FeedOutcome(
+        task=task,
+        item_records=records or [],
+        health_record=health_record(ctx, facts),
+        bookmark=bookmark,
+        error_code=facts.error.code if facts.error else None,
+        status=facts.status,
+    )

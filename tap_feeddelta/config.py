@@ -1,0 +1,208 @@
+"""The config contract: one JSON schema (what singer-sdk validates and --about shows)
+and the typed Settings the rest of the tap reads."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from typing import Any, Final, Literal
+
+from tap_feeddelta import __version__
+
+PROJECT_URL: Final = "https://github.com/tap-feeddelta/tap-feeddelta"
+DEFAULT_USER_AGENT: Final = f"tap-feeddelta/{__version__} (+{PROJECT_URL})"
+MAX_URL_BYTES: Final = 2048
+
+FirstRunMode = Literal["baseline_only", "emit_recent", "emit_all"]
+ContentMode = Literal["metadata", "excerpts", "feed_content"]
+
+_RFC3339: Final = (
+    r"^\d{4}-\d{2}-\d{2}[Tt ]\d{2}:\d{2}(:\d{2}(\.\d+)?)?([Zz]|[+-]\d{2}:?\d{2})?$"
+    r"|^\d{4}-\d{2}-\d{2}$"
+)
+
+
+def _integer(default: int, minimum: int, maximum: int, description: str) -> dict[str, Any]:
+    return {
+        "type": ["integer"],
+        "default": default,
+        "minimum": minimum,
+        "maximum": maximum,
+        "description": f"{description} ({minimum:,}–{maximum:,}, default {default:,}).",
+    }
+
+
+CONFIG_SCHEMA: Final[dict[str, Any]] = {
+    "type": "object",
+    "additionalProperties": False,
+    "required": ["feed_urls"],
+    "properties": {
+        "feed_urls": {
+            "type": ["array"],
+            "minItems": 1,
+            "maxItems": 10_000,
+            "items": {"type": "string", "pattern": r"^[Hh][Tt][Tt][Pp][Ss]?://", "maxLength": 2048},
+            "description": (
+                "Feeds to watch: http(s) URLs of RSS, Atom or JSON feeds, or of web pages "
+                "that advertise one (with discover_from_websites). 1–10,000 entries, "
+                "each at most 2 KiB."
+            ),
+        },
+        "monitor_id": {
+            "type": ["string"],
+            "default": "default",
+            "pattern": r"^[A-Za-z0-9_-]{1,64}$",
+            "description": (
+                "Namespace of the baselines: two monitor_ids watching the same feeds keep "
+                "independent state and delivery ids. 1–64 of A-Z a-z 0-9 _ -."
+            ),
+        },
+        "first_run_mode": {
+            "type": ["string"],
+            "default": "baseline_only",
+            "enum": ["baseline_only", "emit_recent", "emit_all"],
+            "description": (
+                "What a feed's first run emits: nothing (baseline_only, everything is "
+                "remembered), the newest max_initial_items (emit_recent), or every item "
+                "within max_items_per_run (emit_all)."
+            ),
+        },
+        "max_initial_items": _integer(
+            20, 1, 10_000, "Items per feed that emit_recent emits on a feed's first run"
+        ),
+        "max_items_per_run": _integer(
+            500,
+            1,
+            10_000,
+            "Changes emitted per feed per run; the rest are deferred and come on a later run",
+        ),
+        "max_state_items": _integer(
+            5_000, 100, 10_000, "Item fingerprints remembered per feed"
+        ),
+        "content_mode": {
+            "type": ["string"],
+            "default": "excerpts",
+            "enum": ["metadata", "excerpts", "feed_content"],
+            "description": (
+                "metadata: no summary or content; excerpts: summary; feed_content: summary "
+                "and content_text. Changing it never causes updated records."
+            ),
+        },
+        "start_date": {
+            "type": ["string"],
+            "format": "date-time",
+            "pattern": _RFC3339,
+            "description": (
+                "RFC 3339 date-time: items dated before it are not emitted (undated items are)."
+            ),
+        },
+        "discover_from_websites": {
+            "type": ["boolean"],
+            "default": False,
+            "description": (
+                "When a URL is a web page, read the first feed it advertises instead "
+                "(one more fetch, checked like the first)."
+            ),
+        },
+        "stale_after_days": _integer(
+            30, 1, 3_650, "A feed whose newest item is older than this is flagged stale"
+        ),
+        "max_feed_bytes": _integer(
+            4_194_304, 65_536, 33_554_432, "Cap on a feed's decoded body, in bytes"
+        ),
+        "max_redirects": _integer(3, 0, 5, "Redirects followed, each checked again"),
+        "request_timeout_seconds": {
+            "type": ["number"],
+            "default": 30,
+            "minimum": 1,
+            "maximum": 120,
+            "description": (
+                "One time budget per feed over DNS, connect, TLS, redirects, headers and "
+                "body (1–120, default 30)."
+            ),
+        },
+        "max_concurrency": _integer(8, 1, 64, "Feeds fetched at once"),
+        "max_per_host": _integer(2, 1, 8, "Feeds fetched at once from one host"),
+        "user_agent": {
+            "type": ["string"],
+            "default": DEFAULT_USER_AGENT,
+            "minLength": 1,
+            "maxLength": 512,
+            "pattern": r"^[\x20-\x7e]+$",
+            "description": "User-Agent header sent with every request.",
+        },
+        "allow_private_networks": {
+            "type": ["boolean"],
+            "default": False,
+            "description": (
+                "Let loopback and private-network destinations through: for intranet feeds "
+                "and tests only. Every other check still applies."
+            ),
+        },
+    },
+}
+
+
+@dataclass(frozen=True, slots=True)
+class Settings:
+    feed_urls: tuple[str, ...]
+    monitor_id: str = "default"
+    first_run_mode: FirstRunMode = "baseline_only"
+    max_initial_items: int = 20
+    max_items_per_run: int = 500
+    max_state_items: int = 5_000
+    content_mode: ContentMode = "excerpts"
+    start_date: str | None = None  # normalized to YYYY-MM-DDTHH:MM:SSZ
+    discover_from_websites: bool = False
+    stale_after_days: int = 30
+    max_feed_bytes: int = 4_194_304
+    max_redirects: int = 3
+    request_timeout_seconds: float = 30.0
+    max_concurrency: int = 8
+    max_per_host: int = 2
+    user_agent: str = DEFAULT_USER_AGENT
+    allow_private_networks: bool = False
+
+
+def settings_from_config(config: dict[str, Any]) -> Settings:
+    """Typed settings from a config that already passed the JSON schema."""
+    known = {name for name in Settings.__slots__}  # type: ignore[attr-defined]
+    values = {k: v for k, v in config.items() if k in known and v is not None}
+    values["feed_urls"] = tuple(config["feed_urls"])
+    if "start_date" in values:
+        values["start_date"] = normalize_start_date(values["start_date"])
+    if "request_timeout_seconds" in values:
+        values["request_timeout_seconds"] = float(values["request_timeout_seconds"])
+    return Settings(**values)
+
+
+def normalize_start_date(value: str) -> str:
+    """RFC 3339 (or a bare date) → ``YYYY-MM-DDTHH:MM:SSZ``; ValueError if impossible."""
+    text = value.strip().replace("t", "T").replace("z", "Z").replace(" ", "T", 1)
+    if re.fullmatch(r"\d{4}-\d{2}-\d{2}", text):
+        text += "T00:00:00"
+    if text.endswith("Z"):
+        text = text[:-1] + "+00:00"
+    parsed = datetime.fromisoformat(text)
+    if parsed.tzinfo is None:
+        parsed = parsed.replace(tzinfo=UTC)
+    return parsed.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def config_problems(config: dict[str, Any]) -> list[str]:
+    """Checks JSON schema cannot express; each message names the key."""
+    problems: list[str] = []
+    for index, url in enumerate(config.get("feed_urls") or []):
+        if isinstance(url, str) and len(url.encode("utf-8")) > MAX_URL_BYTES:
+            problems.append(f"config['feed_urls'][{index}] is longer than 2 KiB")
+    urls = [u for u in config.get("feed_urls") or [] if isinstance(u, str)]
+    if len(set(urls)) != len(urls):
+        problems.append("config['feed_urls'] lists the same URL more than once")
+    start = config.get("start_date")
+    if isinstance(start, str):
+        try:
+            normalize_start_date(start)
+        except ValueError:
+            problems.append("config['start_date'] is not a valid RFC 3339 date-time")
+    return problems

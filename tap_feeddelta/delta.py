@@ -1,0 +1,288 @@
+"""Pure change detection: (old bookmark, parsed feed, settings) → changes + new item memory.
+
+Identity of an item: the feed's own id; else its URL; else a hash of its title, date and
+summary (``derived``). Its fingerprint covers what a user sees of it, independent of the
+tap's settings (see FINGERPRINT_FIELDS), so changing content_mode never makes items look
+updated. No clock, no I/O.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Final, Literal
+
+from tap_feeddelta.errors import Issue
+from tap_feeddelta.models import ParsedItem
+from tap_feeddelta.state import FeedBookmark, pack_items, unpack_items
+
+IdSourceOut = Literal["guid", "atom_id", "json_id", "url", "derived"]
+ChangeType = Literal["new", "updated"]
+FirstRunMode = Literal["baseline_only", "emit_recent", "emit_all"]
+
+FINGERPRINT_VERSION: Final = "v1"
+# The fields of a record a user can see, in this order; text is already plain text with
+# collapsed whitespace, so markup- or whitespace-only edits do not change it.
+FINGERPRINT_FIELDS: Final = (
+    "url",
+    "title",
+    "summary",
+    "content_text",
+    "authors",
+    "tags",
+    "published_at",
+    "updated_at",
+    "enclosures",
+)
+_SEP: Final = "\x1f"
+_NONE: Final = "\x00"
+
+
+@dataclass(frozen=True, slots=True)
+class DeltaSettings:
+    monitor_id: str
+    feed_url: str
+    first_run_mode: FirstRunMode = "baseline_only"
+    max_initial_items: int = 20
+    max_items_per_run: int = 500
+    max_state_items: int = 5_000
+    start_date: str | None = None  # YYYY-MM-DDTHH:MM:SSZ
+
+
+@dataclass(frozen=True, slots=True)
+class ItemChange:
+    item: ParsedItem
+    item_id: str
+    id_source: IdSourceOut
+    change_type: ChangeType
+    fingerprint: str
+    delivery_id: str
+    issues: tuple[Issue, ...]  # the item's own plus those found here
+
+
+@dataclass(frozen=True, slots=True)
+class ItemCounts:
+    seen: int = 0
+    new: int = 0
+    updated: int = 0
+    unchanged: int = 0
+    emitted: int = 0
+    deferred: int = 0
+    remembered: int = 0
+
+
+@dataclass(frozen=True, slots=True)
+class Delta:
+    changes: tuple[ItemChange, ...]
+    counts: ItemCounts
+    remembered_items: bytes
+    issues: tuple[Issue, ...]  # feed-level
+
+
+@dataclass(frozen=True, slots=True)
+class _Identified:
+    item: ParsedItem
+    item_id: str
+    id_source: IdSourceOut
+    key_hash: int
+    fingerprint: bytes
+    issues: tuple[Issue, ...]
+
+
+def item_identity(item: ParsedItem) -> tuple[str, IdSourceOut, tuple[Issue, ...]]:
+    """The item's id, where it came from, and an issue when it had to be derived."""
+    if item.native_id and item.native_id_source:
+        return item.native_id, item.native_id_source, ()
+    if item.url:
+        return item.url, "url", ()
+    material = _SEP.join(
+        [item.title or _NONE, item.published_at or item.updated_at or _NONE, item.summary or _NONE]
+    )
+    digest = hashlib.blake2b(material.encode("utf-8"), digest_size=16).hexdigest()
+    issue = Issue("derived_id", "the item has no id or link; its id is a hash of its content")
+    return f"derived:{digest}", "derived", (issue,)
+
+
+def fingerprint_bytes(item: ParsedItem) -> bytes:
+    parts: list[str] = [
+        item.url or _NONE,
+        item.title or _NONE,
+        item.summary or _NONE,
+        item.content_text or _NONE,
+        _SEP.join(f"{a.name or ''}|{a.email or ''}|{a.url or ''}" for a in item.authors),
+        _SEP.join(item.tags),
+        item.published_at or _NONE,
+        item.updated_at or _NONE,
+        _SEP.join(f"{e.url}|{e.type or ''}|{e.length_bytes or ''}" for e in item.enclosures),
+    ]
+    return hashlib.blake2b("\x1e".join(parts).encode("utf-8"), digest_size=16).digest()
+
+
+def fingerprint(item: ParsedItem) -> str:
+    return f"{FINGERPRINT_VERSION}:{fingerprint_bytes(item).hex()}"
+
+
+def delivery_id(monitor_id: str, feed_url: str, item_id: str, item_fingerprint: str) -> str:
+    material = _SEP.join([monitor_id, feed_url, item_id, item_fingerprint])
+    return hashlib.blake2b(material.encode("utf-8"), digest_size=16).hexdigest()
+
+
+def _key_hash(item_id: str) -> int:
+    digest = hashlib.blake2b(item_id.encode("utf-8"), digest_size=8).digest()
+    return int.from_bytes(digest, "big")
+
+
+def _identify(items: Sequence[ParsedItem]) -> tuple[list[_Identified], int]:
+    """Items with their identity, first of each id only; and how many repeats were dropped."""
+    seen: set[int] = set()
+    out: list[_Identified] = []
+    duplicates = 0
+    for item in items:
+        item_id, id_source, issues = item_identity(item)
+        key = _key_hash(item_id)
+        if key in seen:
+            duplicates += 1
+            continue
+        seen.add(key)
+        out.append(
+            _Identified(item, item_id, id_source, key, fingerprint_bytes(item), item.issues + issues)
+        )
+    return out, duplicates
+
+
+def _item_date(item: ParsedItem) -> str | None:
+    return item.published_at or item.updated_at
+
+
+def _newest_first(candidates: list[_Identified]) -> list[_Identified]:
+    """Dated items newest first, then undated ones in document order."""
+    dated = [c for c in candidates if _item_date(c.item)]
+    undated = [c for c in candidates if not _item_date(c.item)]
+    dated.sort(key=lambda c: _item_date(c.item) or "", reverse=True)
+    return dated + undated
+
+
+def diff_items(
+    bookmark: FeedBookmark | None, items: Sequence[ParsedItem], settings: DeltaSettings
+) -> Delta:
+    """Compare a document's items with what the bookmark remembers."""
+    identified, duplicates = _identify(items)
+    remembered = unpack_items(bookmark.items) if bookmark else {}
+    is_first_run = bookmark is None or not bookmark.has_baseline
+
+    changed: list[tuple[_Identified, ChangeType]] = []
+    unchanged = 0
+    for entry in identified:
+        old = remembered.get(entry.key_hash)
+        if old is None:
+            changed.append((entry, "new"))
+        elif old != _short(entry.fingerprint):
+            changed.append((entry, "updated"))
+        else:
+            unchanged += 1
+
+    to_emit = _select_for_emission(changed, is_first_run, settings)
+    emit_ids = {id(entry) for entry, _ in to_emit[: settings.max_items_per_run]}
+    deferred = [entry for entry, _ in to_emit[settings.max_items_per_run :]]
+    deferred_ids = {id(entry) for entry in deferred}
+
+    changes = tuple(
+        _change(entry, change_type, settings)
+        for entry, change_type in changed
+        if id(entry) in emit_ids
+    )
+    memory, trimmed = _remember(identified, remembered, deferred_ids, settings.max_state_items)
+
+    issues: list[Issue] = []
+    if duplicates:
+        issues.append(Issue("duplicate_id", f"{duplicates} items repeat an earlier item's id"))
+    if deferred:
+        issues.append(
+            Issue("items_deferred", f"{len(deferred)} changes are left for a later run")
+        )
+    if trimmed:
+        issues.append(
+            Issue("state_trimmed", f"{trimmed} items of this document exceed max_state_items")
+        )
+    new_count = sum(1 for _, kind in changed if kind == "new")
+    counts = ItemCounts(
+        seen=len(items),
+        new=new_count,
+        updated=len(changed) - new_count,
+        unchanged=unchanged,
+        emitted=len(changes),
+        deferred=len(deferred),
+        remembered=len(memory) // 12,
+    )
+    return Delta(changes, counts, memory, tuple(issues))
+
+
+def _short(full: bytes) -> int:
+    return int.from_bytes(full[:4], "big")
+
+
+def _select_for_emission(
+    changed: list[tuple[_Identified, ChangeType]], is_first_run: bool, settings: DeltaSettings
+) -> list[tuple[_Identified, ChangeType]]:
+    """Changes that should be emitted, in emission order (before the per-run cap)."""
+    if is_first_run:
+        if settings.first_run_mode == "baseline_only":
+            return []
+        if settings.first_run_mode == "emit_recent":
+            recent = _newest_first([entry for entry, _ in changed])[: settings.max_initial_items]
+            keep = {id(entry) for entry in recent}
+            changed = [(entry, kind) for entry, kind in changed if id(entry) in keep]
+    if settings.start_date is not None:
+        start = settings.start_date
+        changed = [
+            (entry, kind)
+            for entry, kind in changed
+            if (_item_date(entry.item) or start) >= start
+        ]
+    return changed
+
+
+def _change(entry: _Identified, change_type: ChangeType, settings: DeltaSettings) -> ItemChange:
+    item_fingerprint = f"{FINGERPRINT_VERSION}:{entry.fingerprint.hex()}"
+    return ItemChange(
+        item=entry.item,
+        item_id=entry.item_id,
+        id_source=entry.id_source,
+        change_type=change_type,
+        fingerprint=item_fingerprint,
+        delivery_id=delivery_id(
+            settings.monitor_id, settings.feed_url, entry.item_id, item_fingerprint
+        ),
+        issues=entry.issues,
+    )
+
+
+def _remember(
+    identified: list[_Identified],
+    remembered: dict[int, int],
+    deferred_ids: set[int],
+    max_items: int,
+) -> tuple[bytes, int]:
+    """The new item memory: this document's items first, then older ones; and the overflow.
+
+    A deferred new item is not remembered (it must come out as new later); a deferred
+    update keeps its old content hash (it must come out as updated later).
+    """
+    pairs: list[tuple[int, int]] = []
+    current: set[int] = set()
+    for entry in identified:
+        current.add(entry.key_hash)
+        if id(entry) in deferred_ids:
+            old = remembered.get(entry.key_hash)
+            if old is not None:
+                pairs.append((entry.key_hash, old))
+            continue
+        pairs.append((entry.key_hash, _short(entry.fingerprint)))
+    overflow = max(0, len(pairs) - max_items)
+    for key, content in remembered.items():
+        if len(pairs) >= max_items:
+            break
+        if key not in current:
+            pairs.append((key, content))
+    return pack_items(pairs[:max_items]), overflow

@@ -1,0 +1,129 @@
+"""The one table of error and issue codes, and the project's exception types.
+
+Codes are part of the output contract: users filter and test on them. The table only
+grows; a code is never renamed, removed or reused. The README's table is checked
+against this one by a test.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Final, Literal
+
+Severity = Literal["error", "warning", "info"]
+
+
+@dataclass(frozen=True, slots=True)
+class CodeInfo:
+    severity: Severity
+    is_retriable: bool
+    meaning: str
+
+
+CODES: Final[dict[str, CodeInfo]] = {
+    # -- fetching: a feed_health row with status "error" (or "skipped") --------------
+    "invalid_url": CodeInfo("error", False, "The URL is not an http(s) URL this tap may fetch."),
+    "destination_denied": CodeInfo(
+        "error", False, "The host resolves to an address that is not public."
+    ),
+    "dns_failed": CodeInfo("error", True, "The host name could not be resolved."),
+    "connection_failed": CodeInfo("error", True, "No connection could be made, or it broke."),
+    "tls_failed": CodeInfo("error", True, "The TLS handshake or certificate check failed."),
+    "timeout": CodeInfo("error", True, "The feed's time budget ran out."),
+    "redirect_limit": CodeInfo("error", False, "More redirects than max_redirects."),
+    "redirect_denied": CodeInfo("error", False, "A redirect pointed somewhere not allowed."),
+    "http_error": CodeInfo("error", True, "The server answered with an HTTP error status."),
+    "rate_limited": CodeInfo("error", True, "The server asked to retry later (429/503)."),
+    "response_too_large": CodeInfo("error", False, "The decoded body exceeds max_feed_bytes."),
+    "bad_response": CodeInfo("error", True, "The response broke the HTTP rules."),
+    # -- reading: a feed_health row with status "error" --------------------------------
+    "invalid_feed": CodeInfo("error", False, "The document could not be read as a feed."),
+    "not_a_feed": CodeInfo("error", False, "The document is not a feed (e.g. a web page)."),
+    # -- per-run states reported on feed_health -------------------------------------------
+    "retry_later": CodeInfo("info", True, "Skipped: the server's Retry-After has not passed."),
+    "stale_feed": CodeInfo("warning", False, "The newest item is older than stale_after_days."),
+    "items_deferred": CodeInfo(
+        "info", False, "More changes than max_items_per_run; the rest come on a later run."
+    ),
+    "feed_discovered": CodeInfo("info", False, "A web page was read for its advertised feed."),
+    "state_trimmed": CodeInfo("info", False, "Remembered items were cut to max_state_items."),
+    "no_items": CodeInfo("info", False, "The feed has no items."),
+    # -- document-level recovery (feed or item issues) ----------------------------------
+    "xml_recovered": CodeInfo("warning", False, "Malformed XML was read by recovery."),
+    "encoding_replaced": CodeInfo("warning", False, "Undecodable bytes were replaced."),
+    "encoding_mismatch": CodeInfo("info", False, "The declared encoding was wrong and ignored."),
+    "doctype_ignored": CodeInfo(
+        "warning", False, "A DOCTYPE with entity declarations was ignored."
+    ),
+    "document_truncated": CodeInfo(
+        "warning", False, "The document breaks off; the items before the break are kept."
+    ),
+    "too_many_items": CodeInfo("warning", False, "Items past the reading limit were dropped."),
+    "limit_exceeded": CodeInfo(
+        "warning", False, "A text, nesting or element limit cut part of the document."
+    ),
+    "invalid_value": CodeInfo("warning", False, "A field had the wrong type and was ignored."),
+    # -- item-level issues ---------------------------------------------------------------
+    "invalid_date": CodeInfo("warning", False, "A date could not be read; it is null."),
+    "derived_id": CodeInfo(
+        "info", False, "The item has no id or URL; its identity is a hash of its content."
+    ),
+    "duplicate_id": CodeInfo("warning", False, "A later item repeats an id; the first wins."),
+    "id_too_long": CodeInfo("warning", False, "An id over 1 KiB was dropped."),
+    "url_too_long": CodeInfo("warning", False, "A URL over 2 KiB was dropped."),
+    "unsafe_url": CodeInfo("warning", False, "A URL that is not http(s) was dropped."),
+    "title_truncated": CodeInfo("info", False, "The title was cut to 1 KiB."),
+    "summary_truncated": CodeInfo("info", False, "The summary was cut to 4 KiB."),
+    "content_truncated": CodeInfo("info", False, "content_text was cut to 64 KiB."),
+    "author_truncated": CodeInfo("info", False, "An author's name was cut to 256 bytes."),
+}
+
+
+@dataclass(frozen=True, slots=True)
+class Issue:
+    """A problem found in a feed or an item: a stable code and a plain message."""
+
+    code: str
+    message: str
+
+    def __post_init__(self) -> None:
+        if self.code not in CODES:
+            raise ValueError(f"unknown issue code {self.code!r}")
+
+    @property
+    def severity(self) -> Severity:
+        return CODES[self.code].severity
+
+    def as_record(self) -> dict[str, str]:
+        return {"code": self.code, "severity": self.severity, "message": self.message}
+
+
+class FeedDeltaError(Exception):
+    """Base of the project's own exceptions."""
+
+
+class FeedError(FeedDeltaError):
+    """One feed failed; it becomes a feed_health row, the run goes on."""
+
+    def __init__(self, code: str, message: str) -> None:
+        if code not in CODES:
+            raise ValueError(f"unknown error code {code!r}")
+        super().__init__(f"{code}: {message}")
+        self.code = code
+        self.message = message
+
+
+class StateError(FeedDeltaError):
+    """The input state cannot be read: the run stops before anything is emitted."""
+
+
+class ParseError(FeedError):
+    """A body that is no readable feed: ``invalid_feed`` or ``not_a_feed``.
+
+    ``advertised_feeds`` holds, for a web page, the absolute URLs of the feeds it
+    advertises, in document order (what discovery follows).
+    """
+
+    def __init__(self, code: str, message: str, advertised_feeds: tuple[str, ...] = ()) -> None:
+        super().__init__(code, message)
+        self.advertised_feeds = advertised_feeds

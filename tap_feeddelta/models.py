@@ -1,0 +1,98 @@
+"""Frozen values that travel between the layers (fetch → parse → delta → records).
+
+Dates are strings in one fixed shape, ``YYYY-MM-DDTHH:MM:SSZ`` (RFC 3339, UTC, whole
+seconds), so that they compare correctly as strings and serialize without work.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Literal
+
+from tap_feeddelta.errors import Issue
+
+FeedFormat = Literal[
+    "rss-0.9x",
+    "rss-1.0",
+    "rss-2.0",
+    "atom-0.3",
+    "atom-1.0",
+    "json-feed-1.0",
+    "json-feed-1.1",
+]
+IdSource = Literal["guid", "atom_id", "json_id"]
+
+
+@dataclass(frozen=True, slots=True)
+class Author:
+    name: str | None = None
+    email: str | None = None
+    url: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Enclosure:
+    url: str
+    type: str | None = None
+    length_bytes: int | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class ParsedItem:
+    """One entry as the document states it, normalized to plain text and safe URLs."""
+
+    native_id: str | None = None  # the feed's own id (guid, atom:id, JSON id)
+    native_id_source: IdSource | None = None
+    url: str | None = None
+    title: str | None = None
+    summary: str | None = None
+    content_text: str | None = None
+    authors: tuple[Author, ...] = ()
+    tags: tuple[str, ...] = ()
+    published_at: str | None = None
+    updated_at: str | None = None
+    enclosures: tuple[Enclosure, ...] = ()
+    source_pointer: str = ""  # where the item stands in the document, e.g. "/rss/channel/item[3]"
+    issues: tuple[Issue, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class ParsedFeed:
+    format: FeedFormat
+    title: str | None = None
+    link: str | None = None
+    description: str | None = None
+    language: str | None = None
+    updated_at: str | None = None
+    items: tuple[ParsedItem, ...] = ()
+    is_truncated: bool = False
+    issues: tuple[Issue, ...] = field(default=())
+
+
+FetchStatus = Literal["ok", "not_modified", "error"]
+
+
+@dataclass(frozen=True, slots=True)
+class FetchResult:
+    """What one fetch of one URL gave: a body, a 304, or an error code.
+
+    ``error`` is set exactly when ``status == "error"``; its code comes from
+    ``errors.CODES``. ``body`` is set only for ``ok``. Nothing here carries a header
+    value other than the validators, nor a URL's userinfo.
+    """
+
+    status: FetchStatus
+    requested_url: str
+    final_url: str | None = None  # after redirects
+    http_status: int | None = None
+    content_type: str | None = None
+    body: bytes | None = None
+    etag: str | None = None  # validators, only from a 200
+    last_modified: str | None = None
+    etag_sent: bool = False
+    last_modified_sent: bool = False
+    redirects: int = 0
+    bytes_received: int = 0  # decoded body bytes
+    fetch_ms: int = 0
+    retry_after_at: str | None = None  # from 429/503 Retry-After, capped at a day
+    error: Issue | None = None

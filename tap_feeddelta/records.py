@@ -1,0 +1,124 @@
+"""Turns a checked feed into the two streams' record dicts (shapes in schemas/)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Final
+
+from tap_feeddelta.config import ContentMode
+from tap_feeddelta.delta import ItemChange, ItemCounts
+from tap_feeddelta.errors import Issue
+from tap_feeddelta.models import FetchResult, ParsedFeed
+
+ITEM_SCHEMA_VERSION: Final = "feed-item/1"
+HEALTH_SCHEMA_VERSION: Final = "feed-health/1"
+
+
+@dataclass(frozen=True, slots=True)
+class FeedContext:
+    """What every record of one feed check shares."""
+
+    monitor_id: str
+    feed_url: str
+    checked_at: str
+
+
+def item_record(
+    ctx: FeedContext,
+    feed: ParsedFeed,
+    final_url: str | None,
+    change: ItemChange,
+    content_mode: ContentMode,
+) -> dict[str, Any]:
+    item = change.item
+    return {
+        "schema_version": ITEM_SCHEMA_VERSION,
+        "monitor_id": ctx.monitor_id,
+        "feed_url": ctx.feed_url,
+        "final_url": final_url,
+        "feed_title": feed.title,
+        "feed_format": feed.format,
+        "checked_at": ctx.checked_at,
+        "change_type": change.change_type,
+        "delivery_id": change.delivery_id,
+        "item_id": change.item_id,
+        "id_source": change.id_source,
+        "url": item.url,
+        "title": item.title,
+        "summary": item.summary if content_mode != "metadata" else None,
+        "content_text": item.content_text if content_mode == "feed_content" else None,
+        "authors": [{"name": a.name, "email": a.email, "url": a.url} for a in item.authors],
+        "tags": list(item.tags),
+        "published_at": item.published_at,
+        "updated_at": item.updated_at,
+        "enclosures": [
+            {"url": e.url, "type": e.type, "length_bytes": e.length_bytes}
+            for e in item.enclosures
+        ],
+        "fingerprint": change.fingerprint,
+        "source_pointer": item.source_pointer or None,
+        "issues": [issue.as_record() for issue in change.issues],
+    }
+
+
+@dataclass(frozen=True, slots=True)
+class HealthFacts:
+    """Everything a feed_health row reports beyond the shared context."""
+
+    status: str
+    fetch: FetchResult | None = None
+    feed: ParsedFeed | None = None
+    counts: ItemCounts = ItemCounts()
+    error: Issue | None = None
+    parse_ms: int = 0
+    fetch_ms: int = 0
+    redirects: int = 0
+    bytes_received: int = 0
+    is_stale: bool | None = None
+    newest_item_at: str | None = None
+    discovered_from: str | None = None
+    advertised_feeds: tuple[str, ...] = ()
+    retry_after_at: str | None = None
+    issues: tuple[Issue, ...] = ()
+
+
+def health_record(ctx: FeedContext, facts: HealthFacts) -> dict[str, Any]:
+    fetch, feed, counts = facts.fetch, facts.feed, facts.counts
+    return {
+        "schema_version": HEALTH_SCHEMA_VERSION,
+        "monitor_id": ctx.monitor_id,
+        "feed_url": ctx.feed_url,
+        "final_url": fetch.final_url if fetch else None,
+        "checked_at": ctx.checked_at,
+        "status": facts.status,
+        "http_status": fetch.http_status if fetch else None,
+        "error_code": facts.error.code if facts.error else None,
+        "error_message": facts.error.message if facts.error else None,
+        "feed_title": feed.title if feed else None,
+        "feed_format": feed.format if feed else None,
+        "item_counts": {
+            "seen": counts.seen,
+            "new": counts.new,
+            "updated": counts.updated,
+            "unchanged": counts.unchanged,
+            "emitted": counts.emitted,
+            "deferred": counts.deferred,
+            "remembered": counts.remembered,
+        },
+        "conditional_request": {
+            "etag_sent": bool(fetch and fetch.etag_sent),
+            "last_modified_sent": bool(fetch and fetch.last_modified_sent),
+            "not_modified": bool(fetch and fetch.status == "not_modified"),
+        },
+        "redirects": facts.redirects,
+        "bytes_received": facts.bytes_received,
+        "fetch_ms": facts.fetch_ms,
+        "parse_ms": facts.parse_ms,
+        "is_stale": facts.is_stale,
+        "newest_item_at": facts.newest_item_at,
+        "is_truncated": bool(feed and feed.is_truncated),
+        "discovered_from": facts.discovered_from,
+        "advertised_feeds": list(facts.advertised_feeds),
+        "retry_after_at": facts.retry_after_at,
+        "issues": [issue.as_record() for issue in facts.issues],
+    }

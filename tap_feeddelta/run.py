@@ -1,0 +1,178 @@
+"""One run over all configured feeds: concurrent checks, ordered outcomes, state commits.
+
+Feeds are checked on a thread pool with a bounded window of feeds in flight, and their
+outcomes come back in config order, so memory stays flat with 10,000 feeds and the
+output order is deterministic. Only the main thread touches the Singer state.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections import Counter, deque
+from collections.abc import Callable, Iterator
+from concurrent.futures import Future, ThreadPoolExecutor
+from datetime import UTC, datetime, timedelta
+from typing import Any, Final
+
+from tap_feeddelta.check import FeedFetcher, FeedOutcome, FeedTask, check_feed
+from tap_feeddelta.config import Settings
+from tap_feeddelta.state import decode_bookmark, encode_bookmark, index_partitions
+
+PROGRESS_EVERY_SECONDS: Final = 10.0
+# State of a feed removed from the config is kept this long after its last check, so
+# that a feed put back keeps its baseline.
+REMOVED_FEED_GRACE: Final = timedelta(days=30)
+
+
+def ordered_outcomes(
+    tasks: Iterator[FeedTask],
+    check: Callable[[FeedTask], FeedOutcome],
+    max_workers: int,
+) -> Iterator[FeedOutcome]:
+    """Run ``check`` over ``tasks`` on ``max_workers`` threads; yield in task order."""
+    window = max_workers * 4
+    pool = ThreadPoolExecutor(max_workers=max_workers, thread_name_prefix="feed")
+    pending: deque[Future[FeedOutcome]] = deque()
+    try:
+        for task in tasks:
+            pending.append(pool.submit(check, task))
+            if len(pending) >= window:
+                yield pending.popleft().result()
+        while pending:
+            yield pending.popleft().result()
+    finally:
+        pool.shutdown(wait=True, cancel_futures=True)
+
+
+class FeedRun:
+    """The feeds of one tap run, checked once and shared by both streams."""
+
+    def __init__(
+        self,
+        settings: Settings,
+        fetcher: FeedFetcher,
+        logger: logging.Logger,
+        now: Callable[[], datetime] = lambda: datetime.now(UTC),
+    ) -> None:
+        self.settings = settings
+        self.fetcher = fetcher
+        self.logger = logger
+        self.now = now
+        self._health: list[dict[str, Any]] | None = None
+        self._statuses: Counter[str] = Counter()
+        self._errors: Counter[str] = Counter()
+        self._emitted = 0
+
+    def outcomes(self, stream_state: dict[str, Any] | None) -> Iterator[FeedOutcome]:
+        """Check every feed; with ``stream_state`` (feed_items selected) also move state.
+
+        The caller writes an outcome's item records, then asks for the next outcome; only
+        then is the outcome's bookmark committed, so a feed's state moves only after its
+        records are out.
+        """
+        index = index_partitions(stream_state if stream_state is not None else {})
+        partitions: list[dict[str, Any]] | None = None
+        if stream_state is not None:
+            partitions = stream_state.setdefault("partitions", [])
+            self._prune_removed(partitions, index)
+        monitor = self.settings.monitor_id
+        tasks = (
+            FeedTask(position, url, self._bookmark(index.get((monitor, url)), position))
+            for position, url in enumerate(self.settings.feed_urls)
+        )
+        self._health = []
+        total = len(self.settings.feed_urls)
+        last_log = time.monotonic()
+        for done, outcome in enumerate(
+            ordered_outcomes(tasks, self._check, self.settings.max_concurrency), start=1
+        ):
+            self._count(outcome)
+            self._health.append(outcome.health_record)
+            yield outcome
+            if partitions is not None and outcome.bookmark is not None:
+                self._commit(partitions, index, outcome)
+            if time.monotonic() - last_log >= PROGRESS_EVERY_SECONDS:
+                last_log = time.monotonic()
+                self.logger.info(
+                    "Checked %d of %d feeds, %d failed so far",
+                    done,
+                    total,
+                    sum(self._errors.values()),
+                )
+        self._log_summary()
+
+    def health_records(self) -> Iterator[dict[str, Any]]:
+        """The health rows of this run: those of the items pass, or a run of its own."""
+        if self._health is None:
+            for _ in self.outcomes(None):
+                pass
+        yield from self._health or []
+
+    def _check(self, task: FeedTask) -> FeedOutcome:
+        return check_feed(task, self.fetcher, self.settings, self.now)
+
+    def _bookmark(self, partition: dict[str, Any] | None, position: int) -> Any:
+        if partition is None:
+            return None
+        return decode_bookmark(partition, f"state partition of feed_urls[{position}]")
+
+    def _commit(
+        self,
+        partitions: list[dict[str, Any]],
+        index: dict[tuple[str, str], dict[str, Any]],
+        outcome: FeedOutcome,
+    ) -> None:
+        assert outcome.bookmark is not None
+        key = (self.settings.monitor_id, outcome.task.feed_url)
+        partition = index.get(key)
+        if partition is None:
+            partition = {"context": {"monitor_id": key[0], "feed_url": key[1]}}
+            partitions.append(partition)
+            index[key] = partition
+        context = partition["context"]
+        partition.clear()
+        partition["context"] = context
+        partition.update(encode_bookmark(outcome.bookmark))
+
+    def _prune_removed(
+        self, partitions: list[dict[str, Any]], index: dict[tuple[str, str], dict[str, Any]]
+    ) -> None:
+        """Drop this monitor's partitions of feeds no longer configured, after the grace."""
+        configured = set(self.settings.feed_urls)
+        cutoff = (self.now() - REMOVED_FEED_GRACE).strftime("%Y-%m-%dT%H:%M:%SZ")
+        keep: list[dict[str, Any]] = []
+        for partition in partitions:
+            monitor_id, feed_url = partition["context"]["monitor_id"], partition["context"]["feed_url"]
+            expired = (partition.get("checked_at") or "") < cutoff
+            if monitor_id == self.settings.monitor_id and feed_url not in configured and expired:
+                index.pop((monitor_id, feed_url), None)
+                continue
+            keep.append(partition)
+        if len(keep) != len(partitions):
+            self.logger.info(
+                "Removed the state of %d feeds dropped from the config more than %d days ago",
+                len(partitions) - len(keep),
+                REMOVED_FEED_GRACE.days,
+            )
+            partitions[:] = keep
+
+    def _count(self, outcome: FeedOutcome) -> None:
+        self._statuses[outcome.status] += 1
+        if outcome.error_code and outcome.status == "error":
+            self._errors[outcome.error_code] += 1
+        self._emitted += len(outcome.item_records)
+
+    def _log_summary(self) -> None:
+        codes = ", ".join(f"{code}={n}" for code, n in sorted(self._errors.items())) or "none"
+        self.logger.info(
+            "Run summary: %d feeds: %d ok, %d not modified, %d skipped, %d failed; "
+            "%d changes emitted; errors: %s",
+            sum(self._statuses.values()),
+            self._statuses["ok"],
+            self._statuses["not_modified"],
+            self._statuses["skipped"],
+            self._statuses["error"],
+            self._emitted,
+            codes,
+        )

@@ -1,0 +1,181 @@
+"""Versioned, compact, validated codec for one feed's bookmark (a Singer state partition).
+
+A partition is plain JSON inside ``bookmarks.feed_items.partitions``::
+
+    {"context": {"monitor_id": "default", "feed_url": "https://…"},
+     "v": 1, "etag": "…", "last_modified": "…", "final_url": "…", "format": "rss-2.0",
+     "checked_at": "…Z", "success_at": "…Z", "retry_after_at": null, "newest_item_at": "…Z",
+     "items": "<base64>"}
+
+``items`` packs each remembered item into 12 bytes (a 64-bit identity hash and a 32-bit
+content hash), so it costs exactly 16 characters of base64 per item. Decoding checks every
+field: a state this module cannot read raises StateError, never a silent re-baseline.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import re
+import struct
+from dataclasses import dataclass
+from typing import Any, Final
+
+from tap_feeddelta.errors import StateError
+
+STATE_VERSION: Final = 1
+ITEM_BYTES: Final = 12
+_ITEM: Final = struct.Struct(">QI")
+_MAX_TEXT: Final = 4096
+_MAX_ITEMS: Final = 10_000
+_DATE: Final = re.compile(r"^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d{1,6})?Z$")
+_FORMATS: Final = frozenset(
+    {"rss-0.9x", "rss-1.0", "rss-2.0", "atom-0.3", "atom-1.0", "json-feed-1.0", "json-feed-1.1"}
+)
+_TEXT_FIELDS: Final = ("etag", "last_modified", "final_url")
+_DATE_FIELDS: Final = ("checked_at", "success_at", "retry_after_at", "newest_item_at")
+_KNOWN_KEYS: Final = frozenset(
+    {"context", "v", "format", "items", *_TEXT_FIELDS, *_DATE_FIELDS}
+)
+
+
+@dataclass(frozen=True, slots=True)
+class FeedBookmark:
+    """What the tap remembers of one feed between runs."""
+
+    etag: str | None = None
+    last_modified: str | None = None
+    final_url: str | None = None
+    format: str | None = None
+    checked_at: str | None = None  # last run that fetched it successfully (200 or 304)
+    success_at: str | None = None  # last run that read a document
+    retry_after_at: str | None = None
+    newest_item_at: str | None = None
+    items: bytes = b""  # packed (identity hash, content hash) pairs, most relevant first
+
+    @property
+    def remembered_count(self) -> int:
+        return len(self.items) // ITEM_BYTES
+
+    @property
+    def has_baseline(self) -> bool:
+        return self.success_at is not None
+
+
+def pack_items(pairs: list[tuple[int, int]]) -> bytes:
+    return b"".join(_ITEM.pack(key, content) for key, content in pairs)
+
+
+def unpack_items(packed: bytes) -> dict[int, int]:
+    """Identity hash → content hash, in remembered order."""
+    return {key: content for key, content in _ITEM.iter_unpack(packed)}
+
+
+def encode_bookmark(bookmark: FeedBookmark) -> dict[str, Any]:
+    """The JSON fields of a partition (without its ``context``)."""
+    data: dict[str, Any] = {"v": STATE_VERSION}
+    for name in (*_TEXT_FIELDS, "format", *_DATE_FIELDS):
+        value = getattr(bookmark, name)
+        if value is not None:
+            data[name] = value
+    data["items"] = base64.b64encode(bookmark.items).decode("ascii")
+    return data
+
+
+def decode_bookmark(partition: Any, where: str) -> FeedBookmark:
+    """Read a partition written by ``encode_bookmark``; StateError on any doubt."""
+    if not isinstance(partition, dict):
+        raise StateError(f"{where}: a partition must be an object")
+    unknown = set(partition) - _KNOWN_KEYS
+    if unknown:
+        raise StateError(f"{where}: unknown keys {sorted(unknown)}")
+    version = partition.get("v")
+    if version != STATE_VERSION:
+        raise StateError(
+            f"{where}: state version {version!r} is not supported (this tap reads "
+            f"version {STATE_VERSION})"
+        )
+    values: dict[str, Any] = {}
+    for name in _TEXT_FIELDS:
+        values[name] = _optional_text(partition, name, where)
+    for name in _DATE_FIELDS:
+        value = _optional_text(partition, name, where)
+        if value is not None and not _DATE.match(value):
+            raise StateError(f"{where}: '{name}' is not a UTC RFC 3339 date-time")
+        values[name] = value
+    feed_format = _optional_text(partition, "format", where)
+    if feed_format is not None and feed_format not in _FORMATS:
+        raise StateError(f"{where}: 'format' is not a known feed format")
+    values["format"] = feed_format
+    values["items"] = _decode_items(partition.get("items"), where)
+    return FeedBookmark(**values)
+
+
+def _optional_text(partition: dict[str, Any], name: str, where: str) -> str | None:
+    value = partition.get(name)
+    if value is None:
+        return None
+    if not isinstance(value, str) or len(value) > _MAX_TEXT:
+        raise StateError(f"{where}: '{name}' must be a string of at most {_MAX_TEXT} chars")
+    return value
+
+
+def _decode_items(value: Any, where: str) -> bytes:
+    if not isinstance(value, str):
+        raise StateError(f"{where}: 'items' must be a base64 string")
+    try:
+        packed = base64.b64decode(value.encode("ascii"), validate=True)
+    except (binascii.Error, UnicodeEncodeError) as exc:
+        raise StateError(f"{where}: 'items' is not valid base64") from exc
+    if len(packed) % ITEM_BYTES:
+        raise StateError(f"{where}: 'items' is truncated")
+    if len(packed) // ITEM_BYTES > _MAX_ITEMS:
+        raise StateError(f"{where}: 'items' holds more than {_MAX_ITEMS} entries")
+    return packed
+
+
+def partition_key(partition: Any, where: str) -> tuple[str, str]:
+    """(monitor_id, feed_url) of a partition's context; StateError if malformed."""
+    if not isinstance(partition, dict):
+        raise StateError(f"{where}: a partition must be an object")
+    context = partition.get("context")
+    if not isinstance(context, dict) or set(context) != {"monitor_id", "feed_url"}:
+        raise StateError(f"{where}: 'context' must hold exactly monitor_id and feed_url")
+    monitor_id, feed_url = context["monitor_id"], context["feed_url"]
+    if not isinstance(monitor_id, str) or not isinstance(feed_url, str):
+        raise StateError(f"{where}: context values must be strings")
+    return monitor_id, feed_url
+
+
+def index_partitions(stream_state: Any) -> dict[tuple[str, str], dict[str, Any]]:
+    """Validate the whole stream state and index its partitions by (monitor_id, feed_url).
+
+    Every partition is decoded once here, so a damaged state stops the run before
+    anything is emitted.
+    """
+    if not isinstance(stream_state, dict):
+        raise StateError("state: bookmarks.feed_items must be an object")
+    partitions = stream_state.get("partitions", [])
+    if not isinstance(partitions, list):
+        raise StateError("state: bookmarks.feed_items.partitions must be a list")
+    index: dict[tuple[str, str], dict[str, Any]] = {}
+    for position, partition in enumerate(partitions):
+        where = f"state: bookmarks.feed_items.partitions[{position}]"
+        key = partition_key(partition, where)
+        if key in index:
+            raise StateError(f"{where}: the same feed appears twice")
+        decode_bookmark(partition, where)
+        index[key] = partition
+    return index
+
+
+def feed_items_state(tap_state: Any) -> Any:
+    """The feed_items part of a whole Singer state, or None; StateError if misshapen."""
+    if not isinstance(tap_state, dict):
+        raise StateError("state: the state must be a JSON object")
+    bookmarks = tap_state.get("bookmarks")
+    if bookmarks is None:
+        return None
+    if not isinstance(bookmarks, dict):
+        raise StateError("state: 'bookmarks' must be an object")
+    return bookmarks.get("feed_items")

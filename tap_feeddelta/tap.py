@@ -1,0 +1,67 @@
+"""The Tap: config contract, stream list and the shared run. No feed logic here."""
+
+from __future__ import annotations
+
+from functools import cached_property
+from typing import Any
+
+from singer_sdk import Stream, Tap
+from singer_sdk.exceptions import ConfigValidationError
+
+from tap_feeddelta.config import CONFIG_SCHEMA, config_problems, settings_from_config
+from tap_feeddelta.run import FeedRun
+from tap_feeddelta.state import feed_items_state, index_partitions
+from tap_feeddelta.streams import FeedHealthStream, FeedItemsStream
+
+
+class TapFeedDelta(Tap):
+    """RSS, Atom and JSON Feed URLs as an incremental change stream."""
+
+    name = "tap-feeddelta"
+    config_jsonschema = CONFIG_SCHEMA
+
+    def discover_streams(self) -> list[Stream]:
+        return [FeedItemsStream(self), FeedHealthStream(self)]
+
+    def load_streams(self) -> list[Stream]:
+        # feed_items first: it fetches and moves state; feed_health then replays the
+        # same run's health rows (the SDK's default order is alphabetical).
+        order = {FeedItemsStream.name: 0, FeedHealthStream.name: 1}
+        return sorted(super().load_streams(), key=lambda stream: order.get(stream.name, 2))
+
+    def _validate_config(self, *, raise_errors: bool = True) -> list[str]:
+        errors = super()._validate_config(raise_errors=raise_errors)
+        if errors:
+            return errors
+        problems = config_problems(dict(self.config))
+        if problems and raise_errors:
+            raise ConfigValidationError(
+                "Config validation failed", errors=problems, schema=self.config_jsonschema
+            )
+        return problems
+
+    def load_state(self, state: dict[str, Any]) -> None:
+        # Refuse a state we cannot read now, before any stream writes a record.
+        feed_state = feed_items_state(state)
+        if feed_state is not None:
+            index_partitions(feed_state)
+        super().load_state(state)
+
+    @cached_property
+    def feed_run(self) -> FeedRun:
+        from tap_feeddelta.fetch import Fetcher, FetchPolicy
+
+        settings = settings_from_config(dict(self.config))
+        policy = FetchPolicy(
+            user_agent=settings.user_agent,
+            max_feed_bytes=settings.max_feed_bytes,
+            max_redirects=settings.max_redirects,
+            request_timeout_seconds=settings.request_timeout_seconds,
+            allow_private_networks=settings.allow_private_networks,
+            max_per_host=settings.max_per_host,
+        )
+        return FeedRun(settings, Fetcher(policy), self.logger)
+
+
+if __name__ == "__main__":
+    TapFeedDelta.cli()

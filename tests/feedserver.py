@@ -1,0 +1,138 @@
+"""A real HTTP server on 127.0.0.1 serving in-memory feed documents for tests.
+
+Documents can be changed between runs; every response carries a strong ETag and a
+Last-Modified date, and conditional requests get 304. Every request is recorded.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import threading
+from dataclasses import dataclass, field
+from email.utils import formatdate
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+
+
+@dataclass
+class Document:
+    body: bytes
+    content_type: str = "application/rss+xml; charset=utf-8"
+    status: int = 200
+    headers: dict[str, str] = field(default_factory=dict)
+    last_modified: float = 1_700_000_000.0
+
+    @property
+    def etag(self) -> str:
+        return '"' + hashlib.sha1(self.body).hexdigest()[:16] + '"'
+
+
+@dataclass(frozen=True)
+class SeenRequest:
+    path: str
+    if_none_match: str | None
+    if_modified_since: str | None
+    user_agent: str | None
+
+
+class FeedServer:
+    def __init__(self) -> None:
+        self.documents: dict[str, Document] = {}
+        self.requests: list[SeenRequest] = []
+        self._lock = threading.Lock()
+        server = self
+
+        class Handler(BaseHTTPRequestHandler):
+            protocol_version = "HTTP/1.1"
+
+            def do_GET(self) -> None:
+                server._handle(self)
+
+            def log_message(self, format: str, *args: Any) -> None:
+                pass
+
+        self._httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self._httpd.daemon_threads = True
+        self._thread = threading.Thread(target=self._httpd.serve_forever, daemon=True)
+
+    @property
+    def port(self) -> int:
+        return int(self._httpd.server_address[1])
+
+    def url(self, path: str) -> str:
+        return f"http://127.0.0.1:{self.port}{path}"
+
+    def put(self, path: str, body: bytes | str, **kwargs: Any) -> None:
+        data = body.encode("utf-8") if isinstance(body, str) else body
+        with self._lock:
+            self.documents[path] = Document(data, **kwargs)
+
+    def requests_to(self, path: str) -> list[SeenRequest]:
+        with self._lock:
+            return [r for r in self.requests if r.path == path]
+
+    def start(self) -> FeedServer:
+        self._thread.start()
+        return self
+
+    def stop(self) -> None:
+        self._httpd.shutdown()
+        self._httpd.server_close()
+        self._thread.join(timeout=5)
+
+    def _handle(self, handler: BaseHTTPRequestHandler) -> None:
+        path = handler.path
+        seen = SeenRequest(
+            path,
+            handler.headers.get("If-None-Match"),
+            handler.headers.get("If-Modified-Since"),
+            handler.headers.get("User-Agent"),
+        )
+        with self._lock:
+            self.requests.append(seen)
+            document = self.documents.get(path)
+        if document is None:
+            self._send(handler, 404, b"not found", {"Content-Type": "text/plain"})
+            return
+        last_modified = formatdate(document.last_modified, usegmt=True)
+        headers = {
+            "Content-Type": document.content_type,
+            "ETag": document.etag,
+            "Last-Modified": last_modified,
+            **document.headers,
+        }
+        if document.status == 200 and (
+            seen.if_none_match == document.etag or seen.if_modified_since == last_modified
+        ):
+            self._send(handler, 304, b"", {"ETag": document.etag})
+            return
+        self._send(handler, document.status, document.body, headers)
+
+    @staticmethod
+    def _send(
+        handler: BaseHTTPRequestHandler, status: int, body: bytes, headers: dict[str, str]
+    ) -> None:
+        handler.send_response(status)
+        for name, value in headers.items():
+            handler.send_header(name, value)
+        if status != 304:
+            handler.send_header("Content-Length", str(len(body)))
+        handler.end_headers()
+        if status != 304:
+            handler.wfile.write(body)
+
+
+def rss(items: list[tuple[str, str, str]], title: str = "Example feed") -> str:
+    """An RSS 2.0 document; items are (guid, title, description)."""
+    entries = "".join(
+        f"<item><guid>{guid}</guid><title>{item_title}</title>"
+        f"<link>https://example.org/{guid}</link>"
+        f"<description>{description}</description>"
+        f"<pubDate>Mon, 0{1 + n % 9} Jan 2024 10:00:00 GMT</pubDate></item>"
+        for n, (guid, item_title, description) in enumerate(items)
+    )
+    return (
+        '<?xml version="1.0" encoding="utf-8"?><rss version="2.0"><channel>'
+        f"<title>{title}</title><link>https://example.org/</link>"
+        f"<description>d</description>{entries}</channel></rss>"
+    )

@@ -1,0 +1,273 @@
+"""The tap end to end against a real HTTP server on 127.0.0.1, run as a command."""
+
+from __future__ import annotations
+
+import base64
+import json
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+
+from tests.feedserver import FeedServer, rss
+from tests.tapharness import run_tap
+
+ITEMS = [(f"id-{n}", f"Title {n}", f"<p>Summary <b>{n}</b></p>") for n in range(5)]
+
+
+@pytest.fixture
+def server() -> Iterator[FeedServer]:
+    srv = FeedServer().start()
+    yield srv
+    srv.stop()
+
+
+def config(server: FeedServer, *paths: str, **extra: Any) -> dict[str, Any]:
+    return {
+        "feed_urls": [server.url(p) for p in paths],
+        "allow_private_networks": True,
+        "request_timeout_seconds": 10,
+        **extra,
+    }
+
+
+def test_baseline_then_new_then_updated_then_not_modified(server: FeedServer) -> None:
+    server.put("/feed.xml", rss(ITEMS))
+    cfg = config(server, "/feed.xml")
+
+    first = run_tap(cfg)
+    assert first.returncode == 0, first.stderr
+    assert first.items == []  # baseline_only
+    [health] = first.health
+    assert health["status"] == "ok"
+    assert health["item_counts"]["seen"] == 5
+    assert health["item_counts"]["remembered"] == 5
+    assert health["item_counts"]["emitted"] == 0
+
+    server.put("/feed.xml", rss([("id-new", "Fresh", "brand new"), *ITEMS]))
+    second = run_tap(cfg, first.final_state)
+    assert second.returncode == 0, second.stderr
+    assert [(r["item_id"], r["change_type"]) for r in second.items] == [("id-new", "new")]
+    assert second.health[0]["item_counts"]["new"] == 1
+    assert second.health[0]["item_counts"]["unchanged"] == 5
+
+    edited = [("id-new", "Fresh", "brand new"), ("id-0", "Title 0 (corrected)", ITEMS[0][2])]
+    server.put("/feed.xml", rss(edited + ITEMS[1:]))
+    third = run_tap(cfg, second.final_state)
+    assert [(r["item_id"], r["change_type"]) for r in third.items] == [("id-0", "updated")]
+    assert third.items[0]["title"] == "Title 0 (corrected)"
+    assert third.items[0]["delivery_id"] != second.items[0]["delivery_id"]
+
+    fourth = run_tap(cfg, third.final_state)
+    assert fourth.items == []
+    [health] = fourth.health
+    assert health["status"] == "not_modified"
+    assert health["conditional_request"] == {
+        "etag_sent": True,
+        "last_modified_sent": True,
+        "not_modified": True,
+    }
+    last = server.requests_to("/feed.xml")[-1]
+    assert last.if_none_match is not None
+    assert last.if_modified_since is not None
+    # validators and items are kept through a 304
+    assert fourth.partition(cfg["feed_urls"][0])["items"] == third.partition(
+        cfg["feed_urls"][0]
+    )["items"]
+    assert fourth.partition(cfg["feed_urls"][0])["etag"] == third.partition(
+        cfg["feed_urls"][0]
+    )["etag"]
+
+
+def test_markup_and_whitespace_only_edits_are_not_changes(server: FeedServer) -> None:
+    server.put("/feed.xml", rss(ITEMS))
+    cfg = config(server, "/feed.xml")
+    first = run_tap(cfg)
+    reformatted = [(g, f"  {t}\n ", f"<div>{d}  </div>") for g, t, d in ITEMS]
+    server.put("/feed.xml", rss(reformatted))
+    second = run_tap(cfg, first.final_state)
+    assert second.items == []
+    assert second.health[0]["item_counts"]["unchanged"] == 5
+
+
+def test_content_mode_change_causes_no_updates(server: FeedServer) -> None:
+    server.put("/feed.xml", rss(ITEMS))
+    first = run_tap(config(server, "/feed.xml", content_mode="metadata"))
+    server.put("/feed.xml", rss(ITEMS), headers={"X-Changed": "1"})  # same body, new run
+    second = run_tap(
+        config(server, "/feed.xml", content_mode="feed_content"),
+        _without_validators(first.final_state),
+    )
+    assert second.items == []
+    assert second.health[0]["item_counts"]["unchanged"] == 5
+
+
+def _without_validators(state: dict[str, Any] | None) -> dict[str, Any]:
+    assert state is not None
+    state = json.loads(json.dumps(state))
+    for partition in state["bookmarks"]["feed_items"]["partitions"]:
+        partition.pop("etag", None)
+        partition.pop("last_modified", None)
+    return state
+
+
+def test_same_change_resent_has_same_delivery_id(server: FeedServer) -> None:
+    server.put("/feed.xml", rss(ITEMS))
+    cfg = config(server, "/feed.xml", first_run_mode="emit_all")
+    first = run_tap(cfg)
+    again = run_tap(cfg)  # the same first run, re-sent (e.g. after a crash)
+    assert len(first.items) == 5
+    assert [r["delivery_id"] for r in first.items] == [r["delivery_id"] for r in again.items]
+    assert len({r["delivery_id"] for r in first.items}) == 5
+
+
+def test_emit_recent_emits_the_newest(server: FeedServer) -> None:
+    server.put("/feed.xml", rss(ITEMS))
+    run = run_tap(config(server, "/feed.xml", first_run_mode="emit_recent", max_initial_items=2))
+    # rss() dates item n on day n+1: the newest are id-4 and id-3
+    assert sorted(r["item_id"] for r in run.items) == ["id-3", "id-4"]
+    assert run.health[0]["item_counts"]["remembered"] == 5
+
+
+def test_two_monitor_ids_are_independent(server: FeedServer) -> None:
+    server.put("/feed.xml", rss(ITEMS))
+    a = run_tap(config(server, "/feed.xml", monitor_id="alpha"))
+    server.put("/feed.xml", rss([("id-x", "X", "x"), *ITEMS]))
+    # beta's first run on the same state file is its own baseline
+    b = run_tap(config(server, "/feed.xml", monitor_id="beta", first_run_mode="emit_all"), a.final_state)
+    assert len(b.items) == 6
+    assert {r["monitor_id"] for r in b.items} == {"beta"}
+    a2 = run_tap(config(server, "/feed.xml", monitor_id="alpha"), b.final_state)
+    assert [r["item_id"] for r in a2.items] == ["id-x"]
+    assert a2.items[0]["delivery_id"] != next(
+        r["delivery_id"] for r in b.items if r["item_id"] == "id-x"
+    )
+    contexts = [p["context"]["monitor_id"] for p in a2.final_state["bookmarks"]["feed_items"]["partitions"]]  # type: ignore[index]
+    assert sorted(contexts) == ["alpha", "beta"]
+
+
+def test_deferral_with_max_items_per_run(server: FeedServer) -> None:
+    server.put("/feed.xml", rss(ITEMS))
+    cfg = config(server, "/feed.xml", first_run_mode="emit_all", max_items_per_run=2)
+    seen: list[str] = []
+    state = None
+    for _ in range(3):
+        run = run_tap(cfg, state)
+        assert run.returncode == 0, run.stderr
+        seen += [r["item_id"] for r in run.items]
+        state = run.final_state
+    assert sorted(seen) == sorted(g for g, _, _ in ITEMS)
+    assert len(seen) == 5  # nothing twice
+    final = run_tap(cfg, state)
+    assert final.items == []
+
+
+def test_state_is_bounded_and_compact(server: FeedServer) -> None:
+    many = [(f"id-{n}", f"T{n}", "s") for n in range(300)]
+    server.put("/feed.xml", rss(many))
+    cfg = config(server, "/feed.xml", max_state_items=100)
+    run = run_tap(cfg)
+    partition = run.partition(cfg["feed_urls"][0])
+    assert len(base64.b64decode(partition["items"])) == 100 * 12
+    assert len(partition["items"]) == 100 * 16  # 16 bytes of state per remembered item
+    assert run.health[0]["item_counts"]["remembered"] == 100
+    assert "state_trimmed" in {i["code"] for i in run.health[0]["issues"]}
+
+
+def test_a_failing_feed_beside_healthy_ones(server: FeedServer) -> None:
+    server.put("/good.xml", rss(ITEMS))
+    server.put("/broken.xml", "<html><body>not a feed</body></html>", content_type="text/html")
+    server.put("/gone.xml", "gone", status=500, content_type="text/plain")
+    cfg = config(server, "/good.xml", "/broken.xml", "/gone.xml", first_run_mode="emit_all")
+    run = run_tap(cfg)
+    assert run.returncode == 0, run.stderr
+    by_url = {h["feed_url"]: h for h in run.health}
+    assert by_url[server.url("/good.xml")]["status"] == "ok"
+    assert by_url[server.url("/broken.xml")]["error_code"] == "not_a_feed"
+    assert by_url[server.url("/gone.xml")]["error_code"] == "http_error"
+    assert by_url[server.url("/gone.xml")]["http_status"] == 500
+    assert len(run.items) == 5
+    partitions = run.final_state["bookmarks"]["feed_items"]["partitions"]  # type: ignore[index]
+    assert [p["context"]["feed_url"] for p in partitions] == [server.url("/good.xml")]
+    assert "Run summary" in run.stderr
+
+
+def test_records_leave_in_config_order(server: FeedServer) -> None:
+    paths = [f"/f{n}.xml" for n in range(12)]
+    for n, path in enumerate(paths):
+        server.put(path, rss([(f"{n}-a", "a", "a"), (f"{n}-b", "b", "b")]))
+    run = run_tap(config(server, *paths, first_run_mode="emit_all", max_concurrency=4))
+    assert [h["feed_url"] for h in run.health] == [server.url(p) for p in paths]
+    assert [r["item_id"] for r in run.items] == [f"{n}-{x}" for n in range(12) for x in "ab"]
+
+
+@pytest.mark.parametrize(
+    ("extra", "needle"),
+    [
+        ({"bogus": 1}, "bogus"),
+        ({"max_items_per_run": 0}, "max_items_per_run"),
+        ({"max_state_items": 99}, "max_state_items"),
+        ({"first_run_mode": "everything"}, "first_run_mode"),
+        ({"monitor_id": "has space"}, "monitor_id"),
+        ({"feed_urls": []}, "feed_urls"),
+        ({"feed_urls": ["ftp://example.org/feed"]}, "feed_urls"),
+        ({"feed_urls": ["https://example.org/" + "a" * 2100]}, "feed_urls"),
+        ({"start_date": "yesterday"}, "start_date"),
+        ({"request_timeout_seconds": 0.5}, "request_timeout_seconds"),
+    ],
+    ids=lambda v: json.dumps(v)[:40] if isinstance(v, dict) else v,
+)
+def test_strict_config_errors(extra: dict[str, Any], needle: str) -> None:
+    cfg = {"feed_urls": ["https://example.org/feed.xml"], **extra}
+    run = run_tap(cfg)
+    assert run.returncode != 0
+    assert needle in run.stderr
+    assert '"type": "RECORD"' not in run.stdout
+
+
+@pytest.mark.parametrize(
+    "state",
+    [
+        "{not json",
+        {"bookmarks": []},
+        {"bookmarks": {"feed_items": {"partitions": {}}}},
+        {"bookmarks": {"feed_items": {"partitions": [{"context": {"feed_url": "x"}}]}}},
+        {
+            "bookmarks": {
+                "feed_items": {
+                    "partitions": [
+                        {"context": {"monitor_id": "default", "feed_url": "x"}, "v": 99, "items": ""}
+                    ]
+                }
+            }
+        },
+        {
+            "bookmarks": {
+                "feed_items": {
+                    "partitions": [
+                        {"context": {"monitor_id": "default", "feed_url": "x"}, "v": 1, "items": "AAAA"}
+                    ]
+                }
+            }
+        },
+        {
+            "bookmarks": {
+                "feed_items": {
+                    "partitions": [
+                        {"context": {"monitor_id": "default", "feed_url": "x"}, "v": 1, "items": 5}
+                    ]
+                }
+            }
+        },
+    ],
+    ids=["invalid-json", "bookmarks-list", "partitions-object", "no-monitor", "wrong-version",
+         "truncated-items", "items-wrong-type"],
+)
+def test_unreadable_state_is_refused_before_anything_is_emitted(
+    server: FeedServer, state: Any
+) -> None:
+    server.put("/feed.xml", rss(ITEMS))
+    run = run_tap(config(server, "/feed.xml", first_run_mode="emit_all"), state)
+    assert run.returncode != 0
+    assert '"type": "RECORD"' not in run.stdout
+    assert server.requests == []

@@ -1,0 +1,69 @@
+"""Runs the real `tap-feeddelta` command and reads its Singer messages."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import tempfile
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+TAP = [sys.executable, "-m", "tap_feeddelta"]
+
+
+@dataclass
+class TapRun:
+    returncode: int
+    stdout: str
+    stderr: str
+    messages: list[dict[str, Any]] = field(default_factory=list)
+
+    def records(self, stream: str) -> list[dict[str, Any]]:
+        return [
+            m["record"] for m in self.messages if m["type"] == "RECORD" and m["stream"] == stream
+        ]
+
+    @property
+    def items(self) -> list[dict[str, Any]]:
+        return self.records("feed_items")
+
+    @property
+    def health(self) -> list[dict[str, Any]]:
+        return self.records("feed_health")
+
+    @property
+    def final_state(self) -> dict[str, Any] | None:
+        states = [m["value"] for m in self.messages if m["type"] == "STATE"]
+        return states[-1] if states else None
+
+    def partition(self, feed_url: str, monitor_id: str = "default") -> dict[str, Any]:
+        assert self.final_state is not None
+        for partition in self.final_state["bookmarks"]["feed_items"]["partitions"]:
+            if partition["context"] == {"monitor_id": monitor_id, "feed_url": feed_url}:
+                return dict(partition)
+        raise KeyError(feed_url)
+
+
+def run_tap(
+    config: dict[str, Any],
+    state: dict[str, Any] | str | None = None,
+    *,
+    args: tuple[str, ...] = (),
+    timeout: float = 120,
+) -> TapRun:
+    with tempfile.TemporaryDirectory() as tmp:
+        config_path = Path(tmp) / "config.json"
+        config_path.write_text(json.dumps(config), encoding="utf-8")
+        command = [*TAP, "--config", str(config_path), *args]
+        if state is not None:
+            state_path = Path(tmp) / "state.json"
+            text = state if isinstance(state, str) else json.dumps(state)
+            state_path.write_text(text, encoding="utf-8")
+            command += ["--state", str(state_path)]
+        done = subprocess.run(command, capture_output=True, text=True, timeout=timeout)
+    run = TapRun(done.returncode, done.stdout, done.stderr)
+    if done.returncode == 0 and not args:
+        run.messages = [json.loads(line) for line in done.stdout.splitlines() if line.strip()]
+    return run

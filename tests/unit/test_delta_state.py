@@ -1,0 +1,176 @@
+"""Pure change detection and the state codec: no network, no SDK."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from tap_feeddelta.delta import DeltaSettings, diff_items, fingerprint
+from tap_feeddelta.errors import StateError
+from tap_feeddelta.models import Author, ParsedItem
+from tap_feeddelta.state import (
+    FeedBookmark,
+    decode_bookmark,
+    encode_bookmark,
+    index_partitions,
+)
+
+SETTINGS = DeltaSettings(monitor_id="m", feed_url="https://example.org/feed")
+
+
+def item(n: int, **kw: object) -> ParsedItem:
+    values: dict[str, object] = {
+        "native_id": f"id-{n}",
+        "native_id_source": "guid",
+        "title": f"Title {n}",
+        "published_at": f"2024-01-{n % 28 + 1:02d}T00:00:00Z",
+    }
+    values.update(kw)
+    return ParsedItem(**values)  # type: ignore[arg-type]
+
+
+def baseline(items: list[ParsedItem], **kw: object) -> FeedBookmark:
+    delta = diff_items(None, items, DeltaSettings(**{**SETTINGS.__dict__, **kw}) if kw else SETTINGS)  # type: ignore[arg-type]
+    return FeedBookmark(success_at="2024-01-01T00:00:00Z", items=delta.remembered_items)
+
+
+def test_first_run_modes() -> None:
+    items = [item(n) for n in range(10)]
+    assert diff_items(None, items, SETTINGS).changes == ()
+    every = diff_items(None, items, DeltaSettings("m", "u", first_run_mode="emit_all"))
+    assert len(every.changes) == 10
+    assert {c.change_type for c in every.changes} == {"new"}
+    recent = diff_items(
+        None, items, DeltaSettings("m", "u", first_run_mode="emit_recent", max_initial_items=3)
+    )
+    assert [c.item_id for c in recent.changes] == ["id-7", "id-8", "id-9"]
+    assert recent.counts.remembered == 10
+
+
+def test_new_updated_unchanged() -> None:
+    items = [item(n) for n in range(3)]
+    bookmark = baseline(items)
+    later = [item(9), item(0, title="Title 0, fixed"), item(1), item(2)]
+    delta = diff_items(bookmark, later, SETTINGS)
+    assert [(c.item_id, c.change_type) for c in delta.changes] == [
+        ("id-9", "new"),
+        ("id-0", "updated"),
+    ]
+    assert (delta.counts.new, delta.counts.updated, delta.counts.unchanged) == (1, 1, 2)
+
+
+def test_missing_items_are_not_deletions_and_stay_remembered() -> None:
+    bookmark = baseline([item(n) for n in range(3)])
+    delta = diff_items(bookmark, [item(2)], SETTINGS)
+    assert delta.changes == ()
+    again = diff_items(
+        FeedBookmark(success_at="x", items=delta.remembered_items), [item(0), item(2)], SETTINGS
+    )
+    assert again.changes == ()  # id-0 came back unchanged: not new
+
+
+def test_identity_falls_back_to_url_then_derived() -> None:
+    by_url = ParsedItem(url="https://example.org/a", title="A")
+    derived = ParsedItem(title="B", summary="b")
+    delta = diff_items(None, [by_url, derived], DeltaSettings("m", "u", first_run_mode="emit_all"))
+    assert [c.id_source for c in delta.changes] == ["url", "derived"]
+    assert delta.changes[0].item_id == "https://example.org/a"
+    assert "derived_id" in {i.code for i in delta.changes[1].issues}
+
+
+def test_duplicate_ids_first_wins() -> None:
+    delta = diff_items(
+        None,
+        [item(1, title="first"), item(1, title="second")],
+        DeltaSettings("m", "u", first_run_mode="emit_all"),
+    )
+    assert [c.item.title for c in delta.changes] == ["first"]
+    assert "duplicate_id" in {i.code for i in delta.issues}
+
+
+def test_deferred_changes_are_not_remembered() -> None:
+    items = [item(n) for n in range(5)]
+    s = DeltaSettings("m", "u", first_run_mode="emit_all", max_items_per_run=2)
+    first = diff_items(None, items, s)
+    assert (first.counts.emitted, first.counts.deferred, first.counts.remembered) == (2, 3, 2)
+    second = diff_items(FeedBookmark(success_at="x", items=first.remembered_items), items, s)
+    assert [c.item_id for c in second.changes] == ["id-2", "id-3"]
+
+
+def test_start_date_filters_dated_items_only() -> None:
+    items = [item(1), item(20), ParsedItem(native_id="undated", native_id_source="guid")]
+    s = DeltaSettings("m", "u", first_run_mode="emit_all", start_date="2024-01-10T00:00:00Z")
+    delta = diff_items(None, items, s)
+    assert [c.item_id for c in delta.changes] == ["id-20", "undated"]
+    assert delta.counts.remembered == 3
+
+
+def test_fingerprint_ignores_nothing_visible() -> None:
+    base = item(1, authors=(Author(name="A"),))
+    assert fingerprint(base) == fingerprint(item(1, authors=(Author(name="A"),)))
+    assert fingerprint(base) != fingerprint(item(1, authors=(Author(name="B"),)))
+    assert fingerprint(base).startswith("v1:")
+
+
+def test_state_bound() -> None:
+    items = [item(n) for n in range(250)]
+    delta = diff_items(None, items, DeltaSettings("m", "u", max_state_items=100))
+    assert delta.counts.remembered == 100
+    assert len(delta.remembered_items) == 100 * 12
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    st.lists(st.integers(min_value=0, max_value=40), max_size=40),
+    st.lists(st.integers(min_value=0, max_value=40), max_size=40),
+)
+def test_second_identical_run_has_no_changes(first: list[int], second: list[int]) -> None:
+    s = DeltaSettings("m", "u", first_run_mode="emit_all", max_state_items=100)
+    one = diff_items(None, [item(n) for n in first], s)
+    bookmark = FeedBookmark(success_at="x", items=one.remembered_items)
+    two = diff_items(bookmark, [item(n) for n in second], s)
+    bookmark2 = FeedBookmark(success_at="x", items=two.remembered_items)
+    three = diff_items(bookmark2, [item(n) for n in second], s)
+    assert three.changes == ()
+    assert {c.item_id for c in two.changes} == {f"id-{n}" for n in set(second) - set(first)}
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    st.builds(
+        FeedBookmark,
+        etag=st.none() | st.text(max_size=50),
+        last_modified=st.none() | st.text(max_size=40),
+        final_url=st.none() | st.text(max_size=80),
+        format=st.none() | st.sampled_from(["rss-2.0", "atom-1.0", "json-feed-1.1"]),
+        checked_at=st.none() | st.just("2024-01-01T00:00:00.123456Z"),
+        success_at=st.none() | st.just("2024-01-01T00:00:00Z"),
+        items=st.binary(max_size=120).map(lambda b: b[: len(b) // 12 * 12]),
+    )
+)
+def test_bookmark_round_trip(bookmark: FeedBookmark) -> None:
+    encoded = json.loads(json.dumps(encode_bookmark(bookmark)))
+    assert decode_bookmark(encoded, "p") == bookmark
+
+
+@pytest.mark.parametrize(
+    "partitions",
+    [
+        "nope",
+        [{"context": {"monitor_id": "m", "feed_url": "u"}, "v": 2, "items": ""}],
+        [{"context": {"monitor_id": "m", "feed_url": "u"}, "v": 1, "items": "!!!!"}],
+        [{"context": {"monitor_id": "m", "feed_url": "u"}, "v": 1, "items": "", "etag": 5}],
+        [{"context": {"monitor_id": "m", "feed_url": "u"}, "v": 1, "items": "", "bogus": 1}],
+        [{"context": {"monitor_id": "m", "feed_url": "u"}, "v": 1, "items": "", "checked_at": "x"}],
+        [
+            {"context": {"monitor_id": "m", "feed_url": "u"}, "v": 1, "items": ""},
+            {"context": {"monitor_id": "m", "feed_url": "u"}, "v": 1, "items": ""},
+        ],
+    ],
+)
+def test_damaged_state_is_refused(partitions: object) -> None:
+    with pytest.raises(StateError):
+        index_partitions({"partitions": partitions})
