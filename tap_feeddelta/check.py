@@ -115,7 +115,9 @@ def check_feed(
             **common,
         )
         kept = bookmark or FeedBookmark()
-        return _outcome(task, ctx, facts, replace(kept, checked_at=ctx.checked_at, retry_after_at=None))
+        return _outcome(
+            task, ctx, facts, replace(kept, checked_at=ctx.checked_at, retry_after_at=None)
+        )
 
     if feed is None:
         assert error is not None
@@ -131,8 +133,7 @@ def check_feed(
     delta = diff_items(bookmark, feed.items, _delta_settings(settings, task.feed_url))
     final_url = result.final_url or task.feed_url
     records = [
-        item_record(ctx, feed, final_url, change, settings.content_mode)
-        for change in delta.changes
+        item_record(ctx, feed, final_url, change, settings.content_mode) for change in delta.changes
     ]
     newest = max((d for i in feed.items if (d := i.published_at or i.updated_at)), default=None)
     is_stale = _is_stale(newest, started, settings.stale_after_days)

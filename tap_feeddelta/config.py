@@ -77,9 +77,7 @@ CONFIG_SCHEMA: Final[dict[str, Any]] = {
             10_000,
             "Changes emitted per feed per run; the rest are deferred and come on a later run",
         ),
-        "max_state_items": _integer(
-            5_000, 100, 10_000, "Item fingerprints remembered per feed"
-        ),
+        "max_state_items": _integer(5_000, 100, 10_000, "Item fingerprints remembered per feed"),
         "content_mode": {
             "type": ["string"],
             "default": "excerpts",
@@ -167,7 +165,7 @@ class Settings:
 
 def settings_from_config(config: dict[str, Any]) -> Settings:
     """Typed settings from a config that already passed the JSON schema."""
-    known = {name for name in Settings.__slots__}  # type: ignore[attr-defined]
+    known = set(Settings.__slots__)
     values = {k: v for k, v in config.items() if k in known and v is not None}
     values["feed_urls"] = tuple(config["feed_urls"])
     if "start_date" in values:

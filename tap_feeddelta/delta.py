@@ -146,7 +146,9 @@ def _identify(items: Sequence[ParsedItem]) -> tuple[list[_Identified], int]:
             continue
         seen.add(key)
         out.append(
-            _Identified(item, item_id, id_source, key, fingerprint_bytes(item), item.issues + issues)
+            _Identified(
+                item, item_id, id_source, key, fingerprint_bytes(item), item.issues + issues
+            )
         )
     return out, duplicates
 
@@ -198,9 +200,7 @@ def diff_items(
     if duplicates:
         issues.append(Issue("duplicate_id", f"{duplicates} items repeat an earlier item's id"))
     if deferred:
-        issues.append(
-            Issue("items_deferred", f"{len(deferred)} changes are left for a later run")
-        )
+        issues.append(Issue("items_deferred", f"{len(deferred)} changes are left for a later run"))
     if trimmed:
         issues.append(
             Issue("state_trimmed", f"{trimmed} items of this document exceed max_state_items")
@@ -236,9 +236,7 @@ def _select_for_emission(
     if settings.start_date is not None:
         start = settings.start_date
         changed = [
-            (entry, kind)
-            for entry, kind in changed
-            if (_item_date(entry.item) or start) >= start
+            (entry, kind) for entry, kind in changed if (_item_date(entry.item) or start) >= start
         ]
     return changed
 

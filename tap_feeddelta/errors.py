@@ -46,7 +46,9 @@ CODES: Final[dict[str, CodeInfo]] = {
         "info", False, "More changes than max_items_per_run; the rest come on a later run."
     ),
     "feed_discovered": CodeInfo("info", False, "A web page was read for its advertised feed."),
-    "state_trimmed": CodeInfo("info", False, "Remembered items were cut to max_state_items."),
+    "state_trimmed": CodeInfo(
+        "warning", False, "The document has more items than max_state_items can remember."
+    ),
     "no_items": CodeInfo("info", False, "The feed has no items."),
     # -- document-level recovery (feed or item issues) ----------------------------------
     "xml_recovered": CodeInfo("warning", False, "Malformed XML was read by recovery."),

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Final
 
 from tap_feeddelta.config import ContentMode
@@ -52,8 +52,7 @@ def item_record(
         "published_at": item.published_at,
         "updated_at": item.updated_at,
         "enclosures": [
-            {"url": e.url, "type": e.type, "length_bytes": e.length_bytes}
-            for e in item.enclosures
+            {"url": e.url, "type": e.type, "length_bytes": e.length_bytes} for e in item.enclosures
         ],
         "fingerprint": change.fingerprint,
         "source_pointer": item.source_pointer or None,
@@ -68,7 +67,7 @@ class HealthFacts:
     status: str
     fetch: FetchResult | None = None
     feed: ParsedFeed | None = None
-    counts: ItemCounts = ItemCounts()
+    counts: ItemCounts = field(default_factory=ItemCounts)
     error: Issue | None = None
     parse_ms: int = 0
     fetch_ms: int = 0

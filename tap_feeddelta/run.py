@@ -143,7 +143,10 @@ class FeedRun:
         cutoff = (self.now() - REMOVED_FEED_GRACE).strftime("%Y-%m-%dT%H:%M:%SZ")
         keep: list[dict[str, Any]] = []
         for partition in partitions:
-            monitor_id, feed_url = partition["context"]["monitor_id"], partition["context"]["feed_url"]
+            monitor_id, feed_url = (
+                partition["context"]["monitor_id"],
+                partition["context"]["feed_url"],
+            )
             expired = (partition.get("checked_at") or "") < cutoff
             if monitor_id == self.settings.monitor_id and feed_url not in configured and expired:
                 index.pop((monitor_id, feed_url), None)

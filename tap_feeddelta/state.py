@@ -34,9 +34,7 @@ _FORMATS: Final = frozenset(
 )
 _TEXT_FIELDS: Final = ("etag", "last_modified", "final_url")
 _DATE_FIELDS: Final = ("checked_at", "success_at", "retry_after_at", "newest_item_at")
-_KNOWN_KEYS: Final = frozenset(
-    {"context", "v", "format", "items", *_TEXT_FIELDS, *_DATE_FIELDS}
-)
+_KNOWN_KEYS: Final = frozenset({"context", "v", "format", "items", *_TEXT_FIELDS, *_DATE_FIELDS})
 
 
 @dataclass(frozen=True, slots=True)

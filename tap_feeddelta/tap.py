@@ -23,11 +23,12 @@ class TapFeedDelta(Tap):
     def discover_streams(self) -> list[Stream]:
         return [FeedItemsStream(self), FeedHealthStream(self)]
 
-    def load_streams(self) -> list[Stream]:
-        # feed_items first: it fetches and moves state; feed_health then replays the
-        # same run's health rows (the SDK's default order is alphabetical).
+    @property
+    def streams(self) -> dict[str, Stream]:
+        # feed_items first: it fetches and moves state; feed_health then replays the same
+        # run's health rows. (The SDK's order is alphabetical, and load_streams is final.)
         order = {FeedItemsStream.name: 0, FeedHealthStream.name: 1}
-        return sorted(super().load_streams(), key=lambda stream: order.get(stream.name, 2))
+        return dict(sorted(super().streams.items(), key=lambda kv: order.get(kv[0], 2)))
 
     def _validate_config(self, *, raise_errors: bool = True) -> list[str]:
         errors = super()._validate_config(raise_errors=raise_errors)

@@ -7,6 +7,7 @@ Last-Modified date, and conditional requests get 304. Every request is recorded.
 from __future__ import annotations
 
 import hashlib
+import re
 import threading
 from dataclasses import dataclass, field
 from email.utils import formatdate
@@ -51,7 +52,11 @@ class FeedServer:
             def log_message(self, format: str, *args: Any) -> None:
                 pass
 
-        self._httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        class QuietServer(ThreadingHTTPServer):
+            def handle_error(self, request: Any, client_address: Any) -> None:
+                pass  # clients closing pooled connections are not test failures
+
+        self._httpd = QuietServer(("127.0.0.1", 0), Handler)
         self._httpd.daemon_threads = True
         self._thread = threading.Thread(target=self._httpd.serve_forever, daemon=True)
 
@@ -65,6 +70,10 @@ class FeedServer:
     def put(self, path: str, body: bytes | str, **kwargs: Any) -> None:
         data = body.encode("utf-8") if isinstance(body, str) else body
         with self._lock:
+            previous = self.documents.get(path)
+            if previous is not None and "last_modified" not in kwargs:
+                # a changed document is newer (whole seconds, as HTTP dates are)
+                kwargs["last_modified"] = previous.last_modified + 1
             self.documents[path] = Document(data, **kwargs)
 
     def requests_to(self, path: str) -> list[SeenRequest]:
@@ -101,9 +110,12 @@ class FeedServer:
             "Last-Modified": last_modified,
             **document.headers,
         }
-        if document.status == 200 and (
-            seen.if_none_match == document.etag or seen.if_modified_since == last_modified
-        ):
+        # If-None-Match, when sent, decides alone (RFC 9110 13.2.2).
+        if seen.if_none_match is not None:
+            is_fresh = seen.if_none_match == document.etag
+        else:
+            is_fresh = seen.if_modified_since == last_modified
+        if document.status == 200 and is_fresh:
             self._send(handler, 304, b"", {"ETag": document.etag})
             return
         self._send(handler, document.status, document.body, headers)
@@ -123,16 +135,25 @@ class FeedServer:
 
 
 def rss(items: list[tuple[str, str, str]], title: str = "Example feed") -> str:
-    """An RSS 2.0 document; items are (guid, title, description)."""
+    """An RSS 2.0 document; items are (guid, title, description).
+
+    An item's date depends on its guid only (guid "id-3" is dated 4 January 2024), so
+    moving items around changes nothing but their order.
+    """
     entries = "".join(
         f"<item><guid>{guid}</guid><title>{item_title}</title>"
         f"<link>https://example.org/{guid}</link>"
         f"<description>{description}</description>"
-        f"<pubDate>Mon, 0{1 + n % 9} Jan 2024 10:00:00 GMT</pubDate></item>"
-        for n, (guid, item_title, description) in enumerate(items)
+        f"<pubDate>{_day(guid):02d} Jan 2024 10:00:00 GMT</pubDate></item>"
+        for guid, item_title, description in items
     )
     return (
         '<?xml version="1.0" encoding="utf-8"?><rss version="2.0"><channel>'
         f"<title>{title}</title><link>https://example.org/</link>"
         f"<description>d</description>{entries}</channel></rss>"
     )
+
+
+def _day(guid: str) -> int:
+    digits = re.search(r"(\d+)$", guid)
+    return int(digits.group(1)) % 28 + 1 if digits else 1

@@ -33,7 +33,9 @@ def item(n: int, **kw: object) -> ParsedItem:
 
 
 def baseline(items: list[ParsedItem], **kw: object) -> FeedBookmark:
-    delta = diff_items(None, items, DeltaSettings(**{**SETTINGS.__dict__, **kw}) if kw else SETTINGS)  # type: ignore[arg-type]
+    delta = diff_items(
+        None, items, DeltaSettings(**{**SETTINGS.__dict__, **kw}) if kw else SETTINGS
+    )  # type: ignore[arg-type]
     return FeedBookmark(success_at="2024-01-01T00:00:00Z", items=delta.remembered_items)
 
 

@@ -71,12 +71,14 @@ def test_baseline_then_new_then_updated_then_not_modified(server: FeedServer) ->
     assert last.if_none_match is not None
     assert last.if_modified_since is not None
     # validators and items are kept through a 304
-    assert fourth.partition(cfg["feed_urls"][0])["items"] == third.partition(
-        cfg["feed_urls"][0]
-    )["items"]
-    assert fourth.partition(cfg["feed_urls"][0])["etag"] == third.partition(
-        cfg["feed_urls"][0]
-    )["etag"]
+    assert (
+        fourth.partition(cfg["feed_urls"][0])["items"]
+        == third.partition(cfg["feed_urls"][0])["items"]
+    )
+    assert (
+        fourth.partition(cfg["feed_urls"][0])["etag"]
+        == third.partition(cfg["feed_urls"][0])["etag"]
+    )
 
 
 def test_markup_and_whitespace_only_edits_are_not_changes(server: FeedServer) -> None:
@@ -134,7 +136,9 @@ def test_two_monitor_ids_are_independent(server: FeedServer) -> None:
     a = run_tap(config(server, "/feed.xml", monitor_id="alpha"))
     server.put("/feed.xml", rss([("id-x", "X", "x"), *ITEMS]))
     # beta's first run on the same state file is its own baseline
-    b = run_tap(config(server, "/feed.xml", monitor_id="beta", first_run_mode="emit_all"), a.final_state)
+    b = run_tap(
+        config(server, "/feed.xml", monitor_id="beta", first_run_mode="emit_all"), a.final_state
+    )
     assert len(b.items) == 6
     assert {r["monitor_id"] for r in b.items} == {"beta"}
     a2 = run_tap(config(server, "/feed.xml", monitor_id="alpha"), b.final_state)
@@ -142,7 +146,9 @@ def test_two_monitor_ids_are_independent(server: FeedServer) -> None:
     assert a2.items[0]["delivery_id"] != next(
         r["delivery_id"] for r in b.items if r["item_id"] == "id-x"
     )
-    contexts = [p["context"]["monitor_id"] for p in a2.final_state["bookmarks"]["feed_items"]["partitions"]]  # type: ignore[index]
+    contexts = [
+        p["context"]["monitor_id"] for p in a2.final_state["bookmarks"]["feed_items"]["partitions"]
+    ]  # type: ignore[index]
     assert sorted(contexts) == ["alpha", "beta"]
 
 
@@ -236,7 +242,11 @@ def test_strict_config_errors(extra: dict[str, Any], needle: str) -> None:
             "bookmarks": {
                 "feed_items": {
                     "partitions": [
-                        {"context": {"monitor_id": "default", "feed_url": "x"}, "v": 99, "items": ""}
+                        {
+                            "context": {"monitor_id": "default", "feed_url": "x"},
+                            "v": 99,
+                            "items": "",
+                        }
                     ]
                 }
             }
@@ -245,7 +255,11 @@ def test_strict_config_errors(extra: dict[str, Any], needle: str) -> None:
             "bookmarks": {
                 "feed_items": {
                     "partitions": [
-                        {"context": {"monitor_id": "default", "feed_url": "x"}, "v": 1, "items": "AAAA"}
+                        {
+                            "context": {"monitor_id": "default", "feed_url": "x"},
+                            "v": 1,
+                            "items": "AAAA",
+                        }
                     ]
                 }
             }
@@ -260,8 +274,15 @@ def test_strict_config_errors(extra: dict[str, Any], needle: str) -> None:
             }
         },
     ],
-    ids=["invalid-json", "bookmarks-list", "partitions-object", "no-monitor", "wrong-version",
-         "truncated-items", "items-wrong-type"],
+    ids=[
+        "invalid-json",
+        "bookmarks-list",
+        "partitions-object",
+        "no-monitor",
+        "wrong-version",
+        "truncated-items",
+        "items-wrong-type",
+    ],
 )
 def test_unreadable_state_is_refused_before_anything_is_emitted(
     server: FeedServer, state: Any

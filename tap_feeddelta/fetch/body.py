@@ -1,0 +1,180 @@
+"""Reading a body as a stream, decoded, and capped on the decoded size.
+
+Decompression asks zlib (or brotli) for at most the room left under the cap each time,
+so a bomb stops at ``max_bytes`` with memory bounded by the cap plus one chunk.
+"""
+
+from __future__ import annotations
+
+import zlib
+from collections.abc import Callable
+from typing import Protocol
+
+from tap_feeddelta.fetch.errors import FetchError
+
+CHUNK_BYTES = 65_536
+
+
+class _Decoder(Protocol):
+    def feed(self, data: bytes, limit: int) -> bytes:
+        """Decoded bytes for ``data`` (may be b"" to drain), at most ``limit`` of them."""
+
+    @property
+    def has_pending(self) -> bool:
+        """Input or output left over after the last call hit ``limit``."""
+
+    def finish(self) -> None:
+        """Raise if the stream ended early."""
+
+
+class _ZlibDecoder:
+    def __init__(self, encoding: str) -> None:
+        self._encoding = encoding
+        self._obj: zlib._Decompress | None = None
+        self._head = b""
+        self._pending = False
+        if encoding != "deflate":
+            self._obj = zlib.decompressobj(16 + zlib.MAX_WBITS)
+
+    def feed(self, data: bytes, limit: int) -> bytes:
+        if self._obj is None:
+            # "deflate" is meant to be zlib-wrapped, but raw deflate is common too.
+            self._head += data
+            if len(self._head) < 2:
+                return b""
+            first, second = self._head[0], self._head[1]
+            wrapped = first & 0x0F == 8 and ((first << 8) | second) % 31 == 0
+            self._obj = zlib.decompressobj(zlib.MAX_WBITS if wrapped else -zlib.MAX_WBITS)
+            data, self._head = self._head, b""
+        obj = self._obj
+        if obj.eof:
+            data = obj.unused_data + data
+            if not data.startswith(b"\x1f\x8b") or self._encoding == "deflate":
+                self._pending = False
+                return b""  # trailing bytes after the stream: ignored
+            obj = self._obj = zlib.decompressobj(16 + zlib.MAX_WBITS)  # next gzip member
+        out = obj.decompress(obj.unconsumed_tail + data, limit)
+        self._pending = bool(obj.unconsumed_tail) or len(out) >= limit
+        return out
+
+    @property
+    def has_pending(self) -> bool:
+        return self._pending
+
+    def finish(self) -> None:
+        if self._obj is None or not self._obj.eof:
+            raise zlib.error("the compressed stream ended early")
+
+
+class _BrotliDecoder:
+    def __init__(self, module: object) -> None:
+        self._obj = module.Decompressor()  # type: ignore[attr-defined]
+        self._pending = False
+
+    def feed(self, data: bytes, limit: int) -> bytes:
+        out: bytes = self._obj.process(data, output_buffer_limit=limit)
+        self._pending = not self._obj.can_accept_more_data()
+        return out
+
+    @property
+    def has_pending(self) -> bool:
+        return self._pending
+
+    def finish(self) -> None:
+        if not self._obj.is_finished():
+            raise zlib.error("the compressed stream ended early")
+
+
+def _brotli_module() -> object | None:
+    """A brotli module whose decompressor can cap its output, or None."""
+    for name in ("brotli", "brotlicffi"):
+        try:
+            module = __import__(name)
+        except ImportError:
+            continue
+        decompressor = getattr(module, "Decompressor", None)
+        if decompressor is not None and hasattr(decompressor, "can_accept_more_data"):
+            return module
+    return None
+
+
+BROTLI = _brotli_module()
+ACCEPT_ENCODING = "gzip, deflate, br" if BROTLI is not None else "gzip, deflate"
+
+
+def supported(encodings: list[str]) -> bool:
+    ok = {"gzip", "x-gzip", "deflate"} | ({"br"} if BROTLI is not None else set())
+    return len(encodings) <= 1 and all(e in ok for e in encodings)
+
+
+def _decoder(encoding: str) -> _Decoder:
+    if encoding == "br":
+        return _BrotliDecoder(BROTLI)
+    return _ZlibDecoder("deflate" if encoding == "deflate" else "gzip")
+
+
+def read_capped(
+    read1: Callable[[int], bytes],
+    *,
+    encodings: list[str],
+    max_bytes: int,
+    check_time: Callable[[], object],
+) -> bytes:
+    """Read a body to its end through ``read1`` and decode it; at most ``max_bytes`` decoded.
+
+    ``read1(n)`` returns up to n raw bytes, b"" at the end. ``check_time`` raises when
+    the budget is gone; it runs before every read. Raises ``response_too_large`` past
+    the cap (raw or decoded) and ``bad_response`` for a body that does not decode.
+    """
+    decoder = _decoder(encodings[0]) if encodings else None
+    parts: list[bytes] = []
+    total = 0
+    raw_total = 0
+    while True:
+        check_time()
+        raw = read1(CHUNK_BYTES)
+        if not raw:
+            break
+        raw_total += len(raw)
+        if raw_total > max_bytes:
+            raise _too_large(max_bytes)
+        if decoder is None:
+            total += len(raw)
+            if total > max_bytes:
+                raise _too_large(max_bytes)
+            parts.append(raw)
+            continue
+        data = raw
+        while True:
+            out = _decoded(decoder, data, max_bytes - total + 1)
+            data = b""
+            total += len(out)
+            if total > max_bytes:
+                raise _too_large(max_bytes)
+            if out:
+                parts.append(out)
+            if not decoder.has_pending:
+                break
+    if decoder is not None and raw_total:
+        _finish(decoder)
+    return b"".join(parts)
+
+
+def _decoded(decoder: _Decoder, data: bytes, limit: int) -> bytes:
+    try:
+        return decoder.feed(data, limit)
+    except Exception as exc:  # zlib.error, or brotli's own error type
+        raise FetchError("bad_response", "The body could not be decoded.") from exc
+
+
+def _finish(decoder: _Decoder) -> None:
+    try:
+        decoder.finish()
+    except Exception as exc:
+        raise FetchError("bad_response", "The compressed body ends early.") from exc
+
+
+def _too_large(max_bytes: int) -> FetchError:
+    return FetchError(
+        "response_too_large", f"The body is larger than max_feed_bytes ({max_bytes} bytes)."
+    )

@@ -1,0 +1,96 @@
+"""The fetch layer's one failure type, and the one place third-party exceptions map to it.
+
+Every message here is plain and safe: it may name a host, an address, a status or an
+exception's type, never a body, a header value, userinfo, a query string or a full URL.
+"""
+
+from __future__ import annotations
+
+import errno
+import http.client
+import ssl
+import zlib
+from typing import Literal
+
+from urllib3.exceptions import HTTPError as Urllib3Error
+
+from tap_feeddelta.errors import Issue
+
+Phase = Literal["connect", "exchange", "body"]
+
+
+class FetchError(Exception):
+    """One fetch failed with a stable code; becomes ``FetchResult.error``."""
+
+    def __init__(self, code: str, message: str) -> None:
+        super().__init__(code, message)
+        self.code = code
+        self.message = message
+
+    def as_issue(self) -> Issue:
+        return Issue(self.code, self.message)
+
+
+def timed_out(what: str) -> FetchError:
+    return FetchError("timeout", f"The time budget ran out while {what}.")
+
+
+_PHASE_WORDS: dict[Phase, str] = {
+    "connect": "connecting",
+    "exchange": "waiting for the response",
+    "body": "reading the body",
+}
+
+
+def failure_from_exception(exc: BaseException, *, phase: Phase, host: str) -> FetchError:
+    """Map any exception raised by sockets, ssl, http.client, urllib3 or zlib to a failure."""
+    if isinstance(exc, FetchError):
+        return exc
+    doing = _PHASE_WORDS[phase]
+    if isinstance(exc, TimeoutError):
+        return timed_out(doing)
+    if isinstance(exc, ssl.SSLCertVerificationError):
+        reason = exc.verify_message or "certificate verify failed"
+        return FetchError("tls_failed", f"The certificate of {host} was refused: {reason}.")
+    if isinstance(exc, ssl.SSLError) and phase == "connect":
+        return FetchError(
+            "tls_failed", f"The TLS handshake with {host} failed ({_ssl_reason(exc)})."
+        )
+    if isinstance(exc, http.client.IncompleteRead):
+        return FetchError("connection_failed", f"The connection to {host} broke mid-body.")
+    if isinstance(exc, http.client.RemoteDisconnected):
+        return FetchError("connection_failed", f"{host} closed the connection without a response.")
+    if isinstance(exc, http.client.LineTooLong):
+        return FetchError("bad_response", f"{host} sent a header line that is too long.")
+    if isinstance(exc, http.client.HTTPException):
+        return FetchError("bad_response", f"{host} broke the HTTP rules ({type(exc).__name__}).")
+    if isinstance(exc, zlib.error):
+        return FetchError("bad_response", f"The body from {host} could not be decoded.")
+    if isinstance(exc, OSError | Urllib3Error):
+        return FetchError(
+            "connection_failed",
+            f"The connection to {host} failed while {doing} ({_os_reason(exc)}).",
+        )
+    return FetchError("bad_response", f"Unexpected {type(exc).__name__} from {host} while {doing}.")
+
+
+def _ssl_reason(exc: ssl.SSLError) -> str:
+    reason = getattr(exc, "reason", None)
+    return reason if isinstance(reason, str) and reason.isidentifier() else type(exc).__name__
+
+
+def _os_reason(exc: BaseException) -> str:
+    number = getattr(exc, "errno", None)
+    if isinstance(number, int) and number in errno.errorcode:
+        return errno.errorcode[number]
+    return type(exc).__name__
+
+
+def is_transient(exc: BaseException) -> bool:
+    """A broken or refused connection worth one more try (not a timeout, not TLS)."""
+    if isinstance(exc, TimeoutError | ssl.SSLError):
+        return False
+    return isinstance(exc, ConnectionError | http.client.RemoteDisconnected) or (
+        isinstance(exc, OSError)
+        and getattr(exc, "errno", None) in (errno.ENETUNREACH, errno.EHOSTUNREACH)
+    )

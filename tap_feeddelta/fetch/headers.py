@@ -1,0 +1,60 @@
+"""Reading the few response headers the fetcher uses, and writing its request headers."""
+
+from __future__ import annotations
+
+import re
+from datetime import UTC, datetime, timedelta
+from email.utils import parsedate_to_datetime
+
+MAX_VALIDATOR_CHARS = 1024
+MAX_CONTENT_TYPE_CHARS = 256
+RETRY_AFTER_CAP = timedelta(days=1)
+ACCEPT = (
+    "application/rss+xml, application/atom+xml, application/feed+json, "
+    "application/rdf+xml;q=0.9, application/json;q=0.9, application/xml;q=0.9, "
+    "text/xml;q=0.9, text/html;q=0.5, */*;q=0.1"
+)
+_CONTROL = re.compile(r"[\x00-\x08\x0a-\x1f\x7f]")
+
+
+def clean_value(value: str | None, max_chars: int) -> str | None:
+    """A header value fit to store or send again, or None (control characters, too long)."""
+    if value is None:
+        return None
+    value = value.strip(" \t")
+    if not value or len(value) > max_chars or _CONTROL.search(value):
+        return None
+    return value
+
+
+def rfc3339(moment: datetime) -> str:
+    return moment.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def retry_after_at(value: str | None, now: datetime) -> str | None:
+    """When a 429/503 says to come back: seconds or an HTTP date, capped at a day."""
+    value = clean_value(value, 64)
+    if value is None:
+        return None
+    if now.tzinfo is None:
+        now = now.replace(tzinfo=UTC)
+    if value.isdigit():
+        delay = timedelta(seconds=min(int(value), int(RETRY_AFTER_CAP.total_seconds())))
+        moment = now + delay
+    else:
+        try:
+            moment = parsedate_to_datetime(value)
+        except (TypeError, ValueError, IndexError, OverflowError):
+            return None
+        if moment.tzinfo is None:
+            moment = moment.replace(tzinfo=UTC)
+        moment = max(now, min(moment, now + RETRY_AFTER_CAP))
+    return rfc3339(moment)
+
+
+def content_encodings(value: str | None) -> list[str]:
+    """The Content-Encoding tokens in order of application, without identity."""
+    if not value:
+        return []
+    names = (name.strip().lower() for name in value.split(","))
+    return [name for name in names if name and name != "identity"]

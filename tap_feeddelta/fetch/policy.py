@@ -1,0 +1,35 @@
+"""FetchPolicy: the knobs of one run's fetching, validated once."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True, slots=True)
+class FetchPolicy:
+    """How the Fetcher behaves; one value per run.
+
+    ``request_timeout_seconds`` is one budget per feed over resolution, connecting, TLS,
+    every redirect, the headers and every body chunk. ``max_feed_bytes`` counts decoded
+    body bytes. ``allow_private_networks`` lets loopback and private (RFC 1918, ULA)
+    addresses through; every other rule still applies.
+    """
+
+    user_agent: str
+    max_feed_bytes: int = 4_194_304
+    max_redirects: int = 3
+    request_timeout_seconds: float = 30.0
+    allow_private_networks: bool = False
+    max_per_host: int = 2
+
+    def __post_init__(self) -> None:
+        if not self.user_agent or any(ord(c) < 0x20 or ord(c) == 0x7F for c in self.user_agent):
+            raise ValueError("user_agent must be a non-empty string without control characters")
+        if self.max_feed_bytes < 1:
+            raise ValueError("max_feed_bytes must be at least 1")
+        if self.max_redirects < 0:
+            raise ValueError("max_redirects must not be negative")
+        if not self.request_timeout_seconds > 0:
+            raise ValueError("request_timeout_seconds must be positive")
+        if self.max_per_host < 1:
+            raise ValueError("max_per_host must be at least 1")

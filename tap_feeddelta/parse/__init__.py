@@ -1,0 +1,79 @@
+"""Feed reading: bytes + content type + URL → ``ParsedFeed``, or a ``ParseError``.
+
+A pure layer: no network, no clock, no singer-sdk. ``parse_feed`` is the one entry point;
+it raises only ``tap_feeddelta.errors.ParseError`` (``invalid_feed`` or ``not_a_feed``,
+the latter with the feeds an HTML page advertises).
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+from lxml import etree
+
+from tap_feeddelta.errors import Issue, ParseError
+from tap_feeddelta.models import ParsedFeed
+from tap_feeddelta.parse.atom import atom_feed
+from tap_feeddelta.parse.discovery import advertised_feeds
+from tap_feeddelta.parse.encoding import utf8_document
+from tap_feeddelta.parse.jsonfeed import json_document, json_feed, json_format
+from tap_feeddelta.parse.rss import rss_feed
+from tap_feeddelta.parse.sniff import document_kind, feed_format, looks_like_html, root_local_name
+from tap_feeddelta.parse.xmldoc import XmlUnreadable, xml_document
+
+__all__ = ["parse_feed"]
+
+
+def parse_feed(body: bytes, content_type: str | None, url: str) -> ParsedFeed:
+    """The feed in ``body`` (fetched from ``url``), normalized. Raises ``ParseError``."""
+    try:
+        return _parse(body, content_type, url)
+    except ParseError:
+        raise
+    except (etree.LxmlError, RecursionError) as exc:  # the one place lxml's errors are mapped
+        raise ParseError("invalid_feed", "The document could not be read.") from exc
+
+
+def _not_a_feed(data: bytes, url: str) -> ParseError:
+    feeds = advertised_feeds(data, url)
+    message = "A web page, not a feed." + (" It advertises feeds." if feeds else "")
+    return ParseError("not_a_feed", message, advertised_feeds=feeds)
+
+
+def _parse(body: bytes, content_type: str | None, url: str) -> ParsedFeed:
+    if not body or not body.strip():
+        raise ParseError("invalid_feed", "The document is empty.")
+    decoded = utf8_document(body, content_type)
+    data = decoded.data
+    kind = document_kind(data)
+    if kind == "json":
+        try:
+            text = data.decode("utf-8")
+        except UnicodeDecodeError as exc:
+            raise ParseError("invalid_feed", "The JSON is not valid UTF-8.") from exc
+        document = json_document(text)
+        parsed = json_feed(document, json_format(document), url)
+        if decoded.issues:
+            return _with_issues(parsed, decoded.issues)
+        return parsed
+    if kind == "other":
+        raise ParseError("not_a_feed", "The document is neither XML nor JSON.")
+    try:
+        doc = xml_document(data)
+    except XmlUnreadable as exc:
+        if looks_like_html(data):
+            raise _not_a_feed(data, url) from exc
+        raise ParseError("invalid_feed", "The document could not be read as XML.") from exc
+    fmt = feed_format(doc.root)
+    if fmt is None:
+        if root_local_name(doc.root).lower() == "html" or looks_like_html(data):
+            raise _not_a_feed(data, url)
+        raise ParseError("not_a_feed", "The XML document is not a feed.")
+    doc.issues[:0] = decoded.issues
+    if fmt.startswith("atom"):
+        return atom_feed(doc, fmt, url)
+    return rss_feed(doc, fmt, url)
+
+
+def _with_issues(parsed: ParsedFeed, issues: tuple[Issue, ...]) -> ParsedFeed:
+    return replace(parsed, issues=(*issues, *parsed.issues))

@@ -1,0 +1,225 @@
+"""Atom 1.0 and 0.3: text constructs (text, html, xhtml; 0.3 ``mode``), links, persons."""
+
+from __future__ import annotations
+
+import base64
+import binascii
+
+from lxml import etree
+
+from tap_feeddelta.errors import Issue, ParseError
+from tap_feeddelta.models import Author, Enclosure, FeedFormat, ParsedFeed, ParsedItem
+from tap_feeddelta.parse import fields
+from tap_feeddelta.parse.fields import TextKind
+from tap_feeddelta.parse.limits import MAX_ITEMS_READ, MAX_RAW_TEXT_CHARS
+from tap_feeddelta.parse.names import ATOM_HOME, XML_LANG, TagKey, markup_of, tag_keys, text_of
+from tap_feeddelta.parse.xmldoc import XmlDocument, base_of, kept_items
+
+ATOM_03 = "http://purl.org/atom/ns#"
+
+_HTML_TYPES = frozenset({"html", "text/html"})
+_XHTML_TYPES = frozenset({"xhtml", "application/xhtml+xml"})
+_TEXT_TYPES = frozenset({"", "text", "text/plain"})
+
+
+def atom_format(root: etree._Element) -> FeedFormat:
+    if root.tag == f"{{{ATOM_03}}}feed" or (root.get("version") or "").strip() == "0.3":
+        return "atom-0.3"
+    return "atom-1.0"
+
+
+def _construct(element: etree._Element) -> tuple[str | None, TextKind]:
+    """The source text of an Atom text construct (or content) and how to read it."""
+    kind = (element.get("type") or "").strip().lower()
+    mode = (element.get("mode") or "").strip().lower()
+    if element.get("src") is not None and not len(element) and not element.text:
+        return None, "text"
+    if mode == "base64" or (
+        kind
+        and kind not in _TEXT_TYPES | _HTML_TYPES | _XHTML_TYPES
+        and not kind.startswith("text/")
+        and not kind.endswith("+xml")
+        and not kind.endswith("/xml")
+    ):
+        if mode != "base64":
+            return None, "text"  # binary content (an image): no words
+        try:
+            decoded = base64.b64decode(text_of(element)[:MAX_RAW_TEXT_CHARS], validate=False)
+            return decoded.decode("utf-8", "replace"), "html" if kind in _HTML_TYPES else "text"
+        except (binascii.Error, ValueError):
+            return None, "text"
+    if kind in _XHTML_TYPES or mode == "xml":
+        holder = element
+        if len(element) == 1 and not (element.text or "").strip():
+            only = element[0]
+            if isinstance(only.tag, str) and only.tag.rpartition("}")[2] == "div":
+                holder = only
+        return markup_of(holder, is_text_markup=False), "html"
+    if kind in _HTML_TYPES or mode == "escaped" or len(element):
+        return markup_of(element, is_text_markup=True), "html"
+    return text_of(element), "text"
+
+
+def atom_feed(doc: XmlDocument, feed_format: FeedFormat, url: str) -> ParsedFeed:
+    root = doc.root
+    namespace = root.tag[1:].partition("}")[0] if root.tag.startswith("{") else ""
+    key = tag_keys(ATOM_HOME | {namespace})
+    issues = list(doc.issues)
+    base = base_of(root, url) if doc.has_xml_base else url
+    entries: list[etree._Element] = []
+    has_more = False
+    values: dict[str, tuple[str | None, TextKind]] = {}
+    link: str | None = None
+    authors: list[Author] = []
+    for child in root:
+        name = key(child.tag)
+        if name == "entry":
+            if len(entries) == MAX_ITEMS_READ:
+                has_more = True
+            else:
+                entries.append(child)
+        elif name == "title" and "title" not in values:
+            values["title"] = _construct(child)
+        elif name in ("subtitle", "tagline") and "subtitle" not in values:
+            values["subtitle"] = _construct(child)
+        elif name in ("updated", "modified") and "updated" not in values:
+            values["updated"] = (text_of(child), "text")
+        elif name == "link" and link is None:
+            if (child.get("rel") or "alternate").strip() == "alternate" and child.get("href"):
+                link_base = base_of(child, base) if doc.has_xml_base else base
+                link = fields.url(child.get("href"), link_base, "feed", issues)
+        elif name == "author":
+            found = _person(key, child, base, doc.has_xml_base, issues)
+            authors.extend([found] if found else [])
+    entries = kept_items(doc, entries, "entry")
+    if doc.is_truncated and not entries:
+        raise ParseError("invalid_feed", "The document breaks off before its first entry.")
+    if has_more:
+        issues.append(Issue("too_many_items", f"Only the first {MAX_ITEMS_READ} entries are read."))
+    feed_authors = tuple(authors)
+    root_name = root.tag.rpartition("}")[2]
+    items = tuple(
+        _entry(key, element, f"/{root_name}/entry[{index}]", base, doc.has_xml_base, feed_authors)
+        for index, element in enumerate(entries, 1)
+    )
+    title_raw, title_kind = values.get("title", (None, "text"))
+    subtitle_raw, subtitle_kind = values.get("subtitle", (None, "text"))
+    return ParsedFeed(
+        format=feed_format,
+        title=fields.title(title_raw, title_kind, issues),
+        link=link,
+        description=fields.summary(subtitle_raw, subtitle_kind, issues),
+        language=fields.language(root.get(XML_LANG)),
+        updated_at=fields.date(values.get("updated", (None, "text"))[0], "feed updated", issues),
+        items=items,
+        is_truncated=doc.is_truncated or has_more,
+        issues=tuple(issues),
+    )
+
+
+def _person(
+    key: TagKey, element: etree._Element, base: str | None, has_xml_base: bool, issues: list[Issue]
+) -> Author | None:
+    name = email = uri = None
+    for child in element:
+        part = key(child.tag)
+        if part == "name" and name is None:
+            name = text_of(child)
+        elif part == "email" and email is None:
+            email = text_of(child)
+        elif part in ("uri", "url", "homepage") and uri is None:
+            uri = text_of(child)
+    if name is None and email is None and uri is None and not len(element):
+        name = element.text
+    if uri and has_xml_base:
+        base = base_of(element, base)
+    return fields.author(name, email, uri, base, issues)
+
+
+def _entry(
+    key: TagKey,
+    element: etree._Element,
+    pointer: str,
+    base: str | None,
+    has_xml_base: bool,
+    feed_authors: tuple[Author, ...],
+) -> ParsedItem:
+    issues: list[Issue] = []
+    if has_xml_base:
+        base = base_of(element, base)
+    entry_id = link = published = issued = updated = created = None
+    title: tuple[str | None, TextKind] = (None, "text")
+    summary: tuple[str | None, TextKind] = (None, "text")
+    content: tuple[str | None, TextKind] = (None, "text")
+    authors: list[Author] = []
+    tags: list[str] = []
+    enclosures: list[Enclosure] = []
+    for child in element:
+        name = key(child.tag)
+        if name == "title":
+            if title[0] is None:
+                title = _construct(child)
+        elif name == "link":
+            rel = (child.get("rel") or "alternate").strip()
+            href = child.get("href")
+            if not href:
+                continue
+            link_base = base_of(child, base) if has_xml_base else base
+            if rel == "alternate" and link is None:
+                link = fields.url(href, link_base, "item", issues)
+            elif rel == "enclosure":
+                enc = fields.enclosure(
+                    href, child.get("type"), child.get("length"), link_base, issues
+                )
+                if enc is not None:
+                    enclosures.append(enc)
+        elif name == "id":
+            if entry_id is None:
+                entry_id = text_of(child)
+        elif name == "summary":
+            if summary[0] is None:
+                summary = _construct(child)
+        elif name == "content":
+            if content[0] is None:
+                content = _construct(child)
+        elif name == "published":
+            published = text_of(child)
+        elif name == "issued":
+            issued = text_of(child)
+        elif name == "updated" or name == "modified":
+            updated = text_of(child)  # the last one wins, as in other readers
+        elif name == "created":
+            if created is None:
+                created = text_of(child)
+        elif name == "author":
+            found = _person(key, child, base, has_xml_base, issues)
+            if found is not None:
+                authors.append(found)
+        elif name == "category":
+            value = fields.tag(child.get("term") or child.get("label") or text_of(child))
+            if value:
+                tags.append(value)
+        elif name == "dc:subject":
+            value = fields.tag(text_of(child))
+            if value:
+                tags.append(value)
+        elif name == "dc:creator":
+            found = fields.author(text_of(child), None, None, base, issues)
+            if found is not None:
+                authors.append(found)
+    native_id = fields.native_id(entry_id, issues)
+    return ParsedItem(
+        native_id=native_id,
+        native_id_source="atom_id" if native_id is not None else None,
+        url=link,
+        title=fields.title(title[0], title[1], issues),
+        summary=fields.summary(summary[0], summary[1], issues),
+        content_text=fields.content(content[0], content[1], issues),
+        authors=tuple(authors) or feed_authors,
+        tags=fields.unique(tags),
+        published_at=fields.date(published or issued or created, "published", issues),
+        updated_at=fields.date(updated, "updated", issues),
+        enclosures=tuple(enclosures),
+        source_pointer=pointer,
+        issues=tuple(issues),
+    )

@@ -1,0 +1,157 @@
+"""Feed dates to one shape, ``YYYY-MM-DDTHH:MM:SSZ`` (RFC 3339, UTC, whole seconds).
+
+Read: RFC 822/1123 with or without weekday (two- or four-digit years, named or numeric
+zones), RFC 3339 / ISO 8601 / W3C-DTF (basic or extended, with or without seconds and
+fractions, date-only, year-month, year), asctime, and a few broken shapes seen in real
+feeds ("Jan 4, 2004 16:29", a space instead of ``T``, ``GMT+1``). A date without a zone
+is UTC. Anything that does not name one real instant is ``None`` — never a guess.
+"""
+
+from __future__ import annotations
+
+import re
+from datetime import datetime, timedelta
+from typing import Final
+
+_MONTHS: Final = {
+    "jan": 1, "january": 1, "feb": 2, "february": 2, "mar": 3, "march": 3, "apr": 4,
+    "april": 4, "may": 5, "jun": 6, "june": 6, "jul": 7, "july": 7, "aug": 8, "august": 8,
+    "sep": 9, "sept": 9, "september": 9, "oct": 10, "october": 10, "nov": 11,
+    "november": 11, "dec": 12, "december": 12,
+}  # fmt: skip
+
+# Offsets in minutes east of UTC. Only names with one accepted meaning.
+_ZONES: Final = {
+    "z": 0, "ut": 0, "utc": 0, "gmt": 0, "wet": 0,
+    "est": -300, "edt": -240, "cst": -360, "cdt": -300, "mst": -420, "mdt": -360,
+    "pst": -480, "pdt": -420, "akst": -540, "akdt": -480, "hst": -600, "ast": -240,
+    "adt": -180, "nst": -210, "ndt": -150,
+    "west": 60, "cet": 60, "cest": 120, "met": 60, "mest": 120, "eet": 120,
+    "eest": 180, "msk": 180, "jst": 540, "kst": 540, "hkt": 480, "sgt": 480,
+    "awst": 480, "acst": 570, "acdt": 630, "aest": 600, "aedt": 660, "nzst": 720,
+    "nzdt": 780,
+}  # fmt: skip
+
+_ZONE: Final = r"(?P<zone>[A-Za-z]{1,5}(?:\s*[+-]\d{1,2}(?::?\d{2})?)?|[+-]\d{1,2}(?::?\d{2})?)"
+_TIME: Final = (
+    r"(?P<hour>\d{1,2})[:.](?P<minute>\d{2})(?:[:.](?P<second>\d{2})(?:[.,]\d+)?)?"
+    r"(?:\s*(?P<ampm>[AaPp]\.?[Mm]\.?))?"
+)
+_ISO: Final = re.compile(
+    r"(?P<year>\d{4})(?:-?(?P<month>\d{2})(?:-?(?P<day>\d{2})"
+    r"(?:(?:[Tt]|\s+)(?P<hour>\d{2}):?(?P<minute>\d{2})(?::?(?P<second>\d{2})(?:[.,]\d+)?)?)?)?)?"
+    r"\s*(?P<zone>[Zz]|UTC|GMT|[+-]\d{2}(?::?\d{2})?)?"
+)
+_RFC822: Final = re.compile(
+    r"(?:[A-Za-z]{2,9}\.?,?\s*)?(?P<day>\d{1,2})(?:st|nd|rd|th)?[\s-]+(?P<month>[A-Za-z]{3,9})\.?,?"
+    r"[\s-]+(?P<year>\d{4}|\d{2})(?:(?:\s+|[T,]\s*)" + _TIME + r")?\s*" + _ZONE + r"?"
+)
+_MONTH_FIRST: Final = re.compile(
+    r"(?:[A-Za-z]{2,9}\.?,?\s+)?(?P<month>[A-Za-z]{3,9})\.?\s+(?P<day>\d{1,2})(?:st|nd|rd|th)?,?"
+    r"\s+(?P<year>\d{4})(?:(?:\s+|,\s*|\s+at\s+)" + _TIME + r")?\s*" + _ZONE + r"?"
+)
+_ASCTIME: Final = re.compile(
+    r"[A-Za-z]{3,9},?\s+(?P<month>[A-Za-z]{3,9})\s+(?P<day>\d{1,2})\s+" + _TIME + r"\s+"
+    r"(?:" + _ZONE + r"\s+)?(?P<year>\d{4})"
+)
+_COMMENT: Final = re.compile(r"\s*\([^()]*\)\s*$")
+_PATTERNS: Final = (_ISO, _RFC822, _MONTH_FIRST, _ASCTIME)
+_MAX_DATE_CHARS: Final = 100
+
+
+def _offset_minutes(zone: str | None) -> int | None:
+    """Minutes east of UTC for a zone text; ``None`` when the zone is not known."""
+    if not zone:
+        return 0
+    zone = zone.strip()
+    sign_at = max(zone.rfind("+"), zone.rfind("-"))
+    name = zone if sign_at < 0 else zone[:sign_at].strip()
+    base = 0
+    if name:
+        known = _ZONES.get(name.lower())
+        if known is None:
+            return None
+        base = known
+    if sign_at < 0:
+        return base
+    if base != 0:
+        return None  # "EST+5" has no single meaning
+    digits = zone[sign_at + 1 :].replace(":", "")
+    if len(digits) <= 2:
+        hours, minutes = int(digits), 0
+    elif len(digits) in (3, 4):
+        hours, minutes = int(digits[:-2]), int(digits[-2:])
+    else:
+        return None
+    if hours > 14 or minutes > 59:
+        return None
+    total = hours * 60 + minutes
+    return -total if zone[sign_at] == "-" else total
+
+
+def _year(text: str) -> int:
+    year = int(text)
+    if len(text) == 2:
+        year += 2000 if year < 70 else 1900
+    return year
+
+
+def _month(text: str) -> int | None:
+    if text.isdigit():
+        return int(text)
+    return _MONTHS.get(text.lower().rstrip("."))
+
+
+def rfc3339(raw: str) -> str | None:
+    """The instant as ``YYYY-MM-DDTHH:MM:SSZ``, or ``None`` when it cannot be read or names
+    no real instant (31 February, hour 25, an unknown zone)."""
+    text = raw.strip()
+    if not text or len(text) > _MAX_DATE_CHARS:
+        return None
+    if len(text) == 20 and text[10] == "T" and text[19] == "Z" and text[4] == "-":
+        try:  # the shape that is already right: only check that it is a real instant
+            datetime.strptime(text, "%Y-%m-%dT%H:%M:%SZ")
+        except ValueError:
+            pass
+        else:
+            return text
+    if text.endswith(")"):
+        text = _COMMENT.sub("", text)
+    for pattern in _PATTERNS:
+        match = pattern.fullmatch(text)
+        if match is not None:
+            return _instant(match.groupdict())
+    return None
+
+
+def _instant(parts: dict[str, str | None]) -> str | None:
+    year = _year(parts["year"] or "")
+    month = _month(parts["month"] or "1")
+    if month is None:
+        return None
+    day = int(parts["day"] or 1)
+    hour = int(parts.get("hour") or 0)
+    minute = int(parts.get("minute") or 0)
+    second = int(parts.get("second") or 0)
+    ampm = parts.get("ampm")
+    if ampm:
+        if not 1 <= hour <= 12:
+            return None
+        hour = hour % 12 + (12 if ampm[0] in "Pp" else 0)
+    offset = _offset_minutes(parts.get("zone"))
+    if offset is None:
+        return None
+    extra = timedelta(0)
+    if hour == 24 and minute == 0 and second == 0:
+        hour, extra = 0, timedelta(days=1)
+    if second == 60:
+        second = 59  # a leap second: the instant before it is the nearest real one
+    try:
+        instant = datetime(year, month, day, hour, minute, second)
+        instant = instant + extra - timedelta(minutes=offset)
+    except (ValueError, OverflowError):
+        return None
+    return (
+        f"{instant.year:04d}-{instant.month:02d}-{instant.day:02d}"
+        f"T{instant.hour:02d}:{instant.minute:02d}:{instant.second:02d}Z"
+    )

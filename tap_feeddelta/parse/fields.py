@@ -1,0 +1,203 @@
+"""Raw feed values to record fields: plain text, safe URLs, UTC dates, capped sizes.
+
+Every function appends what it had to drop or cut to ``issues``; messages name the field,
+never its content.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Final, Literal
+
+from tap_feeddelta.errors import Issue
+from tap_feeddelta.models import Author, Enclosure
+from tap_feeddelta.parse.dates import rfc3339
+from tap_feeddelta.parse.limits import (
+    MAX_AUTHOR_NAME_BYTES,
+    MAX_CONTENT_BYTES,
+    MAX_EMAIL_CHARS,
+    MAX_ID_BYTES,
+    MAX_LANGUAGE_CHARS,
+    MAX_MEDIA_TYPE_CHARS,
+    MAX_SUMMARY_BYTES,
+    MAX_TITLE_BYTES,
+)
+from tap_feeddelta.parse.text import capped, html_text, plain_text, utf8_length, without_controls
+from tap_feeddelta.parse.urls import safe_url
+
+TextKind = Literal["html", "text"]
+
+_MEDIA_TYPE: Final = re.compile(r"[A-Za-z0-9][\w.+-]*/[\w.+-]+(?:\s*;.*)?")
+_EMAIL: Final = re.compile(r"[^\s@<>()\"',;]+@[^\s@<>()\"',;]+")
+_LANGUAGE: Final = re.compile(r"[A-Za-z]{1,8}(?:[-_][A-Za-z0-9]{1,8})*")
+
+
+def _text(raw: str, kind: TextKind, *, is_title: bool = False) -> str:
+    if kind == "html":
+        return html_text(raw, unescape_twice=is_title)
+    return plain_text(raw)
+
+
+def title(raw: str | None, kind: TextKind, issues: list[Issue]) -> str | None:
+    if not raw:
+        return None
+    value, was_cut = capped(_text(raw, kind, is_title=True), MAX_TITLE_BYTES)
+    if was_cut:
+        issues.append(Issue("title_truncated", "The title was cut to 1 KiB."))
+    return value or None
+
+
+def summary(raw: str | None, kind: TextKind, issues: list[Issue]) -> str | None:
+    if not raw:
+        return None
+    value, was_cut = capped(_text(raw, kind), MAX_SUMMARY_BYTES)
+    if was_cut:
+        issues.append(Issue("summary_truncated", "The summary was cut to 4 KiB."))
+    return value or None
+
+
+def content(raw: str | None, kind: TextKind, issues: list[Issue]) -> str | None:
+    if not raw:
+        return None
+    value, was_cut = capped(_text(raw, kind), MAX_CONTENT_BYTES)
+    if was_cut:
+        issues.append(Issue("content_truncated", "The content was cut to 64 KiB."))
+    return value or None
+
+
+def url(raw: str | None, base: str | None, what: str, issues: list[Issue]) -> str | None:
+    if not raw:
+        return None
+    value, problem = safe_url(raw, base)
+    if problem == "url_too_long":
+        issues.append(Issue("url_too_long", f"The {what} URL is over 2 KiB; dropped."))
+    elif problem == "unsafe_url":
+        issues.append(Issue("unsafe_url", f"The {what} URL is not http(s); dropped."))
+    return value
+
+
+def date(raw: str | None, what: str, issues: list[Issue]) -> str | None:
+    if not raw:
+        return None
+    value = rfc3339(raw)
+    if value is None and raw.strip():
+        issues.append(Issue("invalid_date", f"The {what} date could not be read."))
+    return value
+
+
+def native_id(raw: str | None, issues: list[Issue]) -> str | None:
+    if raw is None:
+        return None
+    value = without_controls(raw.strip())
+    if not value:
+        return None
+    if utf8_length(value) > MAX_ID_BYTES:
+        issues.append(Issue("id_too_long", "The id is over 1 KiB; dropped."))
+        return None
+    return value
+
+
+def language(raw: str | None) -> str | None:
+    if not raw:
+        return None
+    value = raw.strip()
+    if len(value) > MAX_LANGUAGE_CHARS or _LANGUAGE.fullmatch(value) is None:
+        return None
+    return value
+
+
+def author(
+    name: str | None,
+    email: str | None,
+    link: str | None,
+    base: str | None,
+    issues: list[Issue],
+) -> Author | None:
+    clean_name = plain_text(name) if name else None
+    if clean_name:
+        clean_name, was_cut = capped(clean_name, MAX_AUTHOR_NAME_BYTES)
+        if was_cut:
+            issues.append(Issue("author_truncated", "An author's name was cut to 256 bytes."))
+    clean_email = None
+    if email:
+        email = email.strip()
+        if email.lower().startswith("mailto:"):
+            email = email[7:]
+        if len(email) <= MAX_EMAIL_CHARS and _EMAIL.fullmatch(email):
+            clean_email = email
+    clean_url = url(link, base, "author", issues) if link else None
+    if not (clean_name or clean_email or clean_url):
+        return None
+    return Author(name=clean_name or None, email=clean_email, url=clean_url)
+
+
+_RSS_AUTHOR_PAREN: Final = re.compile(r"\s*(?P<email>[^\s()<>]+@[^\s()<>]+)\s*\((?P<name>.*)\)\s*")
+_RSS_AUTHOR_NAME_PAREN: Final = re.compile(
+    r"\s*(?P<name>[^()<>]*?)\s*\((?P<email>[^\s()<>]+@[^\s()<>]+)\)\s*"
+)
+_RSS_AUTHOR_ANGLE: Final = re.compile(r"\s*(?P<name>[^<>]*?)\s*<(?P<email>[^\s<>]+@[^\s<>]+)>\s*")
+
+
+def rss_author(raw: str | None, base: str | None, issues: list[Issue]) -> Author | None:
+    """RSS ``author``: "email (Name)", "Name <email>", a bare email or a bare name."""
+    if not raw:
+        return None
+    if "@" in raw:
+        match = (
+            _RSS_AUTHOR_PAREN.fullmatch(raw)
+            or _RSS_AUTHOR_ANGLE.fullmatch(raw)
+            or _RSS_AUTHOR_NAME_PAREN.fullmatch(raw)
+        )
+        if match is not None:
+            return author(match.group("name"), match.group("email"), None, base, issues)
+        stripped = raw.strip()
+        if _EMAIL.fullmatch(stripped):
+            return author(None, stripped, None, base, issues)
+    return author(raw, None, None, base, issues)
+
+
+def enclosure(
+    link: str | None,
+    media_type: str | None,
+    length: str | int | None,
+    base: str | None,
+    issues: list[Issue],
+) -> Enclosure | None:
+    href = url(link, base, "enclosure", issues)
+    if href is None:
+        return None
+    clean_type = None
+    if media_type:
+        media_type = media_type.strip()
+        if len(media_type) <= MAX_MEDIA_TYPE_CHARS and _MEDIA_TYPE.fullmatch(media_type):
+            clean_type = media_type.lower()
+    return Enclosure(url=href, type=clean_type, length_bytes=_length(length, issues))
+
+
+def _length(raw: str | int | None, issues: list[Issue]) -> int | None:
+    if raw is None or isinstance(raw, bool):
+        return None
+    if isinstance(raw, int):
+        value = raw
+    else:
+        text = raw.strip()
+        if not text:
+            return None
+        if not text.isdigit() or len(text) > 18:
+            issues.append(Issue("invalid_value", "An enclosure length is not a byte count."))
+            return None
+        value = int(text)
+    return value if 0 < value < 2**63 else None
+
+
+def tag(raw: str | None) -> str | None:
+    if not raw:
+        return None
+    return plain_text(raw) or None
+
+
+def unique(values: list[str]) -> tuple[str, ...]:
+    """The values without repeats, in first-seen order."""
+    if len(values) < 2:
+        return tuple(values)
+    return tuple(dict.fromkeys(values))

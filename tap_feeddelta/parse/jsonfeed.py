@@ -1,0 +1,186 @@
+"""JSON Feed 1.0 and 1.1 (``author`` and ``authors``, attachments)."""
+
+from __future__ import annotations
+
+import json
+from typing import Any, Final
+
+from tap_feeddelta.errors import Issue, ParseError
+from tap_feeddelta.models import Author, Enclosure, FeedFormat, ParsedFeed, ParsedItem
+from tap_feeddelta.parse import fields
+from tap_feeddelta.parse.limits import MAX_ITEMS_READ, MAX_RAW_TEXT_CHARS
+from tap_feeddelta.parse.text import without_controls
+
+_VERSION_PREFIXES: Final = ("https://jsonfeed.org/version/", "http://jsonfeed.org/version/")
+
+
+def json_document(text: str) -> dict[str, Any]:
+    """The JSON object of a JSON Feed. Raises ``ParseError``."""
+    try:
+        document = json.loads(text)
+    except (ValueError, RecursionError) as exc:  # json's C reader bounds nesting by recursion
+        raise ParseError("invalid_feed", "The JSON could not be read.") from exc
+    if not isinstance(document, dict):
+        raise ParseError("not_a_feed", "The JSON is not a JSON Feed object.")
+    version = document.get("version")
+    if not isinstance(version, str) or not version.startswith(_VERSION_PREFIXES):
+        raise ParseError("not_a_feed", "The JSON has no JSON Feed version.")
+    return document
+
+
+def json_format(document: dict[str, Any]) -> FeedFormat:
+    version = str(document.get("version", ""))
+    return "json-feed-1.0" if version.rstrip("/").endswith("/1") else "json-feed-1.1"
+
+
+def _string(value: object, what: str, issues: list[Issue]) -> str | None:
+    if value is None:
+        return None
+    if isinstance(value, str):
+        if len(value) > MAX_RAW_TEXT_CHARS:
+            value = value[:MAX_RAW_TEXT_CHARS]
+        return without_controls(value)
+    issues.append(Issue("invalid_value", f"The {what} is not a string; ignored."))
+    return None
+
+
+def _authors(holder: dict[str, Any], base: str | None, issues: list[Issue]) -> list[Author]:
+    raw = holder.get("authors")
+    if raw is None and "author" in holder:
+        raw = [holder["author"]]
+    if raw is None:
+        return []
+    if not isinstance(raw, list):
+        issues.append(Issue("invalid_value", "The authors are not a list; ignored."))
+        return []
+    found: list[Author] = []
+    for person in raw:
+        if not isinstance(person, dict):
+            issues.append(Issue("invalid_value", "An author is not an object; ignored."))
+            continue
+        author = fields.author(
+            _string(person.get("name"), "author name", issues),
+            None,
+            _string(person.get("url"), "author url", issues),
+            base,
+            issues,
+        )
+        if author is not None:
+            found.append(author)
+    return found
+
+
+def json_feed(document: dict[str, Any], feed_format: FeedFormat, url: str) -> ParsedFeed:
+    issues: list[Issue] = []
+    raw_items = document.get("items")
+    if raw_items is None:
+        raw_items = []
+    if not isinstance(raw_items, list):
+        raise ParseError("invalid_feed", "The JSON Feed items are not a list.")
+    has_more = len(raw_items) > MAX_ITEMS_READ
+    if has_more:
+        issues.append(Issue("too_many_items", f"Only the first {MAX_ITEMS_READ} items are read."))
+    feed_authors = tuple(_authors(document, url, issues))
+    items = []
+    for index, raw in enumerate(raw_items[:MAX_ITEMS_READ]):
+        if isinstance(raw, dict):
+            items.append(_item(raw, f"/items/{index}", url, feed_authors))
+        else:
+            issues.append(Issue("invalid_value", "An item is not an object; ignored."))
+    return ParsedFeed(
+        format=feed_format,
+        title=fields.title(_string(document.get("title"), "feed title", issues), "text", issues),
+        link=fields.url(
+            _string(document.get("home_page_url"), "home page url", issues), url, "feed", issues
+        ),
+        description=fields.summary(
+            _string(document.get("description"), "feed description", issues), "text", issues
+        ),
+        language=fields.language(_string(document.get("language"), "language", issues)),
+        updated_at=None,
+        items=tuple(items),
+        is_truncated=has_more,
+        issues=tuple(issues),
+    )
+
+
+def _item(
+    raw: dict[str, Any], pointer: str, base: str | None, feed_authors: tuple[Author, ...]
+) -> ParsedItem:
+    issues: list[Issue] = []
+    raw_id = raw.get("id")
+    if isinstance(raw_id, bool) or not isinstance(raw_id, str | int | float | type(None)):
+        issues.append(Issue("invalid_value", "The id is not a string; ignored."))
+        raw_id = None
+    native_id = fields.native_id(None if raw_id is None else str(raw_id), issues)
+    url = fields.url(_string(raw.get("url"), "url", issues), base, "item", issues)
+    if url is None:
+        url = fields.url(
+            _string(raw.get("external_url"), "external url", issues), base, "item", issues
+        )
+    html = _string(raw.get("content_html"), "content_html", issues)
+    content = (
+        fields.content(html, "html", issues)
+        if html
+        else fields.content(
+            _string(raw.get("content_text"), "content_text", issues), "text", issues
+        )
+    )
+    tags: list[str] = []
+    raw_tags = raw.get("tags")
+    if isinstance(raw_tags, list):
+        for value in raw_tags:
+            tag = fields.tag(value) if isinstance(value, str) else None
+            if tag:
+                tags.append(tag)
+    elif raw_tags is not None:
+        issues.append(Issue("invalid_value", "The tags are not a list; ignored."))
+    return ParsedItem(
+        native_id=native_id,
+        native_id_source="json_id" if native_id is not None else None,
+        url=url,
+        title=fields.title(_string(raw.get("title"), "title", issues), "text", issues),
+        summary=fields.summary(_string(raw.get("summary"), "summary", issues), "text", issues),
+        content_text=content,
+        authors=tuple(_authors(raw, base, issues)) or feed_authors,
+        tags=fields.unique(tags),
+        published_at=fields.date(
+            _string(raw.get("date_published"), "date_published", issues), "published", issues
+        ),
+        updated_at=fields.date(
+            _string(raw.get("date_modified"), "date_modified", issues), "updated", issues
+        ),
+        enclosures=tuple(_attachments(raw, base, issues)),
+        source_pointer=pointer,
+        issues=tuple(issues),
+    )
+
+
+def _attachments(raw: dict[str, Any], base: str | None, issues: list[Issue]) -> list[Enclosure]:
+    attachments = raw.get("attachments")
+    if attachments is None:
+        return []
+    if not isinstance(attachments, list):
+        issues.append(Issue("invalid_value", "The attachments are not a list; ignored."))
+        return []
+    found = []
+    for attachment in attachments:
+        if not isinstance(attachment, dict):
+            issues.append(Issue("invalid_value", "An attachment is not an object; ignored."))
+            continue
+        size = attachment.get("size_in_bytes")
+        if isinstance(size, float) and size.is_integer():
+            size = int(size)
+        if size is not None and (isinstance(size, bool) or not isinstance(size, int)):
+            issues.append(Issue("invalid_value", "An attachment size is not a number; ignored."))
+            size = None
+        enc = fields.enclosure(
+            _string(attachment.get("url"), "attachment url", issues),
+            _string(attachment.get("mime_type"), "attachment type", issues),
+            size,
+            base,
+            issues,
+        )
+        if enc is not None:
+            found.append(enc)
+    return found

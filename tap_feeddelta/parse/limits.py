@@ -1,0 +1,21 @@
+"""The reading limits of the parse layer, in one place (sizes in UTF-8 bytes)."""
+
+from __future__ import annotations
+
+from typing import Final
+
+MAX_ITEMS_READ: Final = 10_000
+MAX_TITLE_BYTES: Final = 1024
+MAX_SUMMARY_BYTES: Final = 4096
+MAX_CONTENT_BYTES: Final = 65_536
+MAX_AUTHOR_NAME_BYTES: Final = 256
+MAX_ID_BYTES: Final = 1024
+MAX_URL_BYTES: Final = 2048
+MAX_LANGUAGE_CHARS: Final = 35
+MAX_MEDIA_TYPE_CHARS: Final = 255
+MAX_EMAIL_CHARS: Final = 254
+# Text of one element that is read at all; a longer text is cut before normalizing
+# (it is then capped far lower by the field caps above and reported).
+MAX_RAW_TEXT_CHARS: Final = 16 * MAX_CONTENT_BYTES
+# Enforced by libxml2 without XML_PARSE_HUGE: nesting depth 256, one text node 10 MB.
+MAX_XML_DEPTH: Final = 256

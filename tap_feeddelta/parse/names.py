@@ -1,0 +1,112 @@
+"""Element names as short keys, and the text held by an element.
+
+Feeds mix namespaces freely (and sometimes get them wrong), so each tag is mapped once
+per document kind to a key: the "home" namespaces of the format give bare lowercase local
+names (``title``), known extension namespaces give ``prefix:local`` (``dc:creator``),
+anything else gives a key that matches nothing. Lookups are cached per tag string.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from html import unescape
+from typing import Final, cast
+
+from lxml import etree
+
+from tap_feeddelta.parse.limits import MAX_RAW_TEXT_CHARS
+
+RSS_HOME: Final = frozenset(
+    {
+        "",
+        "http://purl.org/rss/1.0/",
+        "http://my.netscape.com/rdf/simple/0.9/",
+        "http://backend.userland.com/rss2",
+        "http://backend.userland.com/rss",
+        "http://blogs.law.harvard.edu/tech/rss",
+        "http://purl.org/net/rss1.1#",
+    }
+)
+ATOM_HOME: Final = frozenset({"", "http://www.w3.org/2005/Atom", "http://purl.org/atom/ns#"})
+
+_PREFIXES: Final = {
+    "http://www.w3.org/2005/atom": "atom",
+    "http://purl.org/atom/ns#": "atom",
+    "http://purl.org/dc/elements/1.1/": "dc",
+    "http://purl.org/dc/elements/1.0/": "dc",
+    "http://purl.org/dc/terms/": "dcterms",
+    "http://purl.org/rss/1.0/modules/content/": "content",
+    "http://search.yahoo.com/mrss/": "media",
+    "http://search.yahoo.com/mrss": "media",
+    "http://www.itunes.com/dtds/podcast-1.0.dtd": "itunes",
+    "http://www.w3.org/1999/02/22-rdf-syntax-ns#": "rdf",
+    "http://www.w3.org/1999/xhtml": "xhtml",
+}
+# Prefixes that recovery may leave unbound ("dc:creator" without a namespace).
+_KNOWN_PREFIXES: Final = frozenset({"atom", "dc", "dcterms", "content", "media", "itunes", "rdf"})
+RDF_ABOUT: Final = "{http://www.w3.org/1999/02/22-rdf-syntax-ns#}about"
+XML_LANG: Final = "{http://www.w3.org/XML/1998/namespace}lang"
+
+TagKey = Callable[[object], str]
+
+
+def tag_keys(home: frozenset[str]) -> TagKey:
+    """A cached function: element tag → key, for a document whose own namespaces are
+    ``home``."""
+    cache: dict[object, str] = {}
+
+    def key(tag: object) -> str:
+        found = cache.get(tag)
+        if found is not None:
+            return found
+        if not isinstance(tag, str):
+            result = ""  # comment, processing instruction, entity
+        elif tag.startswith("{"):
+            namespace, _, local = tag[1:].partition("}")
+            if namespace in home:
+                result = local.lower()
+            else:
+                prefix = _PREFIXES.get(namespace.lower().rstrip(), "")
+                result = f"{prefix}:{local.lower()}" if prefix else "?:" + local
+        elif ":" in tag:
+            prefix, _, local = tag.partition(":")
+            result = f"{prefix.lower()}:{local.lower()}" if prefix in _KNOWN_PREFIXES else "?:"
+        else:
+            result = tag.lower()
+        if len(cache) < 4096:
+            cache[tag] = result
+        return result
+
+    return key
+
+
+def text_of(element: etree._Element) -> str:
+    """All text inside the element (its own and its descendants'), bounded in length."""
+    if len(element) == 0:
+        text = element.text or ""
+    else:
+        text = "".join(cast("Iterator[str]", element.itertext()))
+    return text[:MAX_RAW_TEXT_CHARS] if len(text) > MAX_RAW_TEXT_CHARS else text
+
+
+def markup_of(element: etree._Element, *, is_text_markup: bool) -> str:
+    """The element's content as HTML source, bounded in length.
+
+    ``is_text_markup`` (RSS ``description``, Atom ``type="html"``): the text is escaped
+    HTML, the source itself. Naked child elements there are serialized and their text is
+    read as source too (a "typepad style" ``<div>`` holding escaped markup). Otherwise
+    (XHTML) the children are markup and all text in them stays text.
+    """
+    own = element.text or ""
+    if is_text_markup:
+        if len(element) == 0:
+            text = own
+        else:
+            text = own + unescape(
+                "".join(etree.tostring(child, encoding="unicode") for child in element)
+            )
+    else:
+        if "&" in own or "<" in own:
+            own = own.replace("&", "&amp;").replace("<", "&lt;")
+        text = own + "".join(etree.tostring(child, encoding="unicode") for child in element)
+    return text[:MAX_RAW_TEXT_CHARS] if len(text) > MAX_RAW_TEXT_CHARS else text

@@ -1,0 +1,248 @@
+"""RSS 0.90–0.94, 1.0 (RDF) and 2.0, with the usual modules (content, dc, media, itunes)."""
+
+from __future__ import annotations
+
+from lxml import etree
+
+from tap_feeddelta.errors import Issue, ParseError
+from tap_feeddelta.models import Author, Enclosure, FeedFormat, ParsedFeed, ParsedItem
+from tap_feeddelta.parse import fields
+from tap_feeddelta.parse.limits import MAX_ITEMS_READ
+from tap_feeddelta.parse.names import RDF_ABOUT, RSS_HOME, TagKey, markup_of, tag_keys, text_of
+from tap_feeddelta.parse.xmldoc import XmlDocument, base_of, kept_items
+
+
+def rss_format(root_key: str, root: etree._Element) -> FeedFormat | None:
+    """The RSS format of a root element, or ``None`` when it is no RSS root."""
+    if root_key == "rdf:rdf":
+        return "rss-1.0"
+    if root_key == "rss":
+        version = (root.get("version") or "").strip()
+        return "rss-2.0" if version.startswith("2") else "rss-0.9x"
+    if root_key == "channel":
+        return "rss-0.9x"
+    return None
+
+
+def rss_feed(doc: XmlDocument, feed_format: FeedFormat, url: str) -> ParsedFeed:
+    key = tag_keys(RSS_HOME)
+    root = doc.root
+    channel = root if key(root.tag) == "channel" else None
+    for child in root:
+        if channel is None and key(child.tag) == "channel":
+            channel = child
+            break
+    issues = list(doc.issues)
+    item_elements, has_more = _item_elements(key, root, channel)
+    item_elements = kept_items(doc, item_elements, "item")
+    if doc.is_truncated and not item_elements:
+        raise ParseError("invalid_feed", "The document breaks off before its first item.")
+    if has_more:
+        issues.append(Issue("too_many_items", f"Only the first {MAX_ITEMS_READ} items are read."))
+    base = base_of(channel if channel is not None else root, url) if doc.has_xml_base else url
+    feed_authors: tuple[Author, ...] = ()
+    feed_values: dict[str, str | None] = {}
+    if channel is not None:
+        feed_authors = _channel(key, channel, base, feed_values, issues)
+    root_name = root.tag.rpartition("}")[2] if root.prefix is None else f"{root.prefix}:RDF"
+    parent = (
+        f"/{root_name}/channel"
+        if channel is not None and item_elements and item_elements[0].getparent() is channel
+        else f"/{root_name}"
+    )
+    items = tuple(
+        _item(key, element, f"{parent}/item[{index}]", base, doc.has_xml_base, feed_authors)
+        for index, element in enumerate(item_elements, 1)
+    )
+    return ParsedFeed(
+        format=feed_format,
+        title=fields.title(feed_values.get("title"), "html", issues),
+        link=fields.url(feed_values.get("link"), base, "feed", issues),
+        description=fields.summary(feed_values.get("description"), "html", issues),
+        language=fields.language(feed_values.get("language")),
+        updated_at=fields.date(feed_values.get("updated"), "feed updated", issues),
+        items=items,
+        is_truncated=doc.is_truncated or has_more,
+        issues=tuple(issues),
+    )
+
+
+def _item_elements(
+    key: TagKey, root: etree._Element, channel: etree._Element | None
+) -> tuple[list[etree._Element], bool]:
+    found: list[etree._Element] = []
+    for parent in (channel, root):
+        if parent is None or (found and parent is root):
+            continue
+        for child in parent:
+            if key(child.tag) == "item":
+                if len(found) == MAX_ITEMS_READ:
+                    return found, True
+                found.append(child)
+    return found, False
+
+
+def _channel(
+    key: TagKey,
+    channel: etree._Element,
+    base: str | None,
+    values: dict[str, str | None],
+    issues: list[Issue],
+) -> tuple[Author, ...]:
+    authors: list[Author] = []
+    for child in channel:
+        name = key(child.tag)
+        if name == "item":
+            continue
+        if name in ("title", "dc:title") and "title" not in values:
+            values["title"] = markup_of(child, is_text_markup=True)
+        elif name == "link" and "link" not in values:
+            values["link"] = text_of(child)
+        elif name == "atom:link" and "atomlink" not in values:
+            if (child.get("rel") or "alternate") == "alternate" and child.get("href"):
+                values["atomlink"] = child.get("href")
+        elif name in ("description", "dc:description") and "description" not in values:
+            values["description"] = markup_of(child, is_text_markup=True)
+        elif name in ("language", "dc:language") and "language" not in values:
+            values["language"] = text_of(child)
+        elif name in ("lastbuilddate", "pubdate", "dc:date", "dcterms:modified"):
+            if "updated" not in values or name == "lastbuilddate":
+                values["updated"] = text_of(child)
+        elif name == "managingeditor" and not authors:
+            found = fields.rss_author(text_of(child), base, issues)
+            authors.extend([found] if found else [])
+        elif name in ("dc:creator", "itunes:author", "author"):
+            found = fields.author(text_of(child), None, None, base, issues)
+            authors.extend([found] if found else [])
+    if "link" not in values and "atomlink" in values:
+        values["link"] = values["atomlink"]
+    return tuple(authors[:1])
+
+
+def _item(
+    key: TagKey,
+    element: etree._Element,
+    pointer: str,
+    base: str | None,
+    has_xml_base: bool,
+    feed_authors: tuple[Author, ...],
+) -> ParsedItem:
+    issues: list[Issue] = []
+    if has_xml_base:
+        base = base_of(element, base)
+    title = link = description = encoded = guid = published = dc_date = updated = None
+    alternate = itunes_summary = None
+    is_permalink = True
+    authors: list[Author] = []
+    itunes_authors: list[Author] = []
+    tags: list[str] = []
+    enclosures: list[Enclosure] = []
+    media: list[Enclosure] = []
+    for child in element:
+        name = key(child.tag)
+        if name == "title" or name == "dc:title":
+            if title is None:
+                title = markup_of(child, is_text_markup=True)
+        elif name == "link":
+            if link is None:
+                link = text_of(child)
+        elif name == "description" or name == "dc:description":
+            if description is None:
+                description = markup_of(child, is_text_markup=True)
+        elif name == "pubdate" or name == "dcterms:issued":
+            if published is None:
+                published = text_of(child)
+        elif name == "guid":
+            if guid is None:
+                guid = text_of(child)
+                is_permalink = (child.get("isPermaLink") or "true").strip().lower() != "false"
+        elif name == "category" or name == "dc:subject":
+            value = fields.tag(text_of(child))
+            if value:
+                tags.append(value)
+        elif name == "content:encoded" or name == "fullitem" or name == "xhtml:body":
+            if encoded is None:
+                encoded = markup_of(child, is_text_markup=name != "xhtml:body")
+        elif name == "dc:creator" or name == "author" or name == "dc:author":
+            found = fields.rss_author(text_of(child), base, issues)
+            if found is not None:
+                authors.append(found)
+        elif name == "tags":
+            tags.extend(filter(None, map(fields.tag, text_of(child).split(","))))
+        elif name == "enclosure":
+            child_base = base_of(child, base) if has_xml_base else base
+            enc = fields.enclosure(
+                child.get("url"), child.get("type"), child.get("length"), child_base, issues
+            )
+            if enc is not None:
+                enclosures.append(enc)
+        elif name == "dc:date":
+            if dc_date is None:
+                dc_date = text_of(child)
+        elif name == "dcterms:modified" or name == "atom:updated":
+            if updated is None:
+                updated = text_of(child)
+        elif name == "media:content" or name == "media:group":
+            _media(key, child, base, has_xml_base, media, issues)
+        elif name == "atom:link":
+            rel = child.get("rel") or "alternate"
+            if rel == "alternate" and alternate is None:
+                alternate = child.get("href")
+        elif name == "itunes:author":
+            found = fields.author(text_of(child), None, None, base, issues)
+            if found is not None:
+                itunes_authors.append(found)
+        elif name == "itunes:summary" and itunes_summary is None:
+            itunes_summary = text_of(child)
+    if published is None:
+        published, dc_date = dc_date, None
+    if updated is None:
+        updated = dc_date
+    native_id = fields.native_id(guid, issues)
+    if native_id is None and element.get(RDF_ABOUT):
+        native_id = fields.native_id(element.get(RDF_ABOUT), issues)
+    url = fields.url(link, base, "item", issues) if link else None
+    if url is None and alternate:
+        url = fields.url(alternate, base, "item", issues)
+    if url is None and native_id and is_permalink and native_id.startswith(("http://", "https://")):
+        url = fields.url(native_id, None, "item", issues)
+    if description is None and itunes_summary:
+        description = itunes_summary.replace("&", "&amp;").replace("<", "&lt;")
+    return ParsedItem(
+        native_id=native_id,
+        native_id_source="guid" if native_id is not None else None,
+        url=url,
+        title=fields.title(title, "html", issues),
+        summary=fields.summary(description, "html", issues),
+        content_text=fields.content(encoded, "html", issues),
+        authors=tuple(authors or itunes_authors) or feed_authors,
+        tags=fields.unique(tags),
+        published_at=fields.date(published, "published", issues),
+        updated_at=fields.date(updated, "updated", issues),
+        enclosures=tuple(enclosures or media),
+        source_pointer=pointer,
+        issues=tuple(issues),
+    )
+
+
+def _media(
+    key: TagKey,
+    element: etree._Element,
+    base: str | None,
+    has_xml_base: bool,
+    found: list[Enclosure],
+    issues: list[Issue],
+) -> None:
+    """Media RSS ``media:content``, alone or in a ``media:group``."""
+    contents = (
+        [element]
+        if key(element.tag) == "media:content"
+        else [child for child in element if key(child.tag) == "media:content"]
+    )
+    for content in contents:
+        media_base = base_of(content, base) if has_xml_base else base
+        enc = fields.enclosure(
+            content.get("url"), content.get("type"), content.get("fileSize"), media_base, issues
+        )
+        if enc is not None:
+            found.append(enc)

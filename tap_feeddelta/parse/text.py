@@ -1,0 +1,114 @@
+"""Plain text out of feed text: HTML read for its words, whitespace collapsed, caps applied.
+
+Most feed text has no markup at all, so the first check is for ``<`` and ``&``: without
+them the text only needs its whitespace collapsed. Markup is removed with a few
+precompiled expressions rather than an HTML parser: only the words matter here, and
+nothing of the markup may survive.
+"""
+
+from __future__ import annotations
+
+import re
+from html import unescape
+from typing import Final
+
+_COMMENT: Final = re.compile(r"<!--.*?(?:-->|\Z)", re.S)
+# Elements whose content is not words: dropped with their content (up to the end when
+# the closing tag is missing, so that nothing active leaks into the text).
+_DROPPED: Final = re.compile(
+    r"<(script|style|noscript|template|iframe|object|embed|applet|svg|math|head|select)"
+    r"\b[^>]*>.*?(?:</\1\s*>|\Z)",
+    re.S | re.I,
+)
+# Tags that separate words (a paragraph break must not glue two words together).
+_BLOCK_TAG: Final = re.compile(
+    r"</?(?:p|div|br|hr|li|ul|ol|dl|dt|dd|h[1-6]|tr|td|th|table|thead|tbody|tfoot|caption|"
+    r"blockquote|pre|section|article|aside|header|footer|nav|figure|figcaption|main|"
+    r"address|details|summary|center|img|video|audio|source|option)\b[^>]*>",
+    re.I,
+)
+_TAG: Final = re.compile(r"<(?:/?[A-Za-z][^>]*|![^>]*|\?[^>]*)(?:>|\Z)")
+# C0 controls and DEL (those Python counts as whitespace are collapsed instead), the C1
+# range, lone surrogates and non-characters that JSON or entity decoding can produce.
+_CONTROL: Final = re.compile("[\x00-\x08\x0e-\x1b\x7f-\x84\x86-\x9f\ud800-\udfff\ufffe\uffff]")
+_C1: Final = re.compile("[\x80-\x9f]")
+_ENTITY_LEFT: Final = re.compile(
+    r"&(?:#[0-9]{1,7}|#[xX][0-9A-Fa-f]{1,6}|[A-Za-z][A-Za-z0-9]{1,31});"
+)
+
+
+def _without_c1(text: str) -> str:
+    """Text whose C1 controls are mis-decoded bytes: UTF-8 read as Latin-1 (the whole text
+    then reads as UTF-8), or windows-1252 punctuation read as Latin-1 (``don\x92t``)."""
+    if max(text) <= "\xff":
+        try:
+            return text.encode("latin-1").decode("utf-8")
+        except UnicodeDecodeError:
+            pass
+    return text.translate(_C1_AS_1252)
+
+
+_C1_AS_1252: Final = {
+    code: bytes([code]).decode("cp1252", "ignore") or None for code in range(0x80, 0xA0)
+}
+
+
+def collapsed(text: str) -> str:
+    """The text with runs of whitespace made one space and the ends trimmed."""
+    return " ".join(text.split())
+
+
+def without_controls(text: str) -> str:
+    """The text without control characters, lone surrogates or non-characters."""
+    return _CONTROL.sub("", text)
+
+
+def plain_text(text: str) -> str:
+    """Text that is already plain (Atom ``type="text"``, JSON ``content_text``)."""
+    if not text.isascii() and _C1.search(text):
+        text = _without_c1(text)
+    return " ".join(_CONTROL.sub("", text).split())
+
+
+def html_text(text: str, *, unescape_twice: bool = False) -> str:
+    """The words of an HTML fragment: no tags, no scripts, entities decoded.
+
+    ``unescape_twice`` decodes entities once more when the first pass left some behind,
+    which is what a double-escaped title (``AT&amp;amp;T``) needs.
+    """
+    if not text.isascii() and _C1.search(text):
+        text = _without_c1(text)
+    if "<" not in text and "&" not in text:
+        return " ".join(text.split())
+    if "<" in text:
+        if "<!--" in text:
+            text = _COMMENT.sub(" ", text)
+        text = _DROPPED.sub(" ", text)
+        text = _BLOCK_TAG.sub(" ", text)
+        text = _TAG.sub("", text)
+    if "&" in text:
+        text = unescape(text)
+        if unescape_twice and "&" in text and _ENTITY_LEFT.search(text):
+            text = unescape(text)
+        if not text.isascii() and _C1.search(text):
+            text = _without_c1(text)
+        text = _CONTROL.sub("", text)
+    return " ".join(text.split())
+
+
+def capped(text: str, max_bytes: int) -> tuple[str, bool]:
+    """The text cut to at most ``max_bytes`` of UTF-8 at a character boundary, and whether
+    it was cut."""
+    if len(text) * 4 <= max_bytes:
+        return text, False
+    data = text.encode("utf-8", "replace")
+    if len(data) <= max_bytes:
+        return text, False
+    return data[:max_bytes].decode("utf-8", "ignore").rstrip(), True
+
+
+def utf8_length(text: str) -> int:
+    """The length of the text in UTF-8 bytes."""
+    if text.isascii():
+        return len(text)
+    return len(text.encode("utf-8", "replace"))

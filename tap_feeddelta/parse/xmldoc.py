@@ -1,0 +1,202 @@
+"""The one hardened XML parser, and the leniency that real feeds need.
+
+Hardening: no DTD is loaded, no entity is resolved, no network is used, libxml2's own
+limits stay on (nesting depth 256, 10 MB per text node) and the number of tags is
+bounded before parsing. A DOCTYPE is removed before the parser sees it, so that no
+entity it declares is ever expanded (billion laughs, quadratic blowup); declared
+entities are reported with ``doctype_ignored`` and their references stay literal text.
+
+Leniency: a document is first parsed strictly. When that fails it is repaired (stray
+``&`` and ``<`` escaped, HTML named entities made character references, control
+characters removed) and parsed again in recovery mode — reported as ``xml_recovered``.
+A document that breaks off keeps the items that were complete before the break.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from html.entities import html5
+from typing import Final
+
+from lxml import etree
+
+from tap_feeddelta.errors import Issue
+from tap_feeddelta.parse.urls import safe_base
+
+MAX_MARKUP_TAGS: Final = 1_000_000  # "<" characters in one document
+_XML_ENTITIES: Final = frozenset({b"amp", b"lt", b"gt", b"quot", b"apos"})
+_PROLOG_TO_DOCTYPE: Final = re.compile(rb"(?:\s|<\?.*?\?>|<!--.*?-->)*", re.S)
+_DOCTYPE: Final = re.compile(rb"<!DOCTYPE[^\[>]*(?:\[.*?\]\s*)?>", re.S)
+_REPAIR: Final = re.compile(
+    rb"(?P<keep><!\[CDATA\[.*?(?:\]\]>|\Z)|<!--.*?(?:-->|\Z))"
+    rb"|&(?P<name>[A-Za-z_][A-Za-z0-9._-]{0,31});"
+    rb"|&(?P<ref>#[0-9]{1,7};|#[xX][0-9A-Fa-f]{1,6};)"
+    rb"|(?P<amp>&)"
+    rb"|(?P<lt><)(?![A-Za-z_/!?])"
+    rb"|(?P<ctl>[\x00-\x08\x0b\x0c\x0e-\x1f])",
+    re.S,
+)
+_LEADING_JUNK: Final = re.compile(rb"<\?xml|<rss|<feed|<rdf:RDF|<RDF|<channel")
+_TRUNCATED_ERRORS: Final = frozenset({77})  # XML_ERR_TAG_NOT_FINISHED: EOF inside an element
+_LIMIT_ERRORS: Final = frozenset({114, 1})  # XML_ERR_RESOURCE_LIMIT, XML_ERR_INTERNAL_ERROR
+
+
+class XmlUnreadable(Exception):  # noqa: N818 -- internal signal, mapped to ParseError
+    """The bytes hold no XML element at all."""
+
+
+@dataclass(slots=True)
+class XmlDocument:
+    root: etree._Element
+    issues: list[Issue]
+    is_recovered: bool
+    is_truncated: bool  # the document broke off or a limit cut it
+    is_limited: bool  # a libxml2 limit stopped reading: the last item read is incomplete
+    has_xml_base: bool
+    data: bytes
+
+
+def _parser(*, recover: bool) -> etree.XMLParser:
+    return etree.XMLParser(
+        encoding="utf-8",
+        recover=recover,
+        resolve_entities=False,
+        load_dtd=False,
+        dtd_validation=False,
+        no_network=True,
+        huge_tree=False,
+        remove_comments=True,
+        remove_pis=True,
+        strip_cdata=True,
+        collect_ids=False,
+    )
+
+
+def _without_doctype(data: bytes, issues: list[Issue]) -> bytes:
+    at = data.find(b"<!DOCTYPE")
+    if at < 0 or not _PROLOG_TO_DOCTYPE.fullmatch(data, 0, at):
+        return data
+    match = _DOCTYPE.match(data, at)
+    if match is None:
+        return data  # unterminated: the parser fails on it and recovery takes over
+    if b"<!ENTITY" in match.group(0):
+        issues.append(Issue("doctype_ignored", "Entities declared in a DOCTYPE are not expanded."))
+    return data[:at] + data[match.end() :]
+
+
+def _repaired(data: bytes) -> bytes:
+    def fix(match: re.Match[bytes]) -> bytes:
+        kind = match.lastgroup
+        if kind == "keep":
+            return match.group(0)
+        if kind == "name":
+            name = match.group("name")
+            if name in _XML_ENTITIES:
+                return match.group(0)
+            char = html5.get(name.decode("ascii") + ";")
+            if char is None:
+                return b"&amp;" + name + b";"
+            return char.encode("utf-8")
+        if kind == "ref":
+            return b"&" + match.group("ref").replace(b"X", b"x")
+        if kind == "amp":
+            return b"&amp;"
+        if kind == "lt":
+            return b"&lt;"
+        return b""
+
+    return _REPAIR.sub(fix, data)
+
+
+def _bounded(data: bytes, issues: list[Issue]) -> tuple[bytes, bool]:
+    if data.count(b"<") <= MAX_MARKUP_TAGS:
+        return data, False
+    at = -1
+    for _ in range(MAX_MARKUP_TAGS):
+        at = data.find(b"<", at + 1)
+    issues.append(Issue("limit_exceeded", "The document has too many tags; the rest was not read."))
+    return data[:at], True
+
+
+def xml_document(data: bytes) -> XmlDocument:
+    """The parsed document (``data`` is UTF-8). Raises ``XmlUnreadable``."""
+    issues: list[Issue] = []
+    data = data.lstrip()
+    if not data.startswith(b"<"):
+        junk = _LEADING_JUNK.search(data, 0, 4096)
+        if junk is None:
+            raise XmlUnreadable("no markup")
+        data = data[junk.start() :]
+        issues.append(Issue("xml_recovered", "Text before the XML was skipped."))
+    if b"<!DOCTYPE" in data:
+        data = _without_doctype(data, issues)
+    data, is_cut = _bounded(data, issues)
+    root = None
+    if not is_cut:
+        try:
+            root = etree.fromstring(data, _parser(recover=False))
+        except etree.XMLSyntaxError:
+            root = None
+    is_truncated = is_limited = is_recovered = False
+    if root is None:
+        parser = _parser(recover=True)
+        repaired = _repaired(data)
+        try:
+            root = etree.fromstring(repaired, parser)
+        except etree.XMLSyntaxError as exc:
+            raise XmlUnreadable("unreadable XML") from exc
+        if root is None:
+            raise XmlUnreadable("no element")
+        is_recovered = True
+        error_types = {error.type for error in parser.error_log}
+        is_limited = bool(error_types & _LIMIT_ERRORS)
+        is_truncated = is_cut or is_limited or bool(error_types & _TRUNCATED_ERRORS)
+        issues.append(Issue("xml_recovered", "Malformed XML was read by recovery."))
+        if is_limited and not is_cut:
+            issues.append(Issue("limit_exceeded", "A parser limit cut the document."))
+        elif is_truncated and not is_cut:
+            issues.append(Issue("document_truncated", "The document breaks off."))
+        data = repaired
+    if root.getroottree().docinfo.internalDTD is not None:
+        # A DOCTYPE the removal did not catch: never let its entities be serialized.
+        raise XmlUnreadable("unexpected DOCTYPE")
+    return XmlDocument(
+        root=root,
+        issues=issues,
+        is_recovered=is_recovered,
+        is_truncated=is_truncated,
+        is_limited=is_limited,
+        has_xml_base=b"xml:base" in data,
+        data=data,
+    )
+
+
+_CLOSING: dict[str, re.Pattern[bytes]] = {}
+
+
+def complete_count(data: bytes, local_name: str) -> int:
+    """How many elements named ``local_name`` (any prefix) are closed in ``data``."""
+    pattern = _CLOSING.get(local_name)
+    if pattern is None:
+        pattern = re.compile(rb"</(?:[A-Za-z_][\w.-]*:)?" + local_name.encode() + rb"\s*>")
+        _CLOSING[local_name] = pattern
+    return sum(1 for _ in pattern.finditer(data))
+
+
+def base_of(element: etree._Element, url: str | None) -> str | None:
+    """The base URL in effect at ``element``: its ``xml:base`` chain resolved against
+    the document URL."""
+    base = element.base
+    return safe_base(base, url) if base else url
+
+
+def kept_items(
+    doc: XmlDocument, items: list[etree._Element], local_name: str
+) -> list[etree._Element]:
+    """The items read in full from a document that broke off or was cut by a limit."""
+    if doc.is_limited:
+        return items[:-1]
+    if doc.is_truncated:
+        return items[: complete_count(doc.data, local_name)]
+    return items

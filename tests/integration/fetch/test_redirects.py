@@ -1,0 +1,175 @@
+"""Redirects: followed by hand, each target parsed and checked, bodies never read."""
+
+from __future__ import annotations
+
+import tracemalloc
+from collections.abc import Callable
+
+import pytest
+
+from tap_feeddelta.fetch import Fetcher
+
+from .conftest import (
+    Clock,
+    Request,
+    Server,
+    StubResolver,
+    Wire,
+    assert_error,
+    ok_handler,
+    redirect_handler,
+)
+
+
+def test_redirects_are_followed_and_counted(
+    server: Server, fetchers: Callable[..., Fetcher]
+) -> None:
+    server.routes["/old"] = redirect_handler("/older", 301)
+    server.routes["/older"] = redirect_handler(server.url("/feed?x=2"), 308)
+    server.routes["/feed"] = ok_handler(b"<rss/>", ETag='"e"')
+    result = fetchers(allow_private_networks=True).fetch(server.url("/old"))
+    assert result.status == "ok", result.error
+    assert result.redirects == 2
+    assert result.final_url == server.url("/feed?x=2")
+    assert result.etag == '"e"'
+    assert server.paths == ["/old", "/older", "/feed"]
+
+
+@pytest.mark.parametrize(
+    "location", ["feed", "./feed", "../feed", "//127.0.0.1:{port}/feed", "/feed#frag"]
+)
+def test_relative_locations_are_resolved_first(
+    location: str, server: Server, fetchers: Callable[..., Fetcher]
+) -> None:
+    server.routes["/dir/start"] = redirect_handler(location.format(port=server.port))
+    server.routes["/dir/feed"] = ok_handler(b"dir")
+    server.routes["/feed"] = ok_handler(b"root")
+    result = fetchers(allow_private_networks=True).fetch(server.url("/dir/start"))
+    assert result.status == "ok", result.error
+    assert result.redirects == 1
+    assert len(server.paths) == 2
+
+
+REFUSED_PRIVATE_TARGETS = [
+    "http://10.0.0.1/feed",
+    "http://192.168.0.10:{port}/feed",
+    "http://127.0.0.2:{port}/feed",
+    "http://[::1]:{port}/feed",
+    "http://169.254.169.254/latest/meta-data/",
+    "http://[::ffff:127.0.0.1]:{port}/feed",
+    "http://intranet.example:{port}/feed",
+    "http://rebound.example:{port}/feed",
+]
+
+
+@pytest.mark.usefixtures("loopback_is_public")
+@pytest.mark.parametrize("location", REFUSED_PRIVATE_TARGETS)
+def test_redirect_to_a_private_address_is_refused(
+    location: str, server: Server, fetchers: Callable[..., Fetcher], clock: Clock
+) -> None:
+    """Strict policy; the test server plays a public host (see ``loopback_is_public``)."""
+    server.routes["/feed"] = redirect_handler(location.format(port=server.port))
+    resolver = StubResolver(
+        {
+            "intranet.example": ["192.168.0.10"],
+            "rebound.example": ["127.0.0.1", "10.0.0.7"],
+        }
+    )
+    fetcher = fetchers(resolver=resolver)
+    result = fetcher.fetch(server.url("/feed"))
+    assert_error(result, "redirect_denied", clock, 2.0)
+    assert result.redirects == 0
+    assert result.http_status == 302
+    assert server.paths == ["/feed"]
+    assert server.connections == 1
+
+
+@pytest.mark.parametrize(
+    "location",
+    [
+        "file:///etc/passwd",
+        "gopher://127.0.0.1:{port}/_GET%20/",
+        "ftp://127.0.0.1/feed",
+        "javascript:alert(1)",
+        "http://user:pw@127.0.0.1:{port}/feed2",
+        "http://@127.0.0.1:{port}/feed2",
+        "http://127.0.0.1:{port}\\@evil.example/feed2",
+        "http://127.0.0.1:{port}/a\tb",
+    ],
+)
+def test_redirect_to_a_forbidden_url_is_refused(
+    location: str, server: Server, fetchers: Callable[..., Fetcher], clock: Clock
+) -> None:
+    server.routes["/feed"] = redirect_handler(location.format(port=server.port))
+    server.routes["/feed2"] = ok_handler()
+    result = fetchers(allow_private_networks=True).fetch(server.url("/feed"))
+    assert_error(result, "redirect_denied", clock, 2.0)
+    assert result.error is not None
+    assert "pw" not in result.error.message
+    assert server.paths == ["/feed"]
+
+
+def test_redirect_loop_stops_at_the_limit(
+    server: Server, fetchers: Callable[..., Fetcher], clock: Clock
+) -> None:
+    server.routes["/a"] = redirect_handler("/b")
+    server.routes["/b"] = redirect_handler("/a")
+    result = fetchers(allow_private_networks=True, max_redirects=3).fetch(server.url("/a"))
+    assert_error(result, "redirect_limit", clock, 2.0)
+    assert result.redirects == 3
+    assert server.paths == ["/a", "/b", "/a", "/b"]
+
+
+def test_redirect_chain_past_the_limit(
+    server: Server, fetchers: Callable[..., Fetcher], clock: Clock
+) -> None:
+    for hop in range(1, 5):
+        server.routes[f"/r{hop}"] = redirect_handler(f"/r{hop + 1}" if hop < 4 else "/feed")
+    server.routes["/feed"] = ok_handler()
+    result = fetchers(allow_private_networks=True, max_redirects=3).fetch(server.url("/r1"))
+    assert_error(result, "redirect_limit", clock, 2.0)
+    assert server.paths == ["/r1", "/r2", "/r3", "/r4"]
+    # Exactly at the limit is fine.
+    result = fetchers(allow_private_networks=True, max_redirects=3).fetch(server.url("/r2"))
+    assert result.status == "ok"
+    assert result.redirects == 3
+
+
+def test_zero_redirects_allowed(server: Server, fetchers: Callable[..., Fetcher]) -> None:
+    server.routes["/a"] = redirect_handler("/feed")
+    server.routes["/feed"] = ok_handler()
+    result = fetchers(allow_private_networks=True, max_redirects=0).fetch(server.url("/a"))
+    assert_error(result, "redirect_limit")
+    assert server.paths == ["/a"]
+
+
+def test_redirect_without_location_is_bad_response(
+    server: Server, fetchers: Callable[..., Fetcher]
+) -> None:
+    server.routes["/a"] = lambda request, wire: wire.respond(302)
+    assert_error(fetchers(allow_private_networks=True).fetch(server.url("/a")), "bad_response")
+    assert server.paths == ["/a"]
+
+
+def test_redirect_whose_body_is_a_bomb_is_not_read(
+    server: Server, fetchers: Callable[..., Fetcher], gzip_bomb: bytes, clock: Clock
+) -> None:
+    def bomb_redirect(request: Request, wire: Wire) -> bool:
+        head = [("Location", "/feed"), ("Content-Encoding", "gzip")]
+        wire.respond(302, gzip_bomb, head)
+        return True
+
+    server.routes["/a"] = bomb_redirect
+    server.routes["/feed"] = ok_handler(b"<rss/>")
+    fetcher = fetchers(allow_private_networks=True, max_feed_bytes=1 << 20)
+    tracemalloc.start()
+    try:
+        result = fetcher.fetch(server.url("/a"))
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert result.status == "ok", result.error
+    assert result.body == b"<rss/>"
+    assert peak < 4 << 20
+    assert clock.elapsed < 3
+    assert server.paths == ["/a", "/feed"]

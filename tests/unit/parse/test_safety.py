@@ -1,0 +1,194 @@
+"""Hostile and oversized documents: refused or read within bounds, in bounded time."""
+
+from __future__ import annotations
+
+import time
+
+import pytest
+
+from tap_feeddelta.errors import ParseError
+from tap_feeddelta.models import ParsedFeed
+from tap_feeddelta.parse import parse_feed
+from tap_feeddelta.parse.limits import (
+    MAX_CONTENT_BYTES,
+    MAX_ITEMS_READ,
+    MAX_SUMMARY_BYTES,
+    MAX_TITLE_BYTES,
+)
+
+URL = "https://example.org/feed"
+
+
+def _parse_quickly(body: bytes, seconds: float = 5.0) -> ParsedFeed | ParseError:
+    started = time.perf_counter()
+    try:
+        result: ParsedFeed | ParseError = parse_feed(body, None, URL)
+    except ParseError as exc:
+        result = exc
+    assert time.perf_counter() - started < seconds
+    return result
+
+
+def _codes(feed: ParsedFeed) -> set[str]:
+    return {issue.code for issue in feed.issues}
+
+
+BILLION_LAUGHS = b"""<?xml version="1.0"?>
+<!DOCTYPE lolz [
+ <!ENTITY lol "lol">
+ <!ENTITY lol1 "&lol;&lol;&lol;&lol;&lol;&lol;&lol;&lol;&lol;&lol;">
+ <!ENTITY lol2 "&lol1;&lol1;&lol1;&lol1;&lol1;&lol1;&lol1;&lol1;&lol1;&lol1;">
+ <!ENTITY lol3 "&lol2;&lol2;&lol2;&lol2;&lol2;&lol2;&lol2;&lol2;&lol2;&lol2;">
+ <!ENTITY lol4 "&lol3;&lol3;&lol3;&lol3;&lol3;&lol3;&lol3;&lol3;&lol3;&lol3;">
+ <!ENTITY lol5 "&lol4;&lol4;&lol4;&lol4;&lol4;&lol4;&lol4;&lol4;&lol4;&lol4;">
+ <!ENTITY lol6 "&lol5;&lol5;&lol5;&lol5;&lol5;&lol5;&lol5;&lol5;&lol5;&lol5;">
+ <!ENTITY lol7 "&lol6;&lol6;&lol6;&lol6;&lol6;&lol6;&lol6;&lol6;&lol6;&lol6;">
+ <!ENTITY lol8 "&lol7;&lol7;&lol7;&lol7;&lol7;&lol7;&lol7;&lol7;&lol7;&lol7;">
+ <!ENTITY lol9 "&lol8;&lol8;&lol8;&lol8;&lol8;&lol8;&lol8;&lol8;&lol8;&lol8;">
+]>
+<rss version="2.0"><channel><title>&lol9;</title>
+<item><title>&lol9;</title><description>&lol9;</description><guid>&lol9;</guid></item>
+</channel></rss>"""
+
+
+def test_billion_laughs_is_read_without_expansion() -> None:
+    feed = _parse_quickly(BILLION_LAUGHS)
+    assert isinstance(feed, ParsedFeed)
+    assert "doctype_ignored" in _codes(feed)
+    assert feed.title == "&lol9;"
+    assert feed.items[0].title == "&lol9;"
+    assert feed.items[0].native_id == "&lol9;"
+
+
+def test_quadratic_blowup_is_read_without_expansion() -> None:
+    entity = b"A" * 100_000
+    refs = b"&a;" * 20_000
+    body = (
+        b'<?xml version="1.0"?><!DOCTYPE rss [<!ENTITY a "' + entity + b'">]>'
+        b"<rss><channel><item><description>" + refs + b"</description></item></channel></rss>"
+    )
+    feed = _parse_quickly(body)
+    assert isinstance(feed, ParsedFeed)
+    summary = feed.items[0].summary
+    assert summary is not None
+    assert "A" not in summary
+    assert len(summary.encode()) <= MAX_SUMMARY_BYTES
+
+
+def test_external_entity_is_never_fetched_or_read() -> None:
+    body = (
+        b'<?xml version="1.0"?><!DOCTYPE rss [<!ENTITY x SYSTEM "file:///etc/passwd">'
+        b'<!ENTITY y SYSTEM "http://127.0.0.1:9/x">]>'
+        b"<rss><channel><title>&x;&y;</title></channel></rss>"
+    )
+    feed = _parse_quickly(body)
+    assert isinstance(feed, ParsedFeed)
+    assert feed.title == "&x;&y;"
+
+
+def test_parameter_entities_in_doctype_are_ignored() -> None:
+    body = (
+        b'<?xml version="1.0"?><!DOCTYPE rss [<!ENTITY % p SYSTEM "http://127.0.0.1:9/p.dtd">'
+        b"%p;]><rss><channel><title>ok</title></channel></rss>"
+    )
+    feed = _parse_quickly(body)
+    assert isinstance(feed, ParsedFeed)
+    assert feed.title == "ok"
+
+
+def test_more_than_the_item_limit_keeps_the_first_ones() -> None:
+    items = b"".join(
+        b"<item><guid>%d</guid></item>" % number for number in range(MAX_ITEMS_READ + 5)
+    )
+    feed = _parse_quickly(b'<rss version="2.0"><channel>' + items + b"</channel></rss>", 20)
+    assert isinstance(feed, ParsedFeed)
+    assert len(feed.items) == MAX_ITEMS_READ
+    assert feed.is_truncated
+    assert "too_many_items" in _codes(feed)
+    assert feed.items[-1].native_id == str(MAX_ITEMS_READ - 1)
+    assert feed.items[-1].source_pointer == f"/rss/channel/item[{MAX_ITEMS_READ}]"
+
+
+def test_more_json_items_than_the_limit() -> None:
+    items = ",".join('{"id": "%d"}' % n for n in range(MAX_ITEMS_READ + 1))
+    body = ('{"version": "https://jsonfeed.org/version/1.1", "items": [' + items + "]}").encode()
+    feed = _parse_quickly(body, 20)
+    assert isinstance(feed, ParsedFeed)
+    assert len(feed.items) == MAX_ITEMS_READ
+    assert feed.is_truncated
+
+
+@pytest.mark.parametrize("depth", [300, 100_000])
+def test_deep_nesting_is_bounded(depth: int) -> None:
+    body = (
+        b"<rss><channel><item><title>kept</title></item><item><description>"
+        + b"<div>" * depth
+        + b"x"
+        + b"</div>" * depth
+        + b"</description></item></channel></rss>"
+    )
+    feed = _parse_quickly(body)
+    assert isinstance(feed, ParsedFeed)
+    assert feed.is_truncated
+    assert "limit_exceeded" in _codes(feed)
+    assert [item.title for item in feed.items] == ["kept"]
+
+
+def test_deep_json_nesting_is_refused() -> None:
+    body = b'{"version": "https://jsonfeed.org/version/1", "items": ' + b"[" * 100_000
+    result = _parse_quickly(body)
+    assert isinstance(result, ParseError)
+    assert result.code == "invalid_feed"
+
+
+def test_huge_text_node_never_reaches_a_record_silently() -> None:
+    body = (
+        b"<rss><channel><item><title>first</title></item><item><title>cut</title><description>"
+        + b"x" * (11 * 1024 * 1024)
+        + b"</description></item><item><title>after</title></item></channel></rss>"
+    )
+    feed = _parse_quickly(body, 20)
+    assert isinstance(feed, ParsedFeed)
+    assert feed.is_truncated
+    assert "limit_exceeded" in _codes(feed)
+    assert [item.title for item in feed.items] == ["first"]
+
+
+def test_large_text_is_capped_and_reported() -> None:
+    body = (
+        b"<rss><channel><item><title>"
+        + b"t" * 5000
+        + b"</title><description>"
+        + b"d " * 10_000
+        + b"</description><content:encoded xmlns:content='http://purl.org/rss/1.0/modules/content/'>"
+        + "é".encode() * 100_000
+        + b"</content:encoded></item></channel></rss>"
+    )
+    feed = _parse_quickly(body)
+    assert isinstance(feed, ParsedFeed)
+    item = feed.items[0]
+    assert item.title is not None and len(item.title.encode()) <= MAX_TITLE_BYTES
+    assert item.summary is not None and len(item.summary.encode()) <= MAX_SUMMARY_BYTES
+    assert item.content_text is not None
+    assert len(item.content_text.encode()) <= MAX_CONTENT_BYTES
+    assert {"title_truncated", "summary_truncated", "content_truncated"} <= {
+        issue.code for issue in item.issues
+    }
+
+
+def test_many_tags_are_bounded() -> None:
+    body = b"<rss><channel><item><title>a</title></item>" + b"<x/>" * 1_100_000 + b"</channel>"
+    feed = _parse_quickly(body, 20)
+    assert isinstance(feed, ParsedFeed)
+    assert feed.is_truncated
+    assert "limit_exceeded" in _codes(feed)
+
+
+@pytest.mark.parametrize(
+    "body",
+    [b"", b"   ", b"\x00\x01\x02", b"<", b"<<<>>>", b"{", b"[1, 2]", b"null", b"<?xml?>"],
+)
+def test_garbage_is_a_parse_error(body: bytes) -> None:
+    result = _parse_quickly(body)
+    assert isinstance(result, ParseError)
+    assert result.code in ("invalid_feed", "not_a_feed")
