@@ -63,6 +63,7 @@ class FeedRun:
         self._statuses: Counter[str] = Counter()
         self._errors: Counter[str] = Counter()
         self._emitted = 0
+        self._positions: dict[int, int] = {}
 
     def outcomes(self, stream_state: dict[str, Any] | None) -> Iterator[FeedOutcome]:
         """Check every feed; with ``stream_state`` (feed_items selected) also move state.
@@ -123,17 +124,32 @@ class FeedRun:
         index: dict[tuple[str, str], dict[str, Any]],
         outcome: FeedOutcome,
     ) -> None:
+        """Put the feed's new bookmark into the state in one step.
+
+        The partition is built whole and swapped in with a single assignment, so a
+        SIGTERM (whose handler writes the state) never sees a half-written partition.
+        """
         assert outcome.bookmark is not None
         key = (self.settings.monitor_id, outcome.task.feed_url)
-        partition = index.get(key)
-        if partition is None:
-            partition = {"context": {"monitor_id": key[0], "feed_url": key[1]}}
-            partitions.append(partition)
-            index[key] = partition
-        context = partition["context"]
-        partition.clear()
-        partition["context"] = context
-        partition.update(encode_bookmark(outcome.bookmark))
+        fresh = {
+            "context": {"monitor_id": key[0], "feed_url": key[1]},
+            **encode_bookmark(outcome.bookmark),
+        }
+        old = index.get(key)
+        index[key] = fresh
+        if old is None:
+            partitions.append(fresh)
+        else:
+            partitions[self._position(partitions, old)] = fresh
+
+    def _position(self, partitions: list[dict[str, Any]], partition: dict[str, Any]) -> int:
+        """Where ``partition`` stands in the list (positions are cached; the list only
+        changes through _commit and _prune_removed)."""
+        cached = self._positions.get(id(partition))
+        if cached is None or cached >= len(partitions) or partitions[cached] is not partition:
+            self._positions = {id(p): n for n, p in enumerate(partitions)}
+            cached = self._positions[id(partition)]
+        return cached
 
     def _prune_removed(
         self, partitions: list[dict[str, Any]], index: dict[tuple[str, str], dict[str, Any]]

@@ -9,6 +9,7 @@ from singer_sdk import Stream, Tap
 from singer_sdk.exceptions import ConfigValidationError
 
 from tap_feeddelta.config import CONFIG_SCHEMA, config_problems, settings_from_config
+from tap_feeddelta.errors import StateError
 from tap_feeddelta.run import FeedRun
 from tap_feeddelta.state import feed_items_state, index_partitions
 from tap_feeddelta.streams import FeedHealthStream, FeedItemsStream
@@ -43,9 +44,16 @@ class TapFeedDelta(Tap):
 
     def load_state(self, state: dict[str, Any]) -> None:
         # Refuse a state we cannot read now, before any stream writes a record.
-        feed_state = feed_items_state(state)
-        if feed_state is not None:
-            index_partitions(feed_state)
+        try:
+            feed_state = feed_items_state(state)
+            if feed_state is not None:
+                index_partitions(feed_state)
+        except StateError as exc:
+            raise StateError(
+                f"{exc} — the state was not changed and nothing was emitted. To start over "
+                "on purpose, clear it (meltano state clear <state-id>, or run with "
+                "--full-refresh)."
+            ) from None
         super().load_state(state)
 
     @cached_property

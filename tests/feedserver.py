@@ -9,6 +9,7 @@ from __future__ import annotations
 import hashlib
 import re
 import threading
+import time
 from dataclasses import dataclass, field
 from email.utils import formatdate
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -40,6 +41,7 @@ class FeedServer:
     def __init__(self) -> None:
         self.documents: dict[str, Document] = {}
         self.requests: list[SeenRequest] = []
+        self.delay_seconds = 0.0  # wait before answering, to make runs take time
         self._lock = threading.Lock()
         server = self
 
@@ -90,6 +92,8 @@ class FeedServer:
         self._thread.join(timeout=5)
 
     def _handle(self, handler: BaseHTTPRequestHandler) -> None:
+        if self.delay_seconds:
+            time.sleep(self.delay_seconds)
         path = handler.path
         seen = SeenRequest(
             path,
