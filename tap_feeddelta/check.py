@@ -7,6 +7,7 @@ feed's records have been written (at-least-once).
 
 from __future__ import annotations
 
+import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, replace
@@ -168,10 +169,16 @@ def check_feed(
     return _outcome(task, ctx, facts, new_bookmark, records)
 
 
+# Parsing builds a whole tree per document: at most this many at once keeps memory flat
+# however many fetches are in flight (it is CPU-bound under the GIL anyway).
+_PARSE_SLOTS = threading.BoundedSemaphore(2)
+
+
 def _read(result: FetchResult) -> tuple[ParsedFeed | None, int, Issue | None, tuple[str, ...]]:
     started = time.perf_counter()
     try:
-        feed = parse_feed(result.body or b"", result.content_type, result.final_url or "")
+        with _PARSE_SLOTS:
+            feed = parse_feed(result.body or b"", result.content_type, result.final_url or "")
     except ParseError as exc:
         elapsed = int((time.perf_counter() - started) * 1000)
         return None, elapsed, Issue(exc.code, exc.message), exc.advertised_feeds

@@ -170,6 +170,10 @@ def diff_items(
 ) -> Delta:
     """Compare a document's items with what the bookmark remembers."""
     identified, duplicates = _identify(items)
+    # Only as many items as can be remembered are tracked (the first, in document
+    # order): an item that cannot be remembered would come out as new on every run.
+    untracked = max(0, len(identified) - settings.max_state_items)
+    identified = identified[: settings.max_state_items]
     remembered = unpack_items(bookmark.items) if bookmark else {}
     is_first_run = bookmark is None or not bookmark.has_baseline
 
@@ -194,23 +198,23 @@ def diff_items(
         for entry, change_type in changed
         if id(entry) in emit_ids
     )
-    memory, trimmed = _remember(identified, remembered, deferred_ids, settings.max_state_items)
+    memory = _remember(identified, remembered, deferred_ids, settings.max_state_items)
 
     issues: list[Issue] = []
     if duplicates:
         issues.append(Issue("duplicate_id", f"{duplicates} items repeat an earlier item's id"))
     if deferred:
         issues.append(Issue("items_deferred", f"{len(deferred)} changes are left for a later run"))
-    if trimmed:
+    if untracked:
         issues.append(
-            Issue("state_trimmed", f"{trimmed} items of this document exceed max_state_items")
+            Issue("state_trimmed", f"{untracked} items past max_state_items are not tracked")
         )
     new_count = sum(1 for _, kind in changed if kind == "new")
     counts = ItemCounts(
         seen=len(items),
         new=new_count,
         updated=len(changed) - new_count,
-        unchanged=unchanged,
+        unchanged=unchanged + untracked,
         emitted=len(changes),
         deferred=len(deferred),
         remembered=len(memory) // 12,
@@ -261,8 +265,8 @@ def _remember(
     remembered: dict[int, int],
     deferred_ids: set[int],
     max_items: int,
-) -> tuple[bytes, int]:
-    """The new item memory: this document's items first, then older ones; and the overflow.
+) -> bytes:
+    """The new item memory: this document's (tracked) items first, then older ones.
 
     A deferred new item is not remembered (it must come out as new later); a deferred
     update keeps its old content hash (it must come out as updated later).
@@ -277,10 +281,9 @@ def _remember(
                 pairs.append((entry.key_hash, old))
             continue
         pairs.append((entry.key_hash, _short(entry.fingerprint)))
-    overflow = max(0, len(pairs) - max_items)
     for key, content in remembered.items():
         if len(pairs) >= max_items:
             break
         if key not in current:
             pairs.append((key, content))
-    return pack_items(pairs[:max_items]), overflow
+    return pack_items(pairs[:max_items])

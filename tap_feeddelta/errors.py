@@ -47,7 +47,7 @@ CODES: Final[dict[str, CodeInfo]] = {
     ),
     "feed_discovered": CodeInfo("info", False, "A web page was read for its advertised feed."),
     "state_trimmed": CodeInfo(
-        "warning", False, "The document has more items than max_state_items can remember."
+        "warning", False, "Items past the first max_state_items of a document are not tracked."
     ),
     "no_items": CodeInfo("info", False, "The feed has no items."),
     # -- document-level recovery (feed or item issues) ----------------------------------

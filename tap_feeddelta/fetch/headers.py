@@ -24,6 +24,10 @@ def clean_value(value: str | None, max_chars: int) -> str | None:
     value = value.strip(" \t")
     if not value or len(value) > max_chars or _CONTROL.search(value):
         return None
+    try:
+        value.encode("latin-1")  # what HTTP/1.1 can carry
+    except UnicodeEncodeError:
+        return None
     return value
 
 

@@ -23,8 +23,9 @@ class FetchPolicy:
     max_per_host: int = 2
 
     def __post_init__(self) -> None:
-        if not self.user_agent or any(ord(c) < 0x20 or ord(c) == 0x7F for c in self.user_agent):
-            raise ValueError("user_agent must be a non-empty string without control characters")
+        agent = self.user_agent
+        if not agent or not agent.isascii() or any(ord(c) < 0x20 or ord(c) == 0x7F for c in agent):
+            raise ValueError("user_agent must be non-empty printable ASCII")
         if self.max_feed_bytes < 1:
             raise ValueError("max_feed_bytes must be at least 1")
         if self.max_redirects < 0:

@@ -73,7 +73,7 @@ def checked_addresses(
             answers = resolver(host, port, remaining_seconds)
         except TimeoutError:
             raise timed_out("resolving the host name") from None
-        except (OSError, UnicodeError):
+        except Exception:  # OSError by contract; anything else from a resolver too
             raise FetchError("dns_failed", f"The host {host} could not be resolved.") from None
         if isinstance(answers, str) or not answers:
             raise FetchError("dns_failed", f"The host {host} has no addresses.")

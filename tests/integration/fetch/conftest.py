@@ -234,7 +234,7 @@ class StubResolver:
             raise socket.gaierror(socket.EAI_NONAME, "Name or service not known")
         if answer and isinstance(answer[0], list):
             index = min(self.calls.count(host), len(answer)) - 1
-            return list(answer[index])  # type: ignore[arg-type]
+            return list(answer[index])
         return list(answer)  # type: ignore[arg-type]
 
 

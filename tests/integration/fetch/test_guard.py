@@ -106,9 +106,7 @@ def test_numeric_trick_is_refused_after_resolution(
     assert server.connections == 0
 
 
-@pytest.mark.parametrize(
-    ("answers", "case"), REFUSED_ANSWERS, ids=[c for _, c in REFUSED_ANSWERS]
-)
+@pytest.mark.parametrize(("answers", "case"), REFUSED_ANSWERS, ids=[c for _, c in REFUSED_ANSWERS])
 def test_resolved_destination_is_refused(
     answers: list[str], case: str, fetchers: Callable[..., Fetcher], server: Server, clock: Clock
 ) -> None:

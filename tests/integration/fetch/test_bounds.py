@@ -1,0 +1,343 @@
+"""Bounds: one deadline over everything, and a size cap on decoded bytes."""
+
+from __future__ import annotations
+
+import socket
+import threading
+import tracemalloc
+import zlib
+from collections.abc import Callable
+
+import pytest
+
+from tap_feeddelta.fetch import Fetcher
+
+from .conftest import Clock, Request, Server, StubResolver, Wire, assert_error, ok_handler
+
+DEADLINE = 1.0
+SLACK = 1.5
+
+
+def _fetch(fetchers: Callable[..., Fetcher], url: str, **policy: object) -> object:
+    policy.setdefault("request_timeout_seconds", DEADLINE)
+    return fetchers(allow_private_networks=True, **policy).fetch(url)
+
+
+def test_byte_a_second_body_ends_at_the_deadline(
+    server: Server, fetchers: Callable[..., Fetcher], clock: Clock
+) -> None:
+    def drip(request: Request, wire: Wire) -> None:
+        wire.send(b"HTTP/1.1 200 OK\r\nContent-Length: 100000\r\n\r\n")
+        for _ in range(200):
+            wire.send(b"x")
+            wire.sleep(0.2)
+
+    server.routes["/feed"] = drip
+    result = _fetch(fetchers, server.url("/feed"))
+    assert_error(result, "timeout", clock, DEADLINE + SLACK)
+    assert clock.elapsed >= DEADLINE * 0.9
+    assert server.paths == ["/feed"]
+
+
+def test_byte_a_second_body_without_length_ends_at_the_deadline(
+    server: Server, fetchers: Callable[..., Fetcher], clock: Clock
+) -> None:
+    """No Content-Length: the watchdog's shutdown must not pass for the end of the body."""
+
+    def drip(request: Request, wire: Wire) -> None:
+        wire.send(b"HTTP/1.1 200 OK\r\nConnection: close\r\n\r\n")
+        for _ in range(200):
+            wire.send(b"<")
+            wire.sleep(0.2)
+
+    server.routes["/feed"] = drip
+    result = _fetch(fetchers, server.url("/feed"))
+    assert_error(result, "timeout", clock, DEADLINE + SLACK)
+    assert server.paths == ["/feed"]
+
+
+def test_stalled_headers_end_at_the_deadline(
+    server: Server, fetchers: Callable[..., Fetcher], clock: Clock
+) -> None:
+    def stall(request: Request, wire: Wire) -> None:
+        wire.send(b"HTTP/1.1 200 OK\r\n")
+        wire.sleep(10)
+
+    server.routes["/feed"] = stall
+    result = _fetch(fetchers, server.url("/feed"))
+    assert_error(result, "timeout", clock, DEADLINE + SLACK)
+    assert server.paths == ["/feed"]
+
+
+def test_dripped_headers_end_at_the_deadline(
+    server: Server, fetchers: Callable[..., Fetcher], clock: Clock
+) -> None:
+    def drip_headers(request: Request, wire: Wire) -> None:
+        wire.send(b"HTTP/1.1 200 OK\r\nX-Slow: ")
+        for _ in range(200):
+            wire.send(b"a")
+            wire.sleep(0.1)
+
+    server.routes["/feed"] = drip_headers
+    result = _fetch(fetchers, server.url("/feed"))
+    assert_error(result, "timeout", clock, DEADLINE + SLACK)
+    assert server.paths == ["/feed"]
+
+
+def test_silent_server_ends_at_the_deadline(
+    silent_port: int, fetchers: Callable[..., Fetcher], clock: Clock
+) -> None:
+    result = _fetch(fetchers, f"http://127.0.0.1:{silent_port}/feed")
+    assert_error(result, "timeout", clock, DEADLINE + SLACK)
+
+
+def test_stalled_tls_handshake_ends_at_the_deadline(
+    silent_port: int, fetchers: Callable[..., Fetcher], clock: Clock
+) -> None:
+    result = _fetch(fetchers, f"https://127.0.0.1:{silent_port}/feed")
+    assert_error(result, "timeout", clock, DEADLINE + SLACK)
+
+
+def test_slow_endless_chunked_body_ends_at_the_deadline(
+    server: Server, fetchers: Callable[..., Fetcher], clock: Clock
+) -> None:
+    def endless(request: Request, wire: Wire) -> None:
+        wire.send(b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n")
+        for _ in range(1000):
+            wire.send(b"10\r\n" + b"y" * 16 + b"\r\n")
+            wire.sleep(0.05)
+
+    server.routes["/feed"] = endless
+    result = _fetch(fetchers, server.url("/feed"))
+    assert_error(result, "timeout", clock, DEADLINE + SLACK)
+    assert server.paths == ["/feed"]
+
+
+def test_fast_endless_chunked_body_stops_at_the_cap(
+    server: Server, fetchers: Callable[..., Fetcher], clock: Clock
+) -> None:
+    def endless(request: Request, wire: Wire) -> None:
+        wire.send(b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n")
+        chunk = b"4000\r\n" + b"z" * 0x4000 + b"\r\n"
+        for _ in range(100_000):
+            wire.send(chunk)
+
+    server.routes["/feed"] = endless
+    result = _fetch(fetchers, server.url("/feed"), max_feed_bytes=256 << 10)
+    assert_error(result, "response_too_large", clock, DEADLINE + SLACK)
+    assert server.paths == ["/feed"]
+
+
+def test_slow_resolver_ends_at_the_deadline(
+    fetchers: Callable[..., Fetcher], clock: Clock, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    release = threading.Event()
+
+    def hanging(*args: object, **kwargs: object) -> list[object]:
+        release.wait(5)
+        raise socket.gaierror(socket.EAI_AGAIN, "gave up")
+
+    monkeypatch.setattr(socket, "getaddrinfo", hanging)
+    try:
+        result = fetchers(request_timeout_seconds=DEADLINE).fetch("http://slow.example/feed")
+    finally:
+        release.set()
+    assert_error(result, "timeout", clock, DEADLINE + SLACK)
+
+
+def test_waiting_for_a_host_slot_counts_against_the_deadline(
+    silent_port: int, fetchers: Callable[..., Fetcher], clock: Clock
+) -> None:
+    fetcher = fetchers(
+        allow_private_networks=True, max_per_host=1, request_timeout_seconds=DEADLINE
+    )
+    codes: list[str | None] = []
+
+    def work() -> None:
+        result = fetcher.fetch(f"http://127.0.0.1:{silent_port}/feed")
+        codes.append(result.error.code if result.error else None)
+
+    threads = [threading.Thread(target=work) for _ in range(3)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(10)
+    assert codes == ["timeout"] * 3
+    assert clock.elapsed < DEADLINE + SLACK
+
+
+@pytest.mark.parametrize("encoding", ["gzip", "deflate"])
+def test_compression_bomb_stops_at_the_cap_with_flat_memory(
+    encoding: str,
+    server: Server,
+    fetchers: Callable[..., Fetcher],
+    gzip_bomb: bytes,
+    deflate_bomb: bytes,
+    clock: Clock,
+) -> None:
+    bomb = gzip_bomb if encoding == "gzip" else deflate_bomb
+    server.routes["/feed"] = ok_handler(bomb, Content_Encoding=encoding)
+    cap = 1 << 20
+    fetcher = fetchers(allow_private_networks=True, max_feed_bytes=cap)
+    tracemalloc.start()
+    try:
+        result = fetcher.fetch(server.url("/feed"))
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert_error(result, "response_too_large", clock, 5.0)
+    assert peak < 4 * cap, f"peak {peak} bytes"
+    assert server.paths == ["/feed"]
+
+
+@pytest.mark.parametrize("wbits", [16 + zlib.MAX_WBITS, zlib.MAX_WBITS, -zlib.MAX_WBITS])
+def test_compressed_bodies_are_decoded(
+    wbits: int, server: Server, fetchers: Callable[..., Fetcher]
+) -> None:
+    text = b"<rss>" + b"item " * 20_000 + b"</rss>"
+    compressor = zlib.compressobj(6, zlib.DEFLATED, wbits)
+    body = compressor.compress(text) + compressor.flush()
+    encoding = "gzip" if wbits > zlib.MAX_WBITS else "deflate"
+    server.routes["/feed"] = ok_handler(body, Content_Encoding=encoding)
+    result = fetchers(allow_private_networks=True).fetch(server.url("/feed"))
+    assert result.status == "ok", result.error
+    assert result.body == text
+    assert result.bytes_received == len(text)
+
+
+def test_decoded_size_exactly_at_the_cap_is_accepted(
+    server: Server, fetchers: Callable[..., Fetcher]
+) -> None:
+    text = b"a" * 5000
+    server.routes["/gz"] = ok_handler(zlib.compress(text), Content_Encoding="deflate")
+    server.routes["/plain"] = ok_handler(text)
+    fetcher = fetchers(allow_private_networks=True, max_feed_bytes=5000)
+    assert fetcher.fetch(server.url("/gz")).body == text
+    assert fetcher.fetch(server.url("/plain")).body == text
+    small = fetchers(allow_private_networks=True, max_feed_bytes=4999)
+    assert_error(small.fetch(server.url("/gz")), "response_too_large")
+    assert_error(small.fetch(server.url("/plain")), "response_too_large")
+
+
+def test_content_length_over_the_cap_is_refused_before_reading(
+    server: Server, fetchers: Callable[..., Fetcher], clock: Clock
+) -> None:
+    def huge(request: Request, wire: Wire) -> None:
+        wire.send(b"HTTP/1.1 200 OK\r\nContent-Length: 1000000000\r\n\r\n")
+        wire.sleep(10)
+
+    server.routes["/feed"] = huge
+    result = _fetch(fetchers, server.url("/feed"), request_timeout_seconds=5)
+    assert_error(result, "response_too_large", clock, 1.0)
+
+
+def test_corrupt_compressed_body_is_bad_response(
+    server: Server, fetchers: Callable[..., Fetcher]
+) -> None:
+    server.routes["/feed"] = ok_handler(b"\x1f\x8bnot really gzip", Content_Encoding="gzip")
+    assert_error(fetchers(allow_private_networks=True).fetch(server.url("/feed")), "bad_response")
+
+
+def test_truncated_compressed_body_is_bad_response(
+    server: Server, fetchers: Callable[..., Fetcher]
+) -> None:
+    whole = zlib.compress(b"x" * 100_000)
+    server.routes["/feed"] = ok_handler(whole[: len(whole) // 2], Content_Encoding="deflate")
+    assert_error(fetchers(allow_private_networks=True).fetch(server.url("/feed")), "bad_response")
+
+
+def test_unoffered_encoding_is_bad_response(
+    server: Server, fetchers: Callable[..., Fetcher]
+) -> None:
+    server.routes["/feed"] = ok_handler(b"???", Content_Encoding="compress")
+    assert_error(fetchers(allow_private_networks=True).fetch(server.url("/feed")), "bad_response")
+
+
+def test_body_cut_short_is_connection_failed(
+    server: Server, fetchers: Callable[..., Fetcher]
+) -> None:
+    def short(request: Request, wire: Wire) -> None:
+        wire.send(b"HTTP/1.1 200 OK\r\nContent-Length: 100\r\n\r\n" + b"x" * 50)
+
+    server.routes["/feed"] = short
+    result = fetchers(allow_private_networks=True).fetch(server.url("/feed"))
+    assert_error(result, "connection_failed")
+    assert server.paths == ["/feed"]
+
+
+@pytest.mark.parametrize(
+    "head",
+    [
+        b"HTTP/1.1 200 OK\r\n" + b"".join(b"X-H%d: v\r\n" % i for i in range(150)) + b"\r\n",
+        b"HTTP/1.1 200 OK\r\nX-Long: " + b"a" * 70_000 + b"\r\n\r\n",
+        b"SPDY/9 what\r\n\r\n",
+    ],
+    ids=["too-many-headers", "header-line-too-long", "garbage-status"],
+)
+def test_malformed_heads_fail_fast(
+    head: bytes, server: Server, fetchers: Callable[..., Fetcher], clock: Clock
+) -> None:
+    def send(request: Request, wire: Wire) -> None:
+        wire.send(head)
+        wire.sleep(10)
+
+    server.routes["/feed"] = send
+    result = _fetch(fetchers, server.url("/feed"), request_timeout_seconds=5)
+    assert_error(result, "bad_response", clock, 1.0)
+    assert server.paths == ["/feed"]
+
+
+def test_closed_without_response_is_retried_once(
+    server: Server, fetchers: Callable[..., Fetcher], clock: Clock
+) -> None:
+    server.routes["/feed"] = lambda request, wire: False  # close without a word
+    result = fetchers(allow_private_networks=True).fetch(server.url("/feed"))
+    assert_error(result, "connection_failed", clock, 2.0)
+    assert server.paths == ["/feed", "/feed"]
+
+
+def test_stale_keepalive_connection_is_replaced(
+    server: Server, fetchers: Callable[..., Fetcher]
+) -> None:
+    calls: list[int] = []
+
+    def once_then_close(request: Request, wire: Wire) -> bool:
+        calls.append(request.connection)
+        wire.respond(200, b"<rss/>")
+        return False  # server drops the kept-alive connection afterwards
+
+    server.routes["/feed"] = once_then_close
+    fetcher = fetchers(allow_private_networks=True)
+    assert fetcher.fetch(server.url("/feed")).status == "ok"
+    assert fetcher.fetch(server.url("/feed")).status == "ok"
+    assert server.paths == ["/feed", "/feed"]
+    assert calls == [1, 2]
+
+
+def test_stub_resolver_timeout_error_is_timeout(fetchers: Callable[..., Fetcher]) -> None:
+    def slow(host: str, port: int, timeout_seconds: float) -> list[str]:
+        raise TimeoutError
+
+    assert_error(fetchers(resolver=slow).fetch("http://feed.example/"), "timeout")
+    assert_error(fetchers(resolver=StubResolver()).fetch("http://feed.example/"), "dns_failed")
+
+
+def test_keepalive_connection_dropped_mid_request_is_retried_once(
+    server: Server, fetchers: Callable[..., Fetcher]
+) -> None:
+    """The server drops a kept-alive connection on its second request without answering."""
+    seen: list[int] = []
+
+    def flaky(request: Request, wire: Wire) -> bool:
+        seen.append(request.connection)
+        if seen.count(request.connection) == 2:
+            return False  # close without a response
+        wire.respond(200, b"<rss/>")
+        return True
+
+    server.routes["/feed"] = flaky
+    fetcher = fetchers(allow_private_networks=True)
+    assert fetcher.fetch(server.url("/feed")).status == "ok"
+    second = fetcher.fetch(server.url("/feed"))
+    assert second.status == "ok", second.error
+    assert seen == [1, 1, 2]

@@ -1,0 +1,115 @@
+"""Server errors and rate limits: stable codes, plain messages, no secrets anywhere."""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable
+
+import pytest
+
+from tap_feeddelta.errors import CODES
+from tap_feeddelta.fetch import Fetcher
+
+from .conftest import Clock, Request, Server, Wire, assert_error
+
+SECRET = "SECRET-7f3a9c"
+
+
+@pytest.mark.parametrize(
+    ("value", "expected"),
+    [
+        ("120", "2026-03-01T12:02:00Z"),
+        ("0", "2026-03-01T12:00:00Z"),
+        ("9999999", "2026-03-02T12:00:00Z"),  # capped at a day
+        ("Sun, 01 Mar 2026 13:30:00 GMT", "2026-03-01T13:30:00Z"),
+        ("Wed, 01 Apr 2026 00:00:00 GMT", "2026-03-02T12:00:00Z"),  # capped at a day
+        ("Sat, 01 Jan 2000 00:00:00 GMT", "2026-03-01T12:00:00Z"),  # past: now
+        ("soon", None),
+        (None, None),
+    ],
+)
+@pytest.mark.parametrize("status", [429, 503])
+def test_rate_limited_keeps_retry_after(
+    status: int,
+    value: str | None,
+    expected: str | None,
+    server: Server,
+    fetchers: Callable[..., Fetcher],
+    clock: Clock,
+) -> None:
+    headers = [("Retry-After", value)] if value is not None else []
+    server.routes["/feed"] = lambda request, wire: wire.respond(status, b"slow down", headers)
+    result = fetchers(allow_private_networks=True).fetch(server.url("/feed"))
+    assert_error(result, "rate_limited", clock, 2.0)
+    assert result.http_status == status
+    assert result.retry_after_at == expected
+    assert server.paths == ["/feed"]
+
+
+@pytest.mark.parametrize("status", [400, 401, 403, 404, 410, 418, 500, 502, 504, 204, 206])
+def test_other_statuses_are_http_errors(
+    status: int, server: Server, fetchers: Callable[..., Fetcher], clock: Clock
+) -> None:
+    server.routes["/feed"] = lambda request, wire: wire.respond(status, b"no")
+    result = fetchers(allow_private_networks=True).fetch(server.url("/feed"))
+    assert_error(result, "http_error", clock, 2.0)
+    assert server.paths == ["/feed"]
+    assert result.http_status == status
+    assert result.error is not None
+    assert str(status) in result.error.message
+    assert result.retry_after_at is None
+
+
+def test_secret_in_a_500_appears_nowhere(
+    server: Server,
+    fetchers: Callable[..., Fetcher],
+    caplog: pytest.LogCaptureFixture,
+    clock: Clock,
+) -> None:
+    def leaky(request: Request, wire: Wire) -> bool:
+        wire.respond(
+            500,
+            f"<html>stack trace: password={SECRET}</html>".encode(),
+            [
+                ("X-Debug", SECRET),
+                ("Set-Cookie", f"session={SECRET}"),
+                ("Content-Type", f"text/html; x={SECRET}"),
+                ("ETag", f'"{SECRET}"'),
+                ("Retry-After", SECRET),
+                ("Location", f"http://{SECRET}.example/"),
+            ],
+        )
+        return True
+
+    server.routes["/feed"] = leaky
+    caplog.set_level(logging.DEBUG)
+    result = fetchers(allow_private_networks=True).fetch(
+        server.url("/feed?token=QUERYSECRET"), etag='"old"'
+    )
+    assert_error(result, "http_error", clock, 2.0)
+    assert result.http_status == 500
+    assert SECRET not in repr(result)
+    assert SECRET not in caplog.text
+    assert result.error is not None
+    assert "QUERYSECRET" not in result.error.message
+    assert "QUERYSECRET" not in caplog.text
+    assert all(record.levelno < logging.WARNING for record in caplog.records)
+    assert server.paths == ["/feed"]
+
+
+def test_every_failure_carries_a_known_code(
+    server: Server, fetchers: Callable[..., Fetcher]
+) -> None:
+    server.routes["/feed"] = lambda request, wire: wire.respond(404)
+    result = fetchers(allow_private_networks=True).fetch(server.url("/feed"))
+    assert result.error is not None
+    assert result.error.code in CODES
+    assert result.error.as_record()["severity"] == "error"
+
+
+def test_closed_fetcher_refuses_to_fetch(fetchers: Callable[..., Fetcher]) -> None:
+    fetcher = fetchers()
+    fetcher.close()
+    fetcher.close()
+    with pytest.raises(RuntimeError):
+        fetcher.fetch("http://feed.example/")
