@@ -6,6 +6,7 @@ misbehaviour is bounded in time on the server side too, so no test can hang on i
 
 from __future__ import annotations
 
+import contextlib
 import gzip
 import threading
 import time
@@ -57,10 +58,8 @@ class HostileServer:
             protocol_version = "HTTP/1.1"
 
             def do_GET(self) -> None:
-                try:
+                with contextlib.suppress(BrokenPipeError, ConnectionResetError, TimeoutError):
                     server._handle(self)
-                except (BrokenPipeError, ConnectionResetError, TimeoutError):
-                    pass
 
             def log_message(self, format: str, *args: Any) -> None:
                 pass

@@ -108,13 +108,9 @@ def rfc3339(raw: str) -> str | None:
     text = raw.strip()
     if not text or len(text) > _MAX_DATE_CHARS:
         return None
-    if len(text) == 20 and text[10] == "T" and text[19] == "Z" and text[4] == "-":
-        try:  # the shape that is already right: only check that it is a real instant
-            datetime.strptime(text, "%Y-%m-%dT%H:%M:%SZ")
-        except ValueError:
-            pass
-        else:
-            return text
+    fast = _common_shape(text)
+    if fast is not None:
+        return fast or None
     if text.endswith(")"):
         text = _COMMENT.sub("", text)
     for pattern in _PATTERNS:
@@ -122,6 +118,64 @@ def rfc3339(raw: str) -> str | None:
         if match is not None:
             return _instant(match.groupdict())
     return None
+
+
+_RFC822_COMMON: Final = re.compile(
+    r"[A-Z][a-z]{2}, (\d{2}) ([A-Z][a-z]{2}) (\d{4}) (\d{2}):(\d{2}):(\d{2}) ([+-]\d{4}|GMT|UTC?|Z)"
+)
+
+
+def _common_shape(text: str) -> str | None:
+    """The two shapes most feeds use, read without the general patterns: RFC 3339 with
+    ``Z`` or ``±hh:mm`` and canonical RFC 822. ``None``: not such a shape; ``""``: such a
+    shape naming no real instant."""
+    size = len(text)
+    if (size == 20 or size == 25) and text[10] == "T" and text[4] == "-" and text[16] == ":":
+        digits = text[0:4] + text[5:7] + text[8:10] + text[11:13] + text[14:16] + text[17:19]
+        if not (digits.isdigit() and digits.isascii()) or text[7] != "-" or text[13] != ":":
+            return None
+        if size == 20:
+            if text[19] not in "Zz":
+                return None
+            offset = 0
+        elif text[19] in "+-" and text[22] == ":" and (text[20:22] + text[23:25]).isdigit():
+            offset = int(text[20:22]) * 60 + int(text[23:25])
+            offset = -offset if text[19] == "-" else offset
+        else:
+            return None
+        parts = (int(digits[0:4]), int(digits[4:6]), int(digits[6:8]), int(digits[8:10]),
+                 int(digits[10:12]), int(digits[12:14]))  # fmt: skip
+        return _utc(*parts, offset) or ""
+    if size == 31 or size == 29 or size == 28:
+        match = _RFC822_COMMON.fullmatch(text)
+        if match is None:
+            return None
+        day, month_name, year, hour, minute, second, zone = match.groups()
+        month = _MONTHS.get(month_name.lower())
+        zone_offset = _offset_minutes(zone)
+        if month is None or zone_offset is None:
+            return ""
+        return (
+            _utc(int(year), month, int(day), int(hour), int(minute), int(second), zone_offset) or ""
+        )
+    return None
+
+
+def _utc(
+    year: int, month: int, day: int, hour: int, minute: int, second: int, offset: int
+) -> str | None:
+    extra = timedelta(0)
+    if hour == 24 and minute == 0 and second == 0:
+        hour, extra = 0, timedelta(days=1)
+    if second == 60:
+        second = 59  # a leap second: the instant before it is the nearest real one
+    try:
+        instant = datetime(year, month, day, hour, minute, second)
+        if offset or extra:
+            instant = instant + extra - timedelta(minutes=offset)
+    except (ValueError, OverflowError):
+        return None
+    return instant.isoformat() + "Z"
 
 
 def _instant(parts: dict[str, str | None]) -> str | None:
@@ -141,17 +195,4 @@ def _instant(parts: dict[str, str | None]) -> str | None:
     offset = _offset_minutes(parts.get("zone"))
     if offset is None:
         return None
-    extra = timedelta(0)
-    if hour == 24 and minute == 0 and second == 0:
-        hour, extra = 0, timedelta(days=1)
-    if second == 60:
-        second = 59  # a leap second: the instant before it is the nearest real one
-    try:
-        instant = datetime(year, month, day, hour, minute, second)
-        instant = instant + extra - timedelta(minutes=offset)
-    except (ValueError, OverflowError):
-        return None
-    return (
-        f"{instant.year:04d}-{instant.month:02d}-{instant.day:02d}"
-        f"T{instant.hour:02d}:{instant.minute:02d}:{instant.second:02d}Z"
-    )
+    return _utc(year, month, day, hour, minute, second, offset)

@@ -10,10 +10,10 @@ from tap_feeddelta.parse.limits import MAX_URL_BYTES
 
 UrlProblem = Literal["url_too_long", "unsafe_url"]
 
-# Characters that never belong in a URL as written in a feed (controls, spaces inside are
-# percent-encoded by nobody; browsers strip tabs and newlines, and so do we).
-_STRIPPED: Final = re.compile(r"[\x00-\x20\x7f]+")
-_SIMPLE: Final = re.compile(r"https?://[A-Za-z0-9.-]+(?::[0-9]{1,5})?(?:[/?#][!-~]*)?")
+# Controls (tabs, newlines, with the indentation around a line break): browsers drop them
+# from a URL as written, and so do we; an inner space is percent-encoded.
+_STRIPPED: Final = re.compile(r" *[\x00-\x1f\x7f]+ *")
+_SIMPLE: Final = re.compile(r"https?://[A-Za-z0-9.-]+(?::[0-9]{1,4})?(?:[/?#][!-~]*)?")
 
 
 def safe_url(raw: str, base: str | None) -> tuple[str | None, UrlProblem | None]:
@@ -26,7 +26,7 @@ def safe_url(raw: str, base: str | None) -> tuple[str | None, UrlProblem | None]
         return None, "url_too_long"
     if _SIMPLE.fullmatch(text) is not None:
         return text, None  # absolute, printable ASCII, no userinfo: nothing to do
-    text = _STRIPPED.sub("", text)
+    text = _STRIPPED.sub("", text).replace(" ", "%20")
     if not text:
         return None, None
     try:

@@ -120,7 +120,7 @@ def _clean_env() -> dict[str, str]:
 
 
 @pytest.fixture(scope="session")
-def meltano_project(tmp_path_factory: pytest.TempPathFactory) -> MeltanoProject:
+def project(tmp_path_factory: pytest.TempPathFactory) -> MeltanoProject:
     if not MELTANO.exists() and not IS_REQUIRED:
         pytest.skip(
             f"{MELTANO.relative_to(ROOT)} is absent (run scripts/setup-pipeline, "
@@ -166,7 +166,9 @@ class DemoServer:
 
     @property
     def feed_urls(self) -> list[str]:
-        return [f"{self.base_url}/{name}" for name in ("rss.xml", "atom.xml", "feed.json", "gone.xml")]
+        return [
+            f"{self.base_url}/{name}" for name in ("rss.xml", "atom.xml", "feed.json", "gone.xml")
+        ]
 
     @property
     def healthy_urls(self) -> list[str]:
@@ -182,8 +184,15 @@ def demo_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[DemoServer
     port_file, phase_file = work / "port", work / "phase"
     process = subprocess.Popen(
         [
-            sys.executable, str(ROOT / "demo" / "serve.py"), "--port", "0",
-            "--port-file", str(port_file), "--phase-file", str(phase_file), "--quiet",
+            sys.executable,
+            str(ROOT / "demo" / "serve.py"),
+            "--port",
+            "0",
+            "--port-file",
+            str(port_file),
+            "--phase-file",
+            str(phase_file),
+            "--quiet",
         ],
         stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL,
@@ -210,16 +219,31 @@ class Postgres:
     env: dict[str, str]
     psql: str
 
-    def query(self, sql: str) -> list[list[str]]:
+    def query(self, sql: str, **variables: str) -> list[list[str]]:
+        """Rows of a query as text; psql substitutes :'name' with the quoted variable."""
+        settings = [f"--set={name}={value}" for name, value in variables.items()]
         proc = subprocess.run(
             [
-                self.psql, "-h", self.env["TARGET_POSTGRES_HOST"],
-                "-p", self.env["TARGET_POSTGRES_PORT"], "-U", "postgres",
-                "-d", self.env["TARGET_POSTGRES_DATABASE"], "-X", "-A", "-t", "-F", "\t",
-                "-v", "ON_ERROR_STOP=1", "-c", sql,
+                self.psql,
+                "-h",
+                self.env["TARGET_POSTGRES_HOST"],
+                "-p",
+                self.env["TARGET_POSTGRES_PORT"],
+                "-U",
+                "postgres",
+                "-d",
+                self.env["TARGET_POSTGRES_DATABASE"],
+                "-X",
+                "-A",
+                "-t",
+                "-F",
+                "\t",
+                "-v",
+                "ON_ERROR_STOP=1",
+                *settings,
             ],
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
+            input=sql,
+            capture_output=True,
             text=True,
             timeout=60,
             check=False,
@@ -234,8 +258,12 @@ def postgres(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Postgres]:
     env = {**_clean_env(), "FEEDDELTA_PG_STATE": str(work / "cluster.dir")}
     script = str(ROOT / "scripts" / "postgres")
     proc = subprocess.run(
-        [script, "start", "0"], env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-        text=True, timeout=600, check=False,
+        [script, "start", "0"],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=600,
+        check=False,
     )
     if proc.returncode != 0:
         _missing(f"scripts/postgres start failed:\n{proc.stderr[-3000:]}")
@@ -253,17 +281,17 @@ def postgres(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Postgres]:
         subprocess.run([script, "stop", cluster_dir], env=env, timeout=120, check=False)
 
 
-def duckdb_query(path: Path, sql: str) -> list[tuple[Any, ...]]:
+def duckdb_query(path: Path, sql: str, *params: str) -> list[tuple[Any, ...]]:
     """Rows of a query on a DuckDB file, run with the duckdb of the dbt venv (JSON-safe)."""
     code = (
         "import duckdb, json, sys\n"
         "con = duckdb.connect(sys.argv[1], read_only=True)\n"
-        "print(json.dumps(con.execute(sys.argv[2]).fetchall(), default=str))\n"
+        "rows = con.execute(sys.argv[2], json.loads(sys.argv[3])).fetchall()\n"
+        "print(json.dumps(rows, default=str))\n"
     )
     proc = subprocess.run(
-        [str(DBT_PYTHON), "-c", code, str(path), sql],
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
+        [str(DBT_PYTHON), "-c", code, str(path), sql, json.dumps(list(params))],
+        capture_output=True,
         text=True,
         timeout=60,
         check=False,

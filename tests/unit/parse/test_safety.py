@@ -110,7 +110,7 @@ def test_more_than_the_item_limit_keeps_the_first_ones() -> None:
 
 
 def test_more_json_items_than_the_limit() -> None:
-    items = ",".join('{"id": "%d"}' % n for n in range(MAX_ITEMS_READ + 1))
+    items = ",".join(f'{{"id": "{n}"}}' for n in range(MAX_ITEMS_READ + 1))
     body = ('{"version": "https://jsonfeed.org/version/1.1", "items": [' + items + "]}").encode()
     feed = _parse_quickly(body, 20)
     assert isinstance(feed, ParsedFeed)
