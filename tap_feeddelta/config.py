@@ -130,6 +130,20 @@ CONFIG_SCHEMA: Final[dict[str, Any]] = {
             "pattern": r"^[\x20-\x7e]+$",
             "description": "User-Agent header sent with every request.",
         },
+        "shard_count": _integer(
+            1, 1, 1_024, "Shards the feeds are split into (one tap run per shard)"
+        ),
+        "shard_index": {
+            "type": ["integer"],
+            "default": 0,
+            "minimum": 0,
+            "maximum": 1_023,
+            "description": (
+                "This run's shard, 0 to shard_count - 1: it checks only the feeds that hash "
+                "to it and keeps only their state (default 0). Set it from the "
+                "orchestrator, e.g. TAP_FEEDDELTA_SHARD_INDEX=$JOB_COMPLETION_INDEX."
+            ),
+        },
         "allow_private_networks": {
             "type": ["boolean"],
             "default": False,
@@ -161,6 +175,8 @@ class Settings:
     max_per_host: int = 2
     user_agent: str = DEFAULT_USER_AGENT
     allow_private_networks: bool = False
+    shard_count: int = 1
+    shard_index: int = 0
 
 
 def settings_from_config(config: dict[str, Any]) -> Settings:
@@ -197,6 +213,9 @@ def config_problems(config: dict[str, Any]) -> list[str]:
     urls = [u for u in config.get("feed_urls") or [] if isinstance(u, str)]
     if len(set(urls)) != len(urls):
         problems.append("config['feed_urls'] lists the same URL more than once")
+    shard_count, shard_index = config.get("shard_count", 1), config.get("shard_index", 0)
+    if isinstance(shard_count, int) and isinstance(shard_index, int) and shard_index >= shard_count:
+        problems.append("config['shard_index'] must be smaller than config['shard_count']")
     start = config.get("start_date")
     if isinstance(start, str):
         try:

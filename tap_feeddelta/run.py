@@ -17,6 +17,7 @@ from typing import Any, Final
 
 from tap_feeddelta.check import FeedFetcher, FeedOutcome, FeedTask, check_feed
 from tap_feeddelta.config import Settings
+from tap_feeddelta.sharding import shard_of
 from tap_feeddelta.state import decode_bookmark, encode_bookmark, index_partitions
 
 PROGRESS_EVERY_SECONDS: Final = 10.0
@@ -78,12 +79,13 @@ class FeedRun:
             partitions = stream_state.setdefault("partitions", [])
             self._prune_removed(partitions, index)
         monitor = self.settings.monitor_id
+        feeds = self._feeds_of_this_shard()
         tasks = (
             FeedTask(position, url, self._bookmark(index.get((monitor, url)), position))
-            for position, url in enumerate(self.settings.feed_urls)
+            for position, url in feeds
         )
         self._health = []
-        total = len(self.settings.feed_urls)
+        total = len(feeds)
         last_log = time.monotonic()
         for done, outcome in enumerate(
             ordered_outcomes(tasks, self._check, self.settings.max_concurrency), start=1
@@ -102,6 +104,15 @@ class FeedRun:
                     sum(self._errors.values()),
                 )
         self._log_summary()
+
+    def _feeds_of_this_shard(self) -> list[tuple[int, str]]:
+        """(position in feed_urls, url) of the feeds this run checks."""
+        settings = self.settings
+        return [
+            (position, url)
+            for position, url in enumerate(settings.feed_urls)
+            if shard_of(settings.monitor_id, url, settings.shard_count) == settings.shard_index
+        ]
 
     def health_records(self) -> Iterator[dict[str, Any]]:
         """The health rows of this run: those of the items pass, or a run of its own."""
@@ -154,8 +165,10 @@ class FeedRun:
     def _prune_removed(
         self, partitions: list[dict[str, Any]], index: dict[tuple[str, str], dict[str, Any]]
     ) -> None:
-        """Drop this monitor's partitions of feeds no longer configured, after the grace."""
+        """Drop this monitor's partitions of feeds no longer configured (after the grace
+        period) and of feeds that another shard owns (the state tool moves those)."""
         configured = set(self.settings.feed_urls)
+        settings = self.settings
         cutoff = (self.now() - REMOVED_FEED_GRACE).strftime("%Y-%m-%dT%H:%M:%SZ")
         keep: list[dict[str, Any]] = []
         for partition in partitions:
@@ -164,13 +177,20 @@ class FeedRun:
                 partition["context"]["feed_url"],
             )
             expired = (partition.get("checked_at") or "") < cutoff
-            if monitor_id == self.settings.monitor_id and feed_url not in configured and expired:
+            if monitor_id == settings.monitor_id and (
+                (feed_url not in configured and expired)
+                or (
+                    feed_url in configured
+                    and shard_of(monitor_id, feed_url, settings.shard_count) != settings.shard_index
+                )
+            ):
                 index.pop((monitor_id, feed_url), None)
                 continue
             keep.append(partition)
         if len(keep) != len(partitions):
             self.logger.info(
-                "Removed the state of %d feeds dropped from the config more than %d days ago",
+                "Dropped the state of %d feeds: removed from the config over %d days ago, "
+                "or owned by another shard",
                 len(partitions) - len(keep),
                 REMOVED_FEED_GRACE.days,
             )

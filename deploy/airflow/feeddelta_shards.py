@@ -1,0 +1,47 @@
+"""Airflow DAG: tap-feeddelta sharded over parallel `meltano run` tasks, one per shard.
+
+Each task runs the same Meltano project with its own shard index and its own Meltano state
+id (`--state-id-suffix shard-<i>`). Airflow schedules and retries; the tap brings no
+scheduler of its own. Keep SHARD_COUNT in step with the state (README, "Scaling out").
+"""
+
+from __future__ import annotations
+
+from datetime import datetime, timedelta
+
+from airflow import DAG
+from airflow.operators.bash import BashOperator
+
+SHARD_COUNT = 4
+MELTANO_PROJECT = "/opt/feeddelta"  # where this project is checked out on the workers
+LOADER = "target-postgres"
+
+
+def shard_command(index: int) -> str:
+    return (
+        f"cd {MELTANO_PROJECT} && "
+        f"meltano run --state-id-suffix shard-{index} tap-feeddelta {LOADER}"
+    )
+
+
+def shard_env(index: int, count: int = SHARD_COUNT) -> dict[str, str]:
+    return {"TAP_FEEDDELTA_SHARD_COUNT": str(count), "TAP_FEEDDELTA_SHARD_INDEX": str(index)}
+
+
+with DAG(
+    dag_id="feeddelta_shards",
+    schedule=timedelta(minutes=30),
+    start_date=datetime(2026, 1, 1),
+    catchup=False,
+    max_active_runs=1,  # overlapping runs of one shard would be refused by Meltano anyway
+    default_args={"retries": 2, "retry_delay": timedelta(minutes=2)},
+    tags=["tap-feeddelta"],
+) as dag:
+    for shard in range(SHARD_COUNT):
+        BashOperator(
+            task_id=f"shard_{shard}",
+            bash_command=shard_command(shard),
+            env=shard_env(shard),
+            append_env=True,
+            execution_timeout=timedelta(minutes=25),
+        )
