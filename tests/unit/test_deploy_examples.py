@@ -7,7 +7,7 @@ import subprocess
 import sys
 import types
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 import yaml
 
@@ -50,7 +50,7 @@ def test_kubernetes_indexed_job_is_valid_and_wires_shards() -> None:
 class _Recorder:
     """Just enough of Airflow's DAG and BashOperator to load the DAG file."""
 
-    tasks: list[dict[str, Any]] = []
+    tasks: ClassVar[list[dict[str, Any]]] = []
 
     def __init__(self, **kwargs: Any) -> None:
         self.kwargs = kwargs

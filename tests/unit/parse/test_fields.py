@@ -1,0 +1,130 @@
+"""Dates, URLs and text: the normalizers every field goes through."""
+
+from __future__ import annotations
+
+import pytest
+
+from tap_feeddelta.parse.dates import rfc3339
+from tap_feeddelta.parse.text import capped, html_text, plain_text
+from tap_feeddelta.parse.urls import safe_url
+
+DATES = [
+    ("Thu, 01 Jan 2004 19:48:21 GMT", "2004-01-01T19:48:21Z"),
+    ("01 Jan 2004 19:48:21 GMT", "2004-01-01T19:48:21Z"),
+    ("Thu,01 Jan 2004 19:48:21 +0000", "2004-01-01T19:48:21Z"),
+    ("Thu, 1 Jan 2004 19:48 UT", "2004-01-01T19:48:00Z"),
+    ("Thu, 01 Jan 04 19:48:21 Z", "2004-01-01T19:48:21Z"),
+    ("Thu, 01 Jan 2004 19:48:21 EST", "2004-01-02T00:48:21Z"),
+    ("Thu, 01 Jan 2004 19:48:21 EDT", "2004-01-01T23:48:21Z"),
+    ("Thu, 01 Jan 2004 19:48:21 CST", "2004-01-02T01:48:21Z"),
+    ("Thu, 01 Jan 2004 19:48:21 MDT", "2004-01-02T01:48:21Z"),
+    ("Thu, 01 Jan 2004 19:48:21 PST", "2004-01-02T03:48:21Z"),
+    ("Thu, 01 January 2004 19:48:21 -05:00", "2004-01-02T00:48:21Z"),
+    ("Mon, 26 Jan 2004 16:31:00 +0000 (UTC)", "2004-01-26T16:31:00Z"),
+    ("Thu, 01 Jan 2004 19:48:21 GMT+2", "2004-01-01T17:48:21Z"),
+    ("2004-01-01T19:48:21Z", "2004-01-01T19:48:21Z"),
+    ("2004-01-01T19:48:21.123456Z", "2004-01-01T19:48:21Z"),
+    ("2004-01-01T19:48:21+01:00", "2004-01-01T18:48:21Z"),
+    ("2004-01-01T19:48:21-0800", "2004-01-02T03:48:21Z"),
+    ("2004-01-01T19:48Z", "2004-01-01T19:48:00Z"),
+    ("2004-01-01 19:48:21", "2004-01-01T19:48:21Z"),
+    ("2004-01-01", "2004-01-01T00:00:00Z"),
+    ("2004-01", "2004-01-01T00:00:00Z"),
+    ("2004", "2004-01-01T00:00:00Z"),
+    ("20040101T194821Z", "2004-01-01T19:48:21Z"),
+    ("Sun Jan  4 16:29:06 2004", "2004-01-04T16:29:06Z"),
+    ("January 4, 2004 4:29 PM", "2004-01-04T16:29:00Z"),
+    ("2004-12-31T23:59:60Z", "2004-12-31T23:59:59Z"),
+    ("2004-12-31T24:00:00Z", "2005-01-01T00:00:00Z"),
+    ("2004-02-29T00:00:00Z", "2004-02-29T00:00:00Z"),
+]
+BAD_DATES = [
+    "",
+    "   ",
+    "2004-02-31",
+    "Tue, 31 Feb 2004 10:00:00 GMT",
+    "2003-02-29T00:00:00Z",
+    "2004-13-01",
+    "2004-01-01T25:00:00Z",
+    "Thu, 01 Jan 2004 19:48:21 XYZ",
+    "yesterday",
+    "0000-01-01T00:00:00Z",
+    "9999-12-31T23:00:00-05:00",
+    "1" * 500,
+]
+
+
+@pytest.mark.parametrize(("raw", "expected"), DATES)
+def test_dates(raw: str, expected: str) -> None:
+    assert rfc3339(raw) == expected
+
+
+@pytest.mark.parametrize("raw", BAD_DATES)
+def test_impossible_or_unreadable_dates_are_none(raw: str) -> None:
+    assert rfc3339(raw) is None
+
+
+URLS = [
+    ("https://example.com/a?b=1#c", None, "https://example.com/a?b=1#c", None),
+    ("/x", "https://example.com/feed", "https://example.com/x", None),
+    ("  HTTP://Example.com/ ", None, "http://Example.com/", None),
+    ("https://user:pw@example.com/p", None, "https://example.com/p", None),
+    ("https://example.com/\n  path", None, "https://example.com/path", None),
+    ("javascript:alert(1)", "https://example.com/", None, "unsafe_url"),
+    (" jAvAsCrIpT:alert(1)", None, None, "unsafe_url"),
+    ("java\nscript:alert(1)", None, None, "unsafe_url"),
+    ("data:text/html,<script>", None, None, "unsafe_url"),
+    ("ftp://example.com/f", None, None, "unsafe_url"),
+    ("mailto:me@example.com", None, None, "unsafe_url"),
+    ("relative/only", None, None, "unsafe_url"),
+    ("https://example.com:99999/", None, None, "unsafe_url"),
+    ("https://example.com/" + "a" * 3000, None, None, "url_too_long"),
+    ("", None, None, None),
+]
+
+
+@pytest.mark.parametrize(("raw", "base", "url", "problem"), URLS)
+def test_urls(raw: str, base: str | None, url: str | None, problem: str | None) -> None:
+    assert safe_url(raw, base) == (url, problem)
+
+
+HTML = [
+    ("plain   words\n here", "plain words here"),
+    ("<p>One</p><p>Two</p>", "One Two"),
+    ("<b>Ex</b>ample &amp; more", "Example & more"),
+    ("a<br>b<br/>c", "a b c"),
+    ("x<script>alert('<p>')</script>y<style>p{}</style>z", "x y z"),
+    ("<!-- hidden -->seen", "seen"),
+    ("&lt;b&gt;literal&lt;/b&gt;", "<b>literal</b>"),
+    ("caf&eacute; &#233; &#xE9; &nbsp;", "café é é"),
+    ("1 < 2 and 3 > 2", "1 < 2 and 3 > 2"),
+    ("<script>never closed", ""),
+    ("<a href='javascript:x'>click</a>", "click"),
+]
+
+
+@pytest.mark.parametrize(("raw", "expected"), HTML)
+def test_html_text(raw: str, expected: str) -> None:
+    assert html_text(raw) == expected
+
+
+def test_double_escaped_title() -> None:
+    assert html_text("AT&amp;amp;T &amp;#039;quoted&amp;#039;", unescape_twice=True) == (
+        "AT&T 'quoted'"
+    )
+    assert html_text("AT&amp;amp;T") == "AT&amp;T"
+
+
+def test_plain_text_keeps_markup_characters_and_drops_controls() -> None:
+    assert plain_text("History of the <blink> tag\x00\x07") == "History of the <blink> tag"
+
+
+def test_mis_decoded_text_is_repaired() -> None:
+    assert html_text("don\x92t") == "don’t"
+    assert html_text("\xe2\x80\xa6") == "…"
+
+
+def test_capped_cuts_at_a_character_boundary() -> None:
+    text, was_cut = capped("é" * 10, 5)
+    assert (text, was_cut) == ("éé", True)
+    assert capped("short", 5) == ("short", False)
