@@ -1,0 +1,76 @@
+"""State safety: removed feeds are pruned after the grace period, two hand-started runs
+on one state file cannot corrupt it."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
+from typing import Any
+
+import pytest
+
+from tests.feedserver import FeedServer, rss
+from tests.tapharness import run_tap
+
+
+@pytest.fixture
+def server() -> Iterator[FeedServer]:
+    srv = FeedServer().start()
+    yield srv
+    srv.stop()
+
+
+def _config(server: FeedServer, *paths: str, **extra: Any) -> dict[str, Any]:
+    return {"feed_urls": [server.url(p) for p in paths], "allow_private_networks": True, **extra}
+
+
+def _feeds_in(state: dict[str, Any] | None) -> list[str]:
+    assert state is not None
+    return [p["context"]["feed_url"] for p in state["bookmarks"]["feed_items"]["partitions"]]
+
+
+def test_removed_feed_keeps_its_baseline_within_the_grace_period(server: FeedServer) -> None:
+    server.put("/a.xml", rss([("a-1", "A", "a")]))
+    server.put("/b.xml", rss([("b-1", "B", "b")]))
+    first = run_tap(_config(server, "/a.xml", "/b.xml"))
+    without_b = run_tap(_config(server, "/a.xml"), first.final_state)
+    assert server.url("/b.xml") in _feeds_in(without_b.final_state)  # kept: recently checked
+
+    server.put("/b.xml", rss([("b-2", "B2", "b"), ("b-1", "B", "b")]))
+    back = run_tap(_config(server, "/a.xml", "/b.xml"), without_b.final_state)
+    assert [r["item_id"] for r in back.items] == ["b-2"]  # baseline kept, not redone
+
+
+def test_removed_feed_is_pruned_after_the_grace_period(server: FeedServer) -> None:
+    server.put("/a.xml", rss([("a-1", "A", "a")]))
+    first = run_tap(_config(server, "/a.xml"))
+    state = json.loads(json.dumps(first.final_state))
+    old = dict(state["bookmarks"]["feed_items"]["partitions"][0])
+    old["context"] = {"monitor_id": "default", "feed_url": "https://gone.example.org/feed"}
+    old["checked_at"] = "2020-01-01T00:00:00.000000Z"
+    other_monitor = dict(
+        old, context={"monitor_id": "other", "feed_url": old["context"]["feed_url"]}
+    )
+    state["bookmarks"]["feed_items"]["partitions"] += [old, other_monitor]
+    later = run_tap(_config(server, "/a.xml"), state)
+    partitions = later.final_state["bookmarks"]["feed_items"]["partitions"]  # type: ignore[index]
+    contexts = [p["context"] for p in partitions]
+    assert {"monitor_id": "default", "feed_url": "https://gone.example.org/feed"} not in contexts
+    # another monitor's state is not this run's to prune
+    assert {"monitor_id": "other", "feed_url": "https://gone.example.org/feed"} in contexts
+
+
+def test_two_runs_by_hand_on_one_state_file(server: FeedServer) -> None:
+    """Both runs read the same state and deliver the same changes with the same ids;
+    whichever state is saved last is complete, so nothing is lost either way."""
+    server.put("/a.xml", rss([("a-1", "A", "a")]))
+    base = run_tap(_config(server, "/a.xml"))
+    server.put("/a.xml", rss([("a-2", "A2", "a"), ("a-1", "A", "a")]))
+    config = _config(server, "/a.xml")
+    with ThreadPoolExecutor(max_workers=2) as pool:
+        one, two = pool.map(lambda _: run_tap(config, base.final_state), range(2))
+    assert one.returncode == two.returncode == 0
+    assert [r["delivery_id"] for r in one.items] == [r["delivery_id"] for r in two.items]
+    for final in (one.final_state, two.final_state):
+        assert run_tap(config, final).items == []
