@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 from functools import cached_property
 from typing import Any
 
@@ -32,6 +33,12 @@ class TapFeedDelta(Tap):
         return dict(sorted(super().streams.items(), key=lambda kv: order.get(kv[0], 2)))
 
     def _validate_config(self, *, raise_errors: bool = True) -> list[str]:
+        # singer-sdk reads integers and booleans from TAP_FEEDDELTA_* variables, but
+        # leaves numbers as strings: read request_timeout_seconds the same way.
+        timeout = self._config.get("request_timeout_seconds")
+        if isinstance(timeout, str):
+            with contextlib.suppress(ValueError):
+                self._config["request_timeout_seconds"] = float(timeout)
         errors = super()._validate_config(raise_errors=raise_errors)
         if errors:
             return errors

@@ -15,23 +15,36 @@ from typing import Final
 _COMMENT: Final = re.compile(r"<!--.*?(?:-->|\Z)", re.S)
 # Elements whose content is not words: dropped with their content (up to the end when
 # the closing tag is missing, so that nothing active leaks into the text).
+_DROPPED_NAMES: Final = (
+    "script", "style", "noscript", "template", "iframe", "object", "embed", "applet", "svg",
+    "math", "head", "select",
+)  # fmt: skip
 _DROPPED: Final = re.compile(
-    r"<(script|style|noscript|template|iframe|object|embed|applet|svg|math|head|select)"
-    r"\b[^>]*>.*?(?:</\1\s*>|\Z)",
-    re.S | re.I,
+    r"<(" + "|".join(_DROPPED_NAMES) + r")\b[^>]*>.*?(?:</\1\s*>|\Z)", re.S | re.I
 )
 # Tags that separate words (a paragraph break must not glue two words together).
-_BLOCK_TAG: Final = re.compile(
-    r"</?(?:p|div|br|hr|li|ul|ol|dl|dt|dd|h[1-6]|tr|td|th|table|thead|tbody|tfoot|caption|"
-    r"blockquote|pre|section|article|aside|header|footer|nav|figure|figcaption|main|"
-    r"address|details|summary|center|img|video|audio|source|option)\b[^>]*>",
-    re.I,
-)
+_BLOCK_NAMES: Final = (
+    "p", "div", "br", "hr", "li", "ul", "ol", "dl", "dt", "dd", "h1", "h2", "h3", "h4", "h5",
+    "h6", "tr", "td", "th", "table", "thead", "tbody", "tfoot", "caption", "blockquote", "pre",
+    "section", "article", "aside", "header", "footer", "nav", "figure", "figcaption", "main",
+    "address", "details", "summary", "center", "img", "video", "audio", "source", "option",
+)  # fmt: skip
+_BLOCK_TAG: Final = re.compile(r"</?(?:" + "|".join(_BLOCK_NAMES) + r")\b[^>]*>", re.I)
+# The fast path: markup where every "<" starts a plain tag (an ASCII name ending at a word
+# boundary, then anything but "<" up to ">"). There the three passes above come down to
+# one: a block tag becomes a space, any other tag nothing (a dropped element goes the
+# long way). "<" marks a dropped element's name; no real separator is "<".
+_SIMPLE_TAG: Final = re.compile(r"</?([A-Za-z][A-Za-z0-9]*)(?!\w)[^<>]*>")
+_SEPARATOR: Final = {
+    **{name: " " for name in _BLOCK_NAMES},
+    **{name: "<" for name in _DROPPED_NAMES},
+}
 _TAG: Final = re.compile(r"<(?:/?[A-Za-z][^>]*|![^>]*|\?[^>]*)(?:>|\Z)")
 # C0 controls and DEL (those Python counts as whitespace are collapsed instead), the C1
 # range, lone surrogates and non-characters that JSON or entity decoding can produce.
 _CONTROL: Final = re.compile("[\x00-\x08\x0e-\x1b\x7f-\x84\x86-\x9f\ud800-\udfff\ufffe\uffff]")
 _C1: Final = re.compile("[\x80-\x9f]")
+_C1_BYTES: Final = bytes(range(0x80, 0xA0))
 _ENTITY_LEFT: Final = re.compile(
     r"&(?:#[0-9]{1,7}|#[xX][0-9A-Fa-f]{1,6}|[A-Za-z][A-Za-z0-9]{1,31});"
 )
@@ -60,14 +73,52 @@ def collapsed(text: str) -> str:
 
 def without_controls(text: str) -> str:
     """The text without control characters, lone surrogates or non-characters."""
+    if text.isprintable():  # every character _CONTROL removes is unprintable
+        return text
     return _CONTROL.sub("", text)
+
+
+def _has_c1(text: str) -> bool:
+    """Whether the text holds a C1 control character (U+0080 to U+009F).
+
+    A byte-level scan: the Latin-1 bytes of the text (other characters left out) lose
+    their C1 bytes to ``translate``, several times faster than a regular expression.
+    """
+    if text.isascii():
+        return False
+    data = text.encode("latin-1", "ignore")
+    return len(data.translate(None, _C1_BYTES)) != len(data)
+
+
+def _collapsed_without_controls(text: str) -> str:
+    """``collapsed(without_controls(text))``, skipping the control scan when it cannot
+    matter: no character that ``_CONTROL`` removes is whitespace, so each one survives
+    collapsing, and a collapsed text that is all printable never held one."""
+    result = " ".join(text.split())
+    if result.isprintable():
+        return result
+    return " ".join(_CONTROL.sub("", text).split())
 
 
 def plain_text(text: str) -> str:
     """Text that is already plain (Atom ``type="text"``, JSON ``content_text``)."""
-    if not text.isascii() and _C1.search(text):
+    if _has_c1(text):
         text = _without_c1(text)
-    return " ".join(_CONTROL.sub("", text).split())
+    return _collapsed_without_controls(text)
+
+
+def _simple_tags_removed(text: str) -> str | None:
+    """The text with its tags removed when every ``<`` in it starts a plain tag and no
+    dropped element is named; ``None`` otherwise (the general passes then run)."""
+    parts = _SIMPLE_TAG.split(text)
+    if len(parts) >> 1 != text.count("<"):
+        return None  # some "<" starts no plain tag: a comment, a stray "<", a cut tag
+    separator = _SEPARATOR.get
+    separators = [separator(name.lower(), "") for name in parts[1::2]]
+    if "<" in separators:
+        return None  # script, style and the like: dropped with their content
+    parts[1::2] = separators
+    return "".join(parts)
 
 
 def html_text(text: str, *, unescape_twice: bool = False) -> str:
@@ -76,24 +127,26 @@ def html_text(text: str, *, unescape_twice: bool = False) -> str:
     ``unescape_twice`` decodes entities once more when the first pass left some behind,
     which is what a double-escaped title (``AT&amp;amp;T``) needs.
     """
-    if not text.isascii() and _C1.search(text):
+    if _has_c1(text):
         text = _without_c1(text)
-    if "<" not in text and "&" not in text:
-        return " ".join(text.split())
     if "<" in text:
         if "<!--" in text:
             text = _COMMENT.sub(" ", text)
-        text = _DROPPED.sub(" ", text)
-        text = _BLOCK_TAG.sub(" ", text)
-        text = _TAG.sub("", text)
-    if "&" in text:
+        stripped = _simple_tags_removed(text)
+        if stripped is None:
+            text = _DROPPED.sub(" ", text)
+            text = _BLOCK_TAG.sub(" ", text)
+            text = _TAG.sub("", text)
+        else:
+            text = stripped
+    if "&" not in text:
+        return " ".join(text.split())
+    text = unescape(text)
+    if unescape_twice and "&" in text and _ENTITY_LEFT.search(text):
         text = unescape(text)
-        if unescape_twice and "&" in text and _ENTITY_LEFT.search(text):
-            text = unescape(text)
-        if not text.isascii() and _C1.search(text):
-            text = _without_c1(text)
-        text = _CONTROL.sub("", text)
-    return " ".join(text.split())
+    if _has_c1(text):
+        text = _without_c1(text)
+    return _collapsed_without_controls(text)
 
 
 def capped(text: str, max_bytes: int) -> tuple[str, bool]:
