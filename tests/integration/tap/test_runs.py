@@ -292,3 +292,40 @@ def test_unreadable_state_is_refused_before_anything_is_emitted(
     assert run.returncode != 0
     assert '"type": "RECORD"' not in run.stdout
     assert server.requests == []
+
+
+PAGE = """<!doctype html><html><head><title>Blog</title>
+<link rel="alternate" type="application/rss+xml" href="/feed.xml">
+<link rel="alternate" type="application/atom+xml" href="/atom.xml">
+</head><body>hello</body></html>"""
+
+
+def test_web_page_discovery(server: FeedServer) -> None:
+    server.put("/blog", PAGE, content_type="text/html; charset=utf-8")
+    server.put("/feed.xml", rss(ITEMS))
+    plain = run_tap(config(server, "/blog"))
+    [row] = plain.health
+    assert (row["status"], row["error_code"]) == ("error", "not_a_feed")
+    assert row["advertised_feeds"] == [server.url("/feed.xml"), server.url("/atom.xml")]
+
+    found = run_tap(config(server, "/blog", discover_from_websites=True, first_run_mode="emit_all"))
+    [row] = found.health
+    assert row["status"] == "ok"
+    assert row["discovered_from"] == server.url("/blog")
+    assert row["final_url"] == server.url("/feed.xml")
+    assert len(found.items) == 5
+    assert {r["final_url"] for r in found.items} == {server.url("/feed.xml")}
+    assert "feed_discovered" in {i["code"] for i in row["issues"]}
+    assert server.requests_to("/atom.xml") == []  # only the first advertised feed is read
+
+
+def test_stale_feed_is_flagged(server: FeedServer) -> None:
+    server.put("/feed.xml", rss(ITEMS))  # items dated January 2024
+    run = run_tap(config(server, "/feed.xml", stale_after_days=30))
+    [row] = run.health
+    assert row["is_stale"] is True
+    assert row["newest_item_at"] == "2024-01-05T10:00:00Z"
+    assert "stale_feed" in {i["code"] for i in row["issues"]}
+    again = run_tap(config(server, "/feed.xml", stale_after_days=3650), run.final_state)
+    [row] = again.health
+    assert (row["status"], row["is_stale"]) == ("not_modified", False)
