@@ -4,6 +4,7 @@ and the typed Settings the rest of the tap reads."""
 from __future__ import annotations
 
 import re
+from urllib.parse import urlsplit
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any, Final, Literal
@@ -208,8 +209,13 @@ def config_problems(config: dict[str, Any]) -> list[str]:
     """Checks JSON schema cannot express; each message names the key."""
     problems: list[str] = []
     for index, url in enumerate(config.get("feed_urls") or []):
-        if isinstance(url, str) and len(url.encode("utf-8")) > MAX_URL_BYTES:
+        if not isinstance(url, str):
+            continue
+        if len(url.encode("utf-8")) > MAX_URL_BYTES:
             problems.append(f"config['feed_urls'][{index}] is longer than 2 KiB")
+        elif "@" in urlsplit(url).netloc:
+            # Credentials would travel into every record and log line: refused, not stripped.
+            problems.append(f"config['feed_urls'][{index}] carries credentials (user@host)")
     urls = [u for u in config.get("feed_urls") or [] if isinstance(u, str)]
     if len(set(urls)) != len(urls):
         problems.append("config['feed_urls'] lists the same URL more than once")

@@ -219,6 +219,7 @@ def test_records_leave_in_config_order(server: FeedServer) -> None:
         ({"feed_urls": ["ftp://example.org/feed"]}, "feed_urls"),
         ({"feed_urls": ["https://example.org/" + "a" * 2100]}, "feed_urls"),
         ({"start_date": "yesterday"}, "start_date"),
+        ({"feed_urls": ["https://user:s3cret@example.org/feed"]}, "credentials"),
         ({"request_timeout_seconds": 0.5}, "request_timeout_seconds"),
     ],
     ids=lambda v: json.dumps(v)[:40] if isinstance(v, dict) else v,
