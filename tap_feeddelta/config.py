@@ -4,10 +4,10 @@ and the typed Settings the rest of the tap reads."""
 from __future__ import annotations
 
 import re
-from urllib.parse import urlsplit
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any, Final, Literal
+from urllib.parse import urlsplit
 
 from tap_feeddelta import __version__
 

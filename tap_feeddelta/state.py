@@ -145,11 +145,13 @@ def partition_key(partition: Any, where: str) -> tuple[str, str]:
     return monitor_id, feed_url
 
 
-def index_partitions(stream_state: Any) -> dict[tuple[str, str], dict[str, Any]]:
-    """Validate the whole stream state and index its partitions by (monitor_id, feed_url).
+def index_partitions(
+    stream_state: Any, *, validate: bool = True
+) -> dict[tuple[str, str], dict[str, Any]]:
+    """Index the stream state's partitions by (monitor_id, feed_url).
 
-    Every partition is decoded once here, so a damaged state stops the run before
-    anything is emitted.
+    With ``validate`` every partition is decoded once, so a damaged state stops the run
+    before anything is emitted; without it only the shape and the keys are checked.
     """
     if not isinstance(stream_state, dict):
         raise StateError("state: bookmarks.feed_items must be an object")
@@ -162,7 +164,8 @@ def index_partitions(stream_state: Any) -> dict[tuple[str, str], dict[str, Any]]
         key = partition_key(partition, where)
         if key in index:
             raise StateError(f"{where}: the same feed appears twice")
-        decode_bookmark(partition, where)
+        if validate:
+            decode_bookmark(partition, where)
         index[key] = partition
     return index
 

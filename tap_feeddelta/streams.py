@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from singer_sdk import Stream
+from singer_sdk.helpers.conform import TypeConformanceLevel
 
 if TYPE_CHECKING:
     from tap_feeddelta.tap import TapFeedDelta
@@ -34,6 +35,10 @@ def load_schema(name: str) -> dict[str, Any]:
 
 
 class _FeedStream(Stream):
+    # records.py builds every value in its schema type already; the SDK's recursive
+    # conforming pass was a quarter of a cold run's CPU (benchmarks/RESULTS.md).
+    TYPE_CONFORMANCE_LEVEL = TypeConformanceLevel.NONE
+
     @property
     def partitions(self) -> list[dict[str, Any]] | None:
         # The tap keeps its own per-feed partitions (indexed, not scanned); to the SDK
@@ -51,6 +56,10 @@ class _FeedStream(Stream):
 class FeedItemsStream(_FeedStream):
     name = "feed_items"
     primary_keys = ["delivery_id"]  # noqa: RUF012
+    # The state holds every feed's partition (megabytes at 10,000 feeds): write it at the
+    # end of the stream (and on SIGTERM), not every 10,000 records. A killed run then
+    # re-sends more records, with the same delivery_ids.
+    STATE_MSG_FREQUENCY = 1_000_000
     replication_key = None
     schema = load_schema("feed_items")
 

@@ -39,7 +39,10 @@ def test_discover_matches_the_schema_files() -> None:
     for entry in catalog["streams"]:
         on_disk = json.loads((ROOT / "schemas" / f"{entry['stream']}.json").read_text())
         assert entry["schema"]["properties"] == on_disk["properties"]
-        assert entry["key_properties"] == {
-            "feed_items": ["delivery_id"],
-            "feed_health": ["monitor_id", "feed_url", "checked_at"],
-        }[entry["stream"]]
+        assert (
+            entry["key_properties"]
+            == {
+                "feed_items": ["delivery_id"],
+                "feed_health": ["monitor_id", "feed_url", "checked_at"],
+            }[entry["stream"]]
+        )
