@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import contextlib
+import copy
 from functools import cached_property
 from typing import Any
 
 from singer_sdk import Stream, Tap
+from singer_sdk.contrib.msgspec import MsgSpecWriter
 from singer_sdk.exceptions import ConfigValidationError
 
 from tap_feeddelta.config import CONFIG_SCHEMA, config_problems, settings_from_config
@@ -20,7 +22,9 @@ class TapFeedDelta(Tap):
     """RSS, Atom and JSON Feed URLs as an incremental change stream."""
 
     name = "tap-feeddelta"
-    config_jsonschema = CONFIG_SCHEMA
+    message_writer_class = MsgSpecWriter
+    # A copy: the SDK adds its built-in settings to this dict in place.
+    config_jsonschema = copy.deepcopy(CONFIG_SCHEMA)
 
     def discover_streams(self) -> list[Stream]:
         return [FeedItemsStream(self), FeedHealthStream(self)]
