@@ -1,0 +1,63 @@
+{#-
+  The loaders store the streams' nested fields differently:
+    target-postgres 0.8.1: objects as jsonb, arrays as Postgres arrays (jsonb[] / text[]),
+                           date-times as timestamp without time zone (UTC)
+    target-duckdb 0.8.0:   objects and arrays as JSON, date-times as TIMESTAMP (UTC),
+                           integers as HUGEINT
+  These macros give the staging models one way to read them (adapter dispatch).
+-#}
+
+{#- The value as JSON text: a JSON array for array columns, a JSON object for objects. -#}
+{% macro json_text(column) -%}
+  {{ return(adapter.dispatch('json_text', 'feeddelta')(column)) }}
+{%- endmacro %}
+
+{% macro default__json_text(column) -%}
+  cast({{ column }} as {{ dbt.type_string() }})
+{%- endmacro %}
+
+{% macro postgres__json_text(column) -%}
+  cast(to_jsonb({{ column }}) as text)
+{%- endmacro %}
+
+{% macro duckdb__json_text(column) -%}
+  cast({{ column }} as varchar)
+{%- endmacro %}
+
+
+{#- A top-level field of a JSON object column, as text. -#}
+{% macro json_field_text(column, key) -%}
+  {{ return(adapter.dispatch('json_field_text', 'feeddelta')(column, key)) }}
+{%- endmacro %}
+
+{% macro default__json_field_text(column, key) -%}
+  ({{ column }} ->> '{{ key }}')
+{%- endmacro %}
+
+{% macro duckdb__json_field_text(column, key) -%}
+  json_extract_string({{ column }}, '$.{{ key }}')
+{%- endmacro %}
+
+
+{#- Number of elements of an array column (0 when null). -#}
+{% macro json_array_length(column) -%}
+  {{ return(adapter.dispatch('json_array_length', 'feeddelta')(column)) }}
+{%- endmacro %}
+
+{% macro default__json_array_length(column) -%}
+  coalesce(json_array_length({{ column }}), 0)
+{%- endmacro %}
+
+{% macro postgres__json_array_length(column) -%}
+  coalesce(cardinality({{ column }}), 0)
+{%- endmacro %}
+
+
+{#- A list of distinct strings aggregated into one sorted, comma-separated text. -#}
+{% macro sorted_list(expression) -%}
+  {{ return(adapter.dispatch('sorted_list', 'feeddelta')(expression)) }}
+{%- endmacro %}
+
+{% macro default__sorted_list(expression) -%}
+  string_agg({{ expression }}, ', ' order by {{ expression }})
+{%- endmacro %}
