@@ -46,3 +46,15 @@ def test_discover_matches_the_schema_files() -> None:
                 "feed_health": ["monitor_id", "feed_url", "checked_at"],
             }[entry["stream"]]
         )
+
+
+def test_about_documents_every_setting() -> None:
+    done = subprocess.run(
+        [sys.executable, "-m", "tap_feeddelta", "--about", "--format=markdown"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=True,
+    )
+    for name in CONFIG_SCHEMA["properties"]:
+        assert name in done.stdout, name

@@ -341,3 +341,29 @@ def test_keepalive_connection_dropped_mid_request_is_retried_once(
     second = fetcher.fetch(server.url("/feed"))
     assert second.status == "ok", second.error
     assert seen == [1, 1, 2]
+
+
+def test_too_many_headers_fail_fast(
+    server: Server, fetchers: Callable[..., Fetcher], clock: Clock
+) -> None:
+    def many(request: Request, wire: Wire) -> None:
+        wire.send(b"HTTP/1.1 200 OK\r\n" + b"X-Filler: a\r\n" * 500 + b"\r\n<rss/>")
+        wire.sleep(5)
+
+    server.routes["/feed"] = many
+    result = _fetch(fetchers, server.url("/feed"), request_timeout_seconds=10)
+    assert_error(result, "bad_response", clock, 2.0)
+    assert server.paths == ["/feed"]
+
+
+def test_oversized_header_fails_fast(
+    server: Server, fetchers: Callable[..., Fetcher], clock: Clock
+) -> None:
+    def huge(request: Request, wire: Wire) -> None:
+        wire.send(b"HTTP/1.1 200 OK\r\nX-Huge: " + b"a" * 200_000 + b"\r\n\r\n<rss/>")
+        wire.sleep(5)
+
+    server.routes["/feed"] = huge
+    result = _fetch(fetchers, server.url("/feed"), request_timeout_seconds=10)
+    assert_error(result, "bad_response", clock, 2.0)
+    assert server.paths == ["/feed"]
