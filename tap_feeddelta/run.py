@@ -18,7 +18,12 @@ from typing import Any, Final
 from tap_feeddelta.check import FeedFetcher, FeedOutcome, FeedTask, check_feed
 from tap_feeddelta.config import Settings
 from tap_feeddelta.sharding import shard_of
-from tap_feeddelta.state import decode_bookmark, encode_bookmark, index_partitions
+from tap_feeddelta.state import (
+    FeedBookmark,
+    decode_bookmark,
+    encode_bookmark,
+    index_partitions,
+)
 
 PROGRESS_EVERY_SECONDS: Final = 10.0
 # State of a feed removed from the config is kept this long after its last check, so
@@ -66,18 +71,18 @@ class FeedRun:
         self._emitted = 0
         self._positions: dict[int, int] = {}
 
-    def outcomes(self, stream_state: dict[str, Any] | None) -> Iterator[FeedOutcome]:
-        """Check every feed; with ``stream_state`` (feed_items selected) also move state.
+    def outcomes(self, stream_state: dict[str, Any], *, commit: bool) -> Iterator[FeedOutcome]:
+        """Check every feed of this shard against ``stream_state`` (feed_items' state).
 
-        The caller writes an outcome's item records, then asks for the next outcome; only
-        then is the outcome's bookmark committed, so a feed's state moves only after its
-        records are out.
+        With ``commit`` (feed_items is selected) the state moves too: the caller writes an
+        outcome's item records, then asks for the next outcome; only then is the outcome's
+        bookmark committed, so a feed's state moves only after its records are out.
         """
         # The tap validated the whole input state before the run (load_state); each
         # feed's partition is decoded again only when its feed comes up.
-        index = index_partitions(stream_state if stream_state is not None else {}, validate=False)
+        index = index_partitions(stream_state, validate=False)
         partitions: list[dict[str, Any]] | None = None
-        if stream_state is not None:
+        if commit:
             partitions = stream_state.setdefault("partitions", [])
             self._prune_removed(partitions, index)
         monitor = self.settings.monitor_id
@@ -116,17 +121,18 @@ class FeedRun:
             if shard_of(settings.monitor_id, url, settings.shard_count) == settings.shard_index
         ]
 
-    def health_records(self) -> Iterator[dict[str, Any]]:
-        """The health rows of this run: those of the items pass, or a run of its own."""
+    def health_records(self, stream_state: dict[str, Any]) -> Iterator[dict[str, Any]]:
+        """The health rows of this run: those of the items pass, or (feed_items not
+        selected) a run of its own that reads the state but does not move it."""
         if self._health is None:
-            for _ in self.outcomes(None):
+            for _ in self.outcomes(stream_state, commit=False):
                 pass
         yield from self._health or []
 
     def _check(self, task: FeedTask) -> FeedOutcome:
         return check_feed(task, self.fetcher, self.settings, self.now)
 
-    def _bookmark(self, partition: dict[str, Any] | None, position: int) -> Any:
+    def _bookmark(self, partition: dict[str, Any] | None, position: int) -> FeedBookmark | None:
         if partition is None:
             return None
         return decode_bookmark(partition, f"state partition of feed_urls[{position}]")

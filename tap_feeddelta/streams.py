@@ -65,7 +65,7 @@ class FeedItemsStream(_FeedStream):
 
     def get_records(self, context: Any) -> Iterable[dict[str, Any]]:
         run = self.feed_tap.feed_run
-        for outcome in run.outcomes(self.stream_state):
+        for outcome in run.outcomes(self.stream_state, commit=True):
             yield from outcome.item_records
 
 
@@ -76,4 +76,6 @@ class FeedHealthStream(_FeedStream):
     schema = load_schema("feed_health")
 
     def get_records(self, context: Any) -> Iterable[dict[str, Any]]:
-        yield from self.feed_tap.feed_run.health_records()
+        tap = self.feed_tap
+        items_state = (tap.state.get("bookmarks") or {}).get(FeedItemsStream.name) or {}
+        yield from tap.feed_run.health_records(items_state)

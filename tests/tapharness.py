@@ -51,12 +51,15 @@ def run_tap(
     state: dict[str, Any] | str | None = None,
     *,
     args: tuple[str, ...] = (),
+    catalog: str | None = None,
     timeout: float = 120,
 ) -> TapRun:
     with tempfile.TemporaryDirectory() as tmp:
         config_path = Path(tmp) / "config.json"
         config_path.write_text(json.dumps(config), encoding="utf-8")
         command = [*TAP, "--config", str(config_path), *args]
+        if catalog is not None:
+            command += ["--catalog", catalog]
         if state is not None:
             state_path = Path(tmp) / "state.json"
             text = state if isinstance(state, str) else json.dumps(state)

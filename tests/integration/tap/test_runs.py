@@ -4,13 +4,15 @@ from __future__ import annotations
 
 import base64
 import json
+import subprocess
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import pytest
 
 from tests.feedserver import FeedServer, rss
-from tests.tapharness import run_tap
+from tests.tapharness import TAP, run_tap
 
 ITEMS = [(f"id-{n}", f"Title {n}", f"<p>Summary <b>{n}</b></p>") for n in range(5)]
 
@@ -330,3 +332,33 @@ def test_stale_feed_is_flagged(server: FeedServer) -> None:
     again = run_tap(config(server, "/feed.xml", stale_after_days=3650), run.final_state)
     [row] = again.health
     assert (row["status"], row["is_stale"]) == ("not_modified", False)
+
+
+def _catalog_without_feed_items() -> dict[str, Any]:
+    done = subprocess.run(
+        [*TAP, "--discover"], capture_output=True, text=True, timeout=60, check=True
+    )
+    catalog: dict[str, Any] = json.loads(done.stdout)
+    for entry in catalog["streams"]:
+        for metadata in entry["metadata"]:
+            if metadata["breadcrumb"] == []:
+                metadata["metadata"]["selected"] = entry["stream"] == "feed_health"
+    return catalog
+
+
+def test_health_alone_reads_state_but_never_moves_it(server: FeedServer, tmp_path: Path) -> None:
+    server.put("/feed.xml", rss(ITEMS))
+    cfg = config(server, "/feed.xml")
+    first = run_tap(cfg)
+    catalog = tmp_path / "catalog.json"
+    catalog.write_text(json.dumps(_catalog_without_feed_items()))
+    server.put("/feed.xml", rss([("id-x", "X", "x"), *ITEMS]))
+    health_only = run_tap(cfg, first.final_state, catalog=str(catalog))
+    assert health_only.returncode == 0, health_only.stderr
+    assert health_only.items == []
+    [row] = health_only.health
+    assert row["conditional_request"]["etag_sent"] is True  # validators came from the state
+    assert row["item_counts"]["new"] == 1
+    assert health_only.final_state == first.final_state  # nothing moved
+    after = run_tap(cfg, health_only.final_state)
+    assert [r["item_id"] for r in after.items] == ["id-x"]  # the change was not lost
