@@ -9,8 +9,8 @@ from __future__ import annotations
 
 from datetime import datetime, timedelta
 
-from airflow.sdk import DAG
 from airflow.providers.standard.operators.bash import BashOperator
+from airflow.sdk import DAG
 
 SHARD_COUNT = 4
 MELTANO_PROJECT = "/opt/feeddelta"  # where this project is checked out on the workers
