@@ -20,6 +20,7 @@ ATOM_03 = "http://purl.org/atom/ns#"
 _HTML_TYPES = frozenset({"html", "text/html"})
 _XHTML_TYPES = frozenset({"xhtml", "application/xhtml+xml"})
 _TEXT_TYPES = frozenset({"", "text", "text/plain"})
+_KNOWN_TYPES = _TEXT_TYPES | _HTML_TYPES | _XHTML_TYPES
 
 
 def atom_format(root: etree._Element) -> FeedFormat:
@@ -30,13 +31,15 @@ def atom_format(root: etree._Element) -> FeedFormat:
 
 def _construct(element: etree._Element) -> tuple[str | None, TextKind]:
     """The source text of an Atom text construct (or content) and how to read it."""
-    kind = (element.get("type") or "").strip().lower()
-    mode = (element.get("mode") or "").strip().lower()
+    kind = element.get("type")
+    kind = kind.strip().lower() if kind else ""
+    mode = element.get("mode")
+    mode = mode.strip().lower() if mode else ""
     if element.get("src") is not None and not len(element) and not element.text:
         return None, "text"
     if mode == "base64" or (
         kind
-        and kind not in _TEXT_TYPES | _HTML_TYPES | _XHTML_TYPES
+        and kind not in _KNOWN_TYPES
         and not kind.startswith("text/")
         and not kind.endswith("+xml")
         and not kind.endswith("/xml")
@@ -72,7 +75,7 @@ def atom_feed(doc: XmlDocument, feed_format: FeedFormat, url: str) -> ParsedFeed
     link: str | None = None
     authors: list[Author] = []
     for child in root:
-        name = key(child.tag)
+        name = key[child.tag]
         if name == "entry":
             if len(entries) == MAX_ITEMS_READ:
                 has_more = True
@@ -122,7 +125,7 @@ def _person(
 ) -> Author | None:
     name = email = uri = None
     for child in element:
-        part = key(child.tag)
+        part = key[child.tag]
         if part == "name" and name is None:
             name = text_of(child)
         elif part == "email" and email is None:
@@ -155,7 +158,7 @@ def _entry(
     tags: list[str] = []
     enclosures: list[Enclosure] = []
     for child in element:
-        name = key(child.tag)
+        name = key[child.tag]
         if name == "title":
             if title[0] is None:
                 title = _construct(child)
@@ -208,18 +211,19 @@ def _entry(
             if found is not None:
                 authors.append(found)
     native_id = fields.native_id(entry_id, issues)
+    # Positional (faster than keywords); the order is checked by test_fields.py.
     return ParsedItem(
-        native_id=native_id,
-        native_id_source="atom_id" if native_id is not None else None,
-        url=link,
-        title=fields.title(title[0], title[1], issues),
-        summary=fields.summary(summary[0], summary[1], issues),
-        content_text=fields.content(content[0], content[1], issues),
-        authors=tuple(authors) or feed_authors,
-        tags=fields.unique(tags),
-        published_at=fields.date(published or issued or created, "published", issues),
-        updated_at=fields.date(updated, "updated", issues),
-        enclosures=tuple(enclosures),
-        source_pointer=pointer,
-        issues=tuple(issues),
+        native_id,  # native_id
+        "atom_id" if native_id is not None else None,  # native_id_source
+        link,  # url
+        fields.title(title[0], title[1], issues),  # title
+        fields.summary(summary[0], summary[1], issues),  # summary
+        fields.content(content[0], content[1], issues),  # content_text
+        tuple(authors) or feed_authors,  # authors
+        fields.unique(tags),  # tags
+        fields.date(published or issued or created, "published", issues),  # published_at
+        fields.date(updated, "updated", issues),  # updated_at
+        tuple(enclosures),  # enclosures
+        pointer,  # source_pointer
+        tuple(issues),  # issues
     )

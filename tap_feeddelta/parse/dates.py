@@ -120,9 +120,30 @@ def rfc3339(raw: str) -> str | None:
     return None
 
 
+_ISO_COMMON: Final = re.compile(
+    r"([0-9]{4})-([0-9]{2})-([0-9]{2})T([0-9]{2}):([0-9]{2}):([0-9]{2})(?:[Zz]|([+-])(\d\d):(\d\d))"
+)
 _RFC822_COMMON: Final = re.compile(
     r"[A-Z][a-z]{2}, (\d{2}) ([A-Z][a-z]{2}) (\d{4}) (\d{2}):(\d{2}):(\d{2}) ([+-]\d{4}|GMT|UTC?|Z)"
 )
+_MONTH_ABBREVIATIONS: Final = {
+    "Jan": 1, "Feb": 2, "Mar": 3, "Apr": 4, "May": 5, "Jun": 6, "Jul": 7, "Aug": 8,
+    "Sep": 9, "Oct": 10, "Nov": 11, "Dec": 12,
+}  # fmt: skip
+_TWO_DIGITS: Final = tuple(f"{n:02d}" for n in range(100))
+
+
+class _Numbers(dict[str, int]):
+    """Digit strings → their values: a table for the usual ones, ``int()`` for the rest
+    (``int()`` of a short string is several times slower than a lookup)."""
+
+    def __missing__(self, text: str) -> int:
+        return int(text)
+
+
+_TWO_DIGIT_VALUES: Final = _Numbers({text: value for value, text in enumerate(_TWO_DIGITS)})
+_YEAR_VALUES: Final = _Numbers({str(year): year for year in range(1970, 2100)})
+_DAYS_IN_MONTH: Final = (0, 31, 29, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31)  # 29 February: leap
 
 
 def _common_shape(text: str) -> str | None:
@@ -130,40 +151,80 @@ def _common_shape(text: str) -> str | None:
     ``Z`` or ``±hh:mm`` and canonical RFC 822. ``None``: not such a shape; ``""``: such a
     shape naming no real instant."""
     size = len(text)
-    if (size == 20 or size == 25) and text[10] == "T" and text[4] == "-" and text[16] == ":":
-        digits = text[0:4] + text[5:7] + text[8:10] + text[11:13] + text[14:16] + text[17:19]
-        if not (digits.isdigit() and digits.isascii()) or text[7] != "-" or text[13] != ":":
+    two = _TWO_DIGIT_VALUES
+    if size == 20 or size == 25:
+        match = _ISO_COMMON.fullmatch(text)
+        if match is None:
             return None
-        if size == 20:
-            if text[19] not in "Zz":
-                return None
-            offset = 0
-        elif text[19] in "+-" and text[22] == ":" and (text[20:22] + text[23:25]).isdigit():
-            offset = int(text[20:22]) * 60 + int(text[23:25])
-            offset = -offset if text[19] == "-" else offset
-        else:
-            return None
-        parts = (int(digits[0:4]), int(digits[4:6]), int(digits[6:8]), int(digits[8:10]),
-                 int(digits[10:12]), int(digits[12:14]))  # fmt: skip
-        return _utc(*parts, offset) or ""
-    if size == 31 or size == 29 or size == 28:
+        year_text, month_text, day_text, hour_text, minute_text, second_text, sign, zone_hours, \
+            zone_minutes = match.groups()  # fmt: skip
+        month = two[month_text]
+        offset = 0
+        if sign is not None:
+            offset = two[zone_hours] * 60 + two[zone_minutes]
+            if sign == "-":
+                offset = -offset
+    elif size == 31 or size == 29 or size == 28:
         match = _RFC822_COMMON.fullmatch(text)
         if match is None:
             return None
-        day, month_name, year, hour, minute, second, zone = match.groups()
-        month = _MONTHS.get(month_name.lower())
-        zone_offset = _offset_minutes(zone)
-        if month is None or zone_offset is None:
+        day_text, month_name, year_text, hour_text, minute_text, second_text, zone = \
+            match.groups()  # fmt: skip
+        month_number = _MONTH_ABBREVIATIONS.get(month_name)
+        if month_number is None:
             return ""
-        return (
-            _utc(int(year), month, int(day), int(hour), int(minute), int(second), zone_offset) or ""
-        )
-    return None
+        month = month_number
+        offset = 0
+        if zone[0] == "+" or zone[0] == "-":
+            zone_hours, zone_minutes = two[zone[1:3]], two[zone[3:5]]
+            if zone_hours > 14 or zone_minutes > 59:
+                return ""
+            offset = zone_hours * 60 + zone_minutes
+            if zone[0] == "-":
+                offset = -offset
+    else:
+        return None
+    year = _YEAR_VALUES[year_text]
+    day = two[day_text]
+    hour = two[hour_text]
+    minute = two[minute_text]
+    second = two[second_text]
+    if hour < 24 and minute < 60 and second < 60 and 0 < month <= 12 and 0 < day <= 28 and year:
+        # The usual case, without datetime (as in _utc): the offset keeps the instant on
+        # that day, which every month has.
+        minutes = hour * 60 + minute - offset
+        if 0 <= minutes < 1440:
+            digits = _TWO_DIGITS
+            year_text = year_text if year_text in _YEAR_VALUES else f"{year:04d}"
+            return (
+                f"{year_text}-{digits[month]}-{digits[day]}"
+                f"T{digits[minutes // 60]}:{digits[minutes % 60]}:{digits[second]}Z"
+            )
+    return _utc(year, month, day, hour, minute, second, offset) or ""
 
 
 def _utc(
     year: int, month: int, day: int, hour: int, minute: int, second: int, offset: int
 ) -> str | None:
+    if (
+        hour < 24
+        and minute < 60
+        and second < 60
+        and 0 < month <= 12
+        and 0 < day <= _DAYS_IN_MONTH[month]
+        and 0 < year <= 9999
+    ):
+        # The usual case, without datetime: a real calendar day, and the offset keeps
+        # the instant on that day.
+        if day == 29 and month == 2 and (year % 4 or (year % 100 == 0 and year % 400)):
+            return None  # 29 February of a common year
+        minutes = hour * 60 + minute - offset
+        if 0 <= minutes < 1440:
+            two = _TWO_DIGITS
+            return (
+                f"{year if year >= 1000 else f'{year:04d}'}-{two[month]}-{two[day]}"
+                f"T{two[minutes // 60]}:{two[minutes % 60]}:{two[second]}Z"
+            )
     extra = timedelta(0)
     if hour == 24 and minute == 0 and second == 0:
         hour, extra = 0, timedelta(days=1)

@@ -7,7 +7,7 @@ never its content.
 from __future__ import annotations
 
 import re
-from typing import Final, Literal
+from typing import Any, Final, Literal
 
 from tap_feeddelta.errors import Issue
 from tap_feeddelta.models import Author, Enclosure
@@ -32,36 +32,36 @@ _EMAIL: Final = re.compile(r"[^\s@<>()\"',;]+@[^\s@<>()\"',;]+")
 _LANGUAGE: Final = re.compile(r"[A-Za-z]{1,8}(?:[-_][A-Za-z0-9]{1,8})*")
 
 
-def _text(raw: str, kind: TextKind, *, is_title: bool = False) -> str:
-    if kind == "html":
-        return html_text(raw, unescape_twice=is_title)
-    return plain_text(raw)
-
-
 def title(raw: str | None, kind: TextKind, issues: list[Issue]) -> str | None:
     if not raw:
         return None
-    value, was_cut = capped(_text(raw, kind, is_title=True), MAX_TITLE_BYTES)
-    if was_cut:
-        issues.append(Issue("title_truncated", "The title was cut to 1 KiB."))
+    value = html_text(raw, unescape_twice=True) if kind == "html" else plain_text(raw)
+    if len(value) * 4 > MAX_TITLE_BYTES:  # else it cannot be over the cap
+        value, was_cut = capped(value, MAX_TITLE_BYTES)
+        if was_cut:
+            issues.append(Issue("title_truncated", "The title was cut to 1 KiB."))
     return value or None
 
 
 def summary(raw: str | None, kind: TextKind, issues: list[Issue]) -> str | None:
     if not raw:
         return None
-    value, was_cut = capped(_text(raw, kind), MAX_SUMMARY_BYTES)
-    if was_cut:
-        issues.append(Issue("summary_truncated", "The summary was cut to 4 KiB."))
+    value = html_text(raw) if kind == "html" else plain_text(raw)
+    if len(value) * 4 > MAX_SUMMARY_BYTES:
+        value, was_cut = capped(value, MAX_SUMMARY_BYTES)
+        if was_cut:
+            issues.append(Issue("summary_truncated", "The summary was cut to 4 KiB."))
     return value or None
 
 
 def content(raw: str | None, kind: TextKind, issues: list[Issue]) -> str | None:
     if not raw:
         return None
-    value, was_cut = capped(_text(raw, kind), MAX_CONTENT_BYTES)
-    if was_cut:
-        issues.append(Issue("content_truncated", "The content was cut to 64 KiB."))
+    value = html_text(raw) if kind == "html" else plain_text(raw)
+    if len(value) * 4 > MAX_CONTENT_BYTES:
+        value, was_cut = capped(value, MAX_CONTENT_BYTES)
+        if was_cut:
+            issues.append(Issue("content_truncated", "The content was cut to 64 KiB."))
     return value or None
 
 
@@ -106,7 +106,43 @@ def language(raw: str | None) -> str | None:
     return value
 
 
+# Feeds repeat the same author (and category) on every item: the cleaned values of short
+# inputs are kept, with the issues they raised, in small tables that are emptied when
+# full. Only immutable values are kept, so a hit returns what a computation would.
+_CACHED_INPUT_CHARS: Final = 512
+_CACHE_ENTRIES: Final = 1024
+_Found = tuple[Author | None, tuple[Issue, ...]]
+_AUTHORS: dict[tuple[str | None, str | None, str | None, str | None], _Found] = {}
+_RSS_AUTHORS: dict[tuple[str, str | None], _Found] = {}
+_TAGS: dict[str, str] = {}
+
+
+def _remember(table: dict[Any, Any], key: object, value: object) -> None:
+    if len(table) >= _CACHE_ENTRIES:
+        table.clear()
+    table[key] = value
+
+
 def author(
+    name: str | None,
+    email: str | None,
+    link: str | None,
+    base: str | None,
+    issues: list[Issue],
+) -> Author | None:
+    key = (name, email, link, base)
+    found = _AUTHORS.get(key)
+    if found is None:
+        new_issues: list[Issue] = []
+        found = (_author(name, email, link, base, new_issues), tuple(new_issues))
+        if len(name or "") + len(email or "") + len(link or "") <= _CACHED_INPUT_CHARS:
+            _remember(_AUTHORS, key, found)
+    if found[1]:
+        issues.extend(found[1])
+    return found[0]
+
+
+def _author(
     name: str | None,
     email: str | None,
     link: str | None,
@@ -142,6 +178,19 @@ def rss_author(raw: str | None, base: str | None, issues: list[Issue]) -> Author
     """RSS ``author``: "email (Name)", "Name <email>", a bare email or a bare name."""
     if not raw:
         return None
+    key = (raw, base)
+    found = _RSS_AUTHORS.get(key)
+    if found is None:
+        new_issues: list[Issue] = []
+        found = (_rss_author(raw, base, new_issues), tuple(new_issues))
+        if len(raw) <= _CACHED_INPUT_CHARS:
+            _remember(_RSS_AUTHORS, key, found)
+    if found[1]:
+        issues.extend(found[1])
+    return found[0]
+
+
+def _rss_author(raw: str, base: str | None, issues: list[Issue]) -> Author | None:
     if "@" in raw:
         match = (
             _RSS_AUTHOR_PAREN.fullmatch(raw)
@@ -193,7 +242,12 @@ def _length(raw: str | int | None, issues: list[Issue]) -> int | None:
 def tag(raw: str | None) -> str | None:
     if not raw:
         return None
-    return plain_text(raw) or None
+    value = _TAGS.get(raw)
+    if value is None:
+        value = plain_text(raw)
+        if len(raw) <= _CACHED_INPUT_CHARS:
+            _remember(_TAGS, raw, value)
+    return value or None
 
 
 def unique(values: list[str]) -> tuple[str, ...]:

@@ -135,24 +135,25 @@ def _item(
                 tags.append(tag)
     elif raw_tags is not None:
         issues.append(Issue("invalid_value", "The tags are not a list; ignored."))
+    # Positional (faster than keywords); the order is checked by test_fields.py.
     return ParsedItem(
-        native_id=native_id,
-        native_id_source="json_id" if native_id is not None else None,
-        url=url,
-        title=fields.title(_string(raw.get("title"), "title", issues), "text", issues),
-        summary=fields.summary(_string(raw.get("summary"), "summary", issues), "text", issues),
-        content_text=content,
-        authors=tuple(_authors(raw, base, issues)) or feed_authors,
-        tags=fields.unique(tags),
-        published_at=fields.date(
+        native_id,  # native_id
+        "json_id" if native_id is not None else None,  # native_id_source
+        url,  # url
+        fields.title(_string(raw.get("title"), "title", issues), "text", issues),  # title
+        fields.summary(_string(raw.get("summary"), "summary", issues), "text", issues),  # summary
+        content,  # content_text
+        tuple(_authors(raw, base, issues)) or feed_authors,  # authors
+        fields.unique(tags),  # tags
+        fields.date(
             _string(raw.get("date_published"), "date_published", issues), "published", issues
-        ),
-        updated_at=fields.date(
+        ),  # published_at
+        fields.date(
             _string(raw.get("date_modified"), "date_modified", issues), "updated", issues
-        ),
-        enclosures=tuple(_attachments(raw, base, issues)),
-        source_pointer=pointer,
-        issues=tuple(issues),
+        ),  # updated_at
+        tuple(_attachments(raw, base, issues)),  # enclosures
+        pointer,  # source_pointer
+        tuple(issues),  # issues
     )
 
 

@@ -8,7 +8,7 @@ anything else gives a key that matches nothing. Lookups are cached per tag strin
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from html import unescape
 from typing import Final, cast
 
@@ -47,23 +47,24 @@ _KNOWN_PREFIXES: Final = frozenset({"atom", "dc", "dcterms", "content", "media",
 RDF_ABOUT: Final = "{http://www.w3.org/1999/02/22-rdf-syntax-ns#}about"
 XML_LANG: Final = "{http://www.w3.org/XML/1998/namespace}lang"
 
-TagKey = Callable[[object], str]
 
+class TagKey(dict[object, str]):
+    """Element tag → key, for a document whose own namespaces are ``home``: read as
+    ``key[element.tag]``, a plain dict lookup once a tag has been seen (a document has
+    few distinct tags; at most 4096 are kept)."""
 
-def tag_keys(home: frozenset[str]) -> TagKey:
-    """A cached function: element tag → key, for a document whose own namespaces are
-    ``home``."""
-    cache: dict[object, str] = {}
+    __slots__ = ("home",)
 
-    def key(tag: object) -> str:
-        found = cache.get(tag)
-        if found is not None:
-            return found
+    def __init__(self, home: frozenset[str]) -> None:
+        super().__init__()
+        self.home = home
+
+    def __missing__(self, tag: object) -> str:
         if not isinstance(tag, str):
             result = ""  # comment, processing instruction, entity
         elif tag.startswith("{"):
             namespace, _, local = tag[1:].partition("}")
-            if namespace in home:
+            if namespace in self.home:
                 result = local.lower()
             else:
                 prefix = _PREFIXES.get(namespace.lower().rstrip(), "")
@@ -73,20 +74,27 @@ def tag_keys(home: frozenset[str]) -> TagKey:
             result = f"{prefix.lower()}:{local.lower()}" if prefix in _KNOWN_PREFIXES else "?:"
         else:
             result = tag.lower()
-        if len(cache) < 4096:
-            cache[tag] = result
+        if len(self) < 4096:
+            self[tag] = result
         return result
 
-    return key
+
+def tag_keys(home: frozenset[str]) -> TagKey:
+    """A caching mapping: element tag → key, for a document whose own namespaces are
+    ``home``."""
+    return TagKey(home)
 
 
 def text_of(element: etree._Element) -> str:
     """All text inside the element (its own and its descendants'), bounded in length."""
-    if len(element) == 0:
-        text = element.text or ""
-    else:
+    if len(element):
         text = "".join(cast("Iterator[str]", element.itertext()))
-    return text[:MAX_RAW_TEXT_CHARS] if len(text) > MAX_RAW_TEXT_CHARS else text
+    else:
+        own = element.text
+        if own is None:
+            return ""
+        text = own
+    return text if len(text) <= MAX_RAW_TEXT_CHARS else text[:MAX_RAW_TEXT_CHARS]
 
 
 def markup_of(element: etree._Element, *, is_text_markup: bool) -> str:

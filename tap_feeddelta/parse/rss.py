@@ -27,9 +27,9 @@ def rss_format(root_key: str, root: etree._Element) -> FeedFormat | None:
 def rss_feed(doc: XmlDocument, feed_format: FeedFormat, url: str) -> ParsedFeed:
     key = tag_keys(RSS_HOME)
     root = doc.root
-    channel = root if key(root.tag) == "channel" else None
+    channel = root if key[root.tag] == "channel" else None
     for child in root:
-        if channel is None and key(child.tag) == "channel":
+        if channel is None and key[child.tag] == "channel":
             channel = child
             break
     issues = list(doc.issues)
@@ -75,7 +75,7 @@ def _item_elements(
         if parent is None or (found and parent is root):
             continue
         for child in parent:
-            if key(child.tag) == "item":
+            if key[child.tag] == "item":
                 if len(found) == MAX_ITEMS_READ:
                     return found, True
                 found.append(child)
@@ -91,7 +91,7 @@ def _channel(
 ) -> tuple[Author, ...]:
     authors: list[Author] = []
     for child in channel:
-        name = key(child.tag)
+        name = key[child.tag]
         if name == "item":
             continue
         if name in ("title", "dc:title") and "title" not in values:
@@ -139,7 +139,7 @@ def _item(
     enclosures: list[Enclosure] = []
     media: list[Enclosure] = []
     for child in element:
-        name = key(child.tag)
+        name = key[child.tag]
         if name == "title" or name == "dc:title":
             if title is None:
                 title = markup_of(child, is_text_markup=True)
@@ -208,20 +208,21 @@ def _item(
         url = fields.url(native_id, None, "item", issues)
     if description is None and itunes_summary:
         description = itunes_summary.replace("&", "&amp;").replace("<", "&lt;")
+    # Positional (faster than keywords); the order is checked by test_fields.py.
     return ParsedItem(
-        native_id=native_id,
-        native_id_source="guid" if native_id is not None else None,
-        url=url,
-        title=fields.title(title, "html", issues),
-        summary=fields.summary(description, "html", issues),
-        content_text=fields.content(encoded, "html", issues),
-        authors=tuple(authors or itunes_authors) or feed_authors,
-        tags=fields.unique(tags),
-        published_at=fields.date(published, "published", issues),
-        updated_at=fields.date(updated, "updated", issues),
-        enclosures=tuple(enclosures or media),
-        source_pointer=pointer,
-        issues=tuple(issues),
+        native_id,  # native_id
+        "guid" if native_id is not None else None,  # native_id_source
+        url,  # url
+        fields.title(title, "html", issues),  # title
+        fields.summary(description, "html", issues),  # summary
+        fields.content(encoded, "html", issues),  # content_text
+        tuple(authors or itunes_authors) or feed_authors,  # authors
+        fields.unique(tags),  # tags
+        fields.date(published, "published", issues),  # published_at
+        fields.date(updated, "updated", issues),  # updated_at
+        tuple(enclosures or media),  # enclosures
+        pointer,  # source_pointer
+        tuple(issues),  # issues
     )
 
 
@@ -236,8 +237,8 @@ def _media(
     """Media RSS ``media:content``, alone or in a ``media:group``."""
     contents = (
         [element]
-        if key(element.tag) == "media:content"
-        else [child for child in element if key(child.tag) == "media:content"]
+        if key[element.tag] == "media:content"
+        else [child for child in element if key[child.tag] == "media:content"]
     )
     for content in contents:
         media_base = base_of(content, base) if has_xml_base else base

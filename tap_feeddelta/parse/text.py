@@ -36,6 +36,7 @@ _BLOCK_TAG: Final = re.compile(r"</?(?:" + "|".join(_BLOCK_NAMES) + r")\b[^>]*>"
 # long way). "<" marks a dropped element's name; no real separator is "<".
 _SIMPLE_TAG: Final = re.compile(r"</?([A-Za-z][A-Za-z0-9]*)(?!\w)[^<>]*>")
 _SEPARATOR: Final = {
+    **{name: "" for name in ("a", "b", "i", "u", "s", "em", "strong", "span", "code", "small")},
     **{name: " " for name in _BLOCK_NAMES},
     **{name: "<" for name in _DROPPED_NAMES},
 }
@@ -45,6 +46,7 @@ _TAG: Final = re.compile(r"<(?:/?[A-Za-z][^>]*|![^>]*|\?[^>]*)(?:>|\Z)")
 _CONTROL: Final = re.compile("[\x00-\x08\x0e-\x1b\x7f-\x84\x86-\x9f\ud800-\udfff\ufffe\uffff]")
 _C1: Final = re.compile("[\x80-\x9f]")
 _C1_BYTES: Final = bytes(range(0x80, 0xA0))
+_SPACE_RUN: Final = re.compile("  +")
 _ENTITY_LEFT: Final = re.compile(
     r"&(?:#[0-9]{1,7}|#[xX][0-9A-Fa-f]{1,6}|[A-Za-z][A-Za-z0-9]{1,31});"
 )
@@ -68,6 +70,14 @@ _C1_AS_1252: Final = {
 
 def collapsed(text: str) -> str:
     """The text with runs of whitespace made one space and the ends trimmed."""
+    return " ".join(text.split())
+
+
+def _collapsed(text: str) -> str:
+    """``collapsed(text)``; in printable text the only whitespace is " ", whose runs one
+    regular expression shortens faster than splitting the text into words."""
+    if text.isprintable():
+        return _SPACE_RUN.sub(" ", text).strip()
     return " ".join(text.split())
 
 
@@ -102,6 +112,8 @@ def _collapsed_without_controls(text: str) -> str:
 
 def plain_text(text: str) -> str:
     """Text that is already plain (Atom ``type="text"``, JSON ``content_text``)."""
+    if text.isprintable():  # no C1 or other control character, no whitespace but " "
+        return _SPACE_RUN.sub(" ", text).strip()
     if _has_c1(text):
         text = _without_c1(text)
     return _collapsed_without_controls(text)
@@ -114,7 +126,10 @@ def _simple_tags_removed(text: str) -> str | None:
     if len(parts) >> 1 != text.count("<"):
         return None  # some "<" starts no plain tag: a comment, a stray "<", a cut tag
     separator = _SEPARATOR.get
-    separators = [separator(name.lower(), "") for name in parts[1::2]]
+    separators = [
+        found if (found := separator(name)) is not None else separator(name.lower(), "")
+        for name in parts[1::2]
+    ]
     if "<" in separators:
         return None  # script, style and the like: dropped with their content
     parts[1::2] = separators
@@ -140,10 +155,12 @@ def html_text(text: str, *, unescape_twice: bool = False) -> str:
         else:
             text = stripped
     if "&" not in text:
-        return " ".join(text.split())
+        return _collapsed(text)
     text = unescape(text)
     if unescape_twice and "&" in text and _ENTITY_LEFT.search(text):
         text = unescape(text)
+    if text.isprintable():  # no C1 or other control character, no whitespace but " "
+        return _SPACE_RUN.sub(" ", text).strip()
     if _has_c1(text):
         text = _without_c1(text)
     return _collapsed_without_controls(text)

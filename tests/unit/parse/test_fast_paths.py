@@ -1,0 +1,175 @@
+"""The fast paths of the normalizers give exactly what the general code gives.
+
+Each fast path (plain tags removed in one pass, printable text collapsed without a control
+scan, the common date shapes read without the general patterns, the author and category
+tables) is checked against a reference: the general code it stands in for.
+"""
+
+from __future__ import annotations
+
+from dataclasses import fields
+from html import unescape
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from tap_feeddelta.errors import Issue
+from tap_feeddelta.models import ParsedItem
+from tap_feeddelta.parse import dates, text
+from tap_feeddelta.parse import fields as field_values
+from tap_feeddelta.parse.dates import rfc3339
+from tap_feeddelta.parse.text import html_text, plain_text
+
+SETTINGS = settings(max_examples=400, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+
+
+def _reference_html_text(raw: str, *, unescape_twice: bool = False) -> str:
+    """The general passes, without any fast path."""
+    if not raw.isascii() and text._C1.search(raw):
+        raw = text._without_c1(raw)
+    if "<" not in raw and "&" not in raw:
+        return " ".join(raw.split())
+    if "<" in raw:
+        raw = text._COMMENT.sub(" ", raw)
+        raw = text._DROPPED.sub(" ", raw)
+        raw = text._BLOCK_TAG.sub(" ", raw)
+        raw = text._TAG.sub("", raw)
+    if "&" in raw:
+        raw = unescape(raw)
+        if unescape_twice and "&" in raw and text._ENTITY_LEFT.search(raw):
+            raw = unescape(raw)
+        if not raw.isascii() and text._C1.search(raw):
+            raw = text._without_c1(raw)
+        raw = text._CONTROL.sub("", raw)
+    return " ".join(raw.split())
+
+
+def _reference_plain_text(raw: str) -> str:
+    if not raw.isascii() and text._C1.search(raw):
+        raw = text._without_c1(raw)
+    return " ".join(text._CONTROL.sub("", raw).split())
+
+
+def _reference_rfc3339(raw: str) -> str | None:
+    """The general date patterns only."""
+    value = raw.strip()
+    if not value or len(value) > dates._MAX_DATE_CHARS:
+        return None
+    if value.endswith(")"):
+        value = dates._COMMENT.sub("", value)
+    for pattern in dates._PATTERNS:
+        match = pattern.fullmatch(value)
+        if match is not None:
+            return dates._instant(match.groupdict())
+    return None
+
+
+# Pieces that reach every branch: plain and block tags in either case, dropped elements,
+# comments, stray "<", cut tags, names that only look like tag names, entities, C1 and
+# other control characters, and whitespace that is not a space.
+PIECES = [
+    "<p>", "</p>", "<P class='x'>", "<b>", "</B>", "<br/>", "<BR>", "<img src=x />", "<h1>",
+    "<h7>", "<pre>", "<progress>", "<p_x>", "<pé>", "<p\xa0>", "<a href='x>y'>", "</a>",
+    "<span>", "<script>", "</script>", "<Script\n>", "<script-x>", "<scripts>", "<ſcript>",
+    "<style x>", "<select>", "<svg>", "</ p>", "<!x>", "<?x?>", "<!--", "-->", "<", ">",
+    "&", "&amp;", "&amp;amp;", "&lt;b&gt;", "&#133;", "&#x92;", "&nbsp;", "&eacute;",
+    "&bogus;", "&#0;", "\x85", "\x92", "\x80", "\x01", "\x1c", "\xad", "\u200b", "\ufffe",
+    "\ud800", "Ã©", "é", "中", " ", "  ", "\n", "\t", "a", "word", "K", "İ",
+]  # fmt: skip
+fragments = st.lists(st.sampled_from(PIECES) | st.text(max_size=3), max_size=14).map("".join)
+
+
+@SETTINGS
+@given(fragments, st.booleans())
+def test_html_text_matches_the_general_passes(raw: str, twice: bool) -> None:
+    assert html_text(raw, unescape_twice=twice) == _reference_html_text(raw, unescape_twice=twice)
+
+
+@SETTINGS
+@given(fragments)
+def test_plain_text_matches_the_general_passes(raw: str) -> None:
+    assert plain_text(raw) == _reference_plain_text(raw)
+
+
+def test_plain_tags_take_the_one_pass_path() -> None:
+    raw = "<p>one <b>two</b></p><P>three<br/>four</P><img src='x'>"
+    assert text._simple_tags_removed(raw) == " one two  three four  "
+    assert html_text(raw) == "one two three four"
+
+
+@pytest.mark.parametrize(
+    "raw",
+    [
+        "<p>a</p><script>x</script>",  # a dropped element
+        "<SCRIPT>x</SCRIPT>",
+        "a < b <p>",  # a stray "<"
+        "<p>cut <b",  # a cut tag
+        "<p_x>y",  # a name that does not end at a word boundary
+        "<!-- c --><p>",  # left to the comment pass
+    ],
+)
+def test_other_markup_takes_the_general_passes(raw: str) -> None:
+    assert text._simple_tags_removed(raw) is None
+    assert html_text(raw) == _reference_html_text(raw)
+
+
+def _common_dates() -> st.SearchStrategy[str]:
+    two = st.integers(0, 99).map("{:02d}".format)
+    year = st.sampled_from(["0000", "0001", "0999", "1969", "1970", "2024", "2100", "9999"])
+    # Offsets within ±14:59 only: beyond that the RFC 3339 fast path has always applied the
+    # offset as written while the general pattern refuses it (kept as it was).
+    zone = st.sampled_from(["Z", "z", "+02:00", "-14:00", "+14:59", "+٠٢:٠٠", "+00:00"])
+    iso = st.tuples(year, two, two, two, two, two, zone).map(
+        lambda p: f"{p[0]}-{p[1]}-{p[2]}T{p[3]}:{p[4]}:{p[5]}{p[6]}"
+    )
+    month = st.sampled_from(["Jan", "Feb", "Sep", "Dec", "Foo", "Mai"])
+    rfc_zone = st.sampled_from(["+0200", "-1400", "+1500", "+0099", "GMT", "UTC", "UT", "Z"])
+    rfc = st.tuples(two, month, year, two, two, two, rfc_zone).map(
+        lambda p: f"Mon, {p[0]} {p[1]} {p[2]} {p[3]}:{p[4]}:{p[5]} {p[6]}"
+    )
+    return iso | rfc
+
+
+@SETTINGS
+@given(_common_dates())
+def test_common_date_shapes_match_the_general_patterns(raw: str) -> None:
+    assert rfc3339(raw) == _reference_rfc3339(raw)
+
+
+@pytest.mark.parametrize(
+    ("raw", "expected"),
+    [
+        ("2024-02-29T23:30:00-01:00", "2024-03-01T00:30:00Z"),  # the offset changes the day
+        ("2023-02-29T00:00:00Z", None),
+        ("Thu, 29 Feb 2024 23:59:59 -1400", "2024-03-01T13:59:59Z"),
+        ("0001-01-01T00:30:00+01:00", None),  # before year 1
+        ("0999-01-01T00:00:00Z", "0999-01-01T00:00:00Z"),
+        ("Mon, 11 Jan ٢٠٢٤ 12:11:00 +0200", "2024-01-11T10:11:00Z"),
+        ("2024-01-11T12:11:00+²²:00", None),  # no decimal digits: once a ValueError
+    ],
+)
+def test_dates_at_the_edges_of_the_fast_path(raw: str, expected: str | None) -> None:
+    assert rfc3339(raw) == expected
+
+
+def test_remembered_authors_and_tags_repeat_their_issues() -> None:
+    for _ in range(3):
+        issues: list[Issue] = []
+        found = field_values.author("Jane", None, "javascript:alert(1)", None, issues)
+        assert found is not None and found.name == "Jane" and found.url is None
+        assert [issue.code for issue in issues] == ["unsafe_url"]
+        issues = []
+        assert field_values.rss_author("jane@example.com (Jane)", None, issues) == (
+            field_values._rss_author("jane@example.com (Jane)", None, [])
+        )
+        assert field_values.tag(" caf\x92 ") == "caf’"
+        assert field_values.tag("\x01") is None
+
+
+def test_parsed_item_fields_are_in_the_order_the_readers_pass_them() -> None:
+    # rss.py, atom.py and jsonfeed.py build ParsedItem positionally.
+    assert [f.name for f in fields(ParsedItem)] == [
+        "native_id", "native_id_source", "url", "title", "summary", "content_text", "authors",
+        "tags", "published_at", "updated_at", "enclosures", "source_pointer", "issues",
+    ]  # fmt: skip
