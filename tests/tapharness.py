@@ -6,6 +6,7 @@ import json
 import subprocess
 import sys
 import tempfile
+import time
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -19,6 +20,7 @@ class TapRun:
     stdout: str
     stderr: str
     messages: list[dict[str, Any]] = field(default_factory=list)
+    peak_rss_mb: float = 0.0  # the tap process's own high-water mark (VmHWM)
 
     def records(self, stream: str) -> list[dict[str, Any]]:
         return [
@@ -65,8 +67,39 @@ def run_tap(
             text = state if isinstance(state, str) else json.dumps(state)
             state_path.write_text(text, encoding="utf-8")
             command += ["--state", str(state_path)]
-        done = subprocess.run(command, capture_output=True, text=True, timeout=timeout)
-    run = TapRun(done.returncode, done.stdout, done.stderr)
-    if done.returncode == 0 and not args:
-        run.messages = [json.loads(line) for line in done.stdout.splitlines() if line.strip()]
+        returncode, stdout, stderr, peak_kb = _run_watching_memory(command, Path(tmp), timeout)
+    run = TapRun(returncode, stdout, stderr, peak_rss_mb=peak_kb / 1024)
+    if returncode == 0 and not args:
+        run.messages = [json.loads(line) for line in stdout.splitlines() if line.strip()]
     return run
+
+
+def _run_watching_memory(
+    command: list[str], tmp: Path, timeout: float
+) -> tuple[int, str, str, int]:
+    """Run ``command``; its exit code, output and peak RSS in KiB.
+
+    The peak is the process's own VmHWM, read from /proc while it runs (exec starts it
+    afresh, so the test process's own memory never counts).
+    """
+    out_path, err_path = tmp / "stdout", tmp / "stderr"
+    peak_kb = 0
+    with out_path.open("wb") as out, err_path.open("wb") as err:
+        proc = subprocess.Popen(command, stdout=out, stderr=err)
+        deadline = time.monotonic() + timeout
+        status = Path(f"/proc/{proc.pid}/status")
+        while proc.poll() is None:
+            if time.monotonic() > deadline:
+                proc.kill()
+                proc.wait()
+                raise subprocess.TimeoutExpired(command, timeout)
+            try:
+                for line in status.read_text().splitlines():
+                    if line.startswith("VmHWM:"):
+                        peak_kb = max(peak_kb, int(line.split()[1]))
+            except (OSError, ValueError):
+                pass
+            time.sleep(0.05)
+    stdout = out_path.read_text(encoding="utf-8")
+    stderr = err_path.read_text(encoding="utf-8", errors="replace")
+    return proc.returncode, stdout, stderr, peak_kb

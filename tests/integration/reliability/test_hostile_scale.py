@@ -4,7 +4,6 @@ feed_health row with its code, and no hostile feed's state moves."""
 
 from __future__ import annotations
 
-import resource
 import time
 from collections.abc import Iterator
 from typing import Any
@@ -113,9 +112,8 @@ def test_hostile_feeds_do_not_hurt_the_others(server: HostileServer) -> None:
         assert row["fetch_ms"] < (TIMEOUT_SECONDS + 2) * 1000, (behaviour, row["fetch_ms"])
         assert after.get(mixed[n]) == before.get(mixed[n]), behaviour
 
-    # resource.getrusage covers every finished child: an upper bound of the tap's peak
-    peak_mb = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024
-    assert peak_mb < 300, f"peak RSS {peak_mb:.0f} MB"
+    peak_mb = max(baseline.peak_rss_mb, run.peak_rss_mb)
+    assert 0 < peak_mb < 300, f"peak RSS {peak_mb:.0f} MB"
 
 
 def _partitions(state: dict[str, Any] | None) -> dict[str, dict[str, Any]]:
