@@ -18,7 +18,6 @@ from tap_feeddelta.config import Settings
 from tap_feeddelta.delta import DeltaSettings, diff_items
 from tap_feeddelta.errors import Issue, ParseError
 from tap_feeddelta.models import FetchResult, ParsedFeed
-from tap_feeddelta.parse import parse_feed
 from tap_feeddelta.records import FeedContext, HealthFacts, health_record, item_record
 from tap_feeddelta.state import FeedBookmark
 
@@ -175,6 +174,10 @@ _PARSE_SLOTS = threading.BoundedSemaphore(2)
 
 
 def _read(result: FetchResult) -> tuple[ParsedFeed | None, int, Issue | None, tuple[str, ...]]:
+    # Imported on first use: a run where every feed answers 304 never loads the parser
+    # (lxml and friends are a tenth of the tap's start-up).
+    from tap_feeddelta.parse import parse_feed
+
     started = time.perf_counter()
     try:
         with _PARSE_SLOTS:
