@@ -32,36 +32,41 @@ _EMAIL: Final = re.compile(r"[^\s@<>()\"',;]+@[^\s@<>()\"',;]+")
 _LANGUAGE: Final = re.compile(r"[A-Za-z]{1,8}(?:[-_][A-Za-z0-9]{1,8})*")
 
 
+_TITLE_CUT: Final = Issue("title_truncated", "The title was cut to 1 KiB.")
+_SUMMARY_CUT: Final = Issue("summary_truncated", "The summary was cut to 4 KiB.")
+_CONTENT_CUT: Final = Issue("content_truncated", "The content was cut to 64 KiB.")
+
+
 def title(raw: str | None, kind: TextKind, issues: list[Issue]) -> str | None:
-    if not raw:
-        return None
-    value = html_text(raw, unescape_twice=True) if kind == "html" else plain_text(raw)
-    if len(value) * 4 > MAX_TITLE_BYTES:  # else it cannot be over the cap
-        value, was_cut = capped(value, MAX_TITLE_BYTES)
-        if was_cut:
-            issues.append(Issue("title_truncated", "The title was cut to 1 KiB."))
-    return value or None
+    # Titles are unescaped twice: real feeds often double-escape them.
+    return _capped_text(raw, kind, issues, MAX_TITLE_BYTES, _TITLE_CUT, unescape_twice=True)
 
 
 def summary(raw: str | None, kind: TextKind, issues: list[Issue]) -> str | None:
-    if not raw:
-        return None
-    value = html_text(raw) if kind == "html" else plain_text(raw)
-    if len(value) * 4 > MAX_SUMMARY_BYTES:
-        value, was_cut = capped(value, MAX_SUMMARY_BYTES)
-        if was_cut:
-            issues.append(Issue("summary_truncated", "The summary was cut to 4 KiB."))
-    return value or None
+    return _capped_text(raw, kind, issues, MAX_SUMMARY_BYTES, _SUMMARY_CUT)
 
 
 def content(raw: str | None, kind: TextKind, issues: list[Issue]) -> str | None:
+    return _capped_text(raw, kind, issues, MAX_CONTENT_BYTES, _CONTENT_CUT)
+
+
+def _capped_text(
+    raw: str | None,
+    kind: TextKind,
+    issues: list[Issue],
+    max_bytes: int,
+    when_cut: Issue,
+    *,
+    unescape_twice: bool = False,
+) -> str | None:
+    """Plain text of a text construct, cut to ``max_bytes``; ``when_cut`` reports a cut."""
     if not raw:
         return None
-    value = html_text(raw) if kind == "html" else plain_text(raw)
-    if len(value) * 4 > MAX_CONTENT_BYTES:
-        value, was_cut = capped(value, MAX_CONTENT_BYTES)
+    value = html_text(raw, unescape_twice=unescape_twice) if kind == "html" else plain_text(raw)
+    if len(value) * 4 > max_bytes:  # else it cannot be over the cap
+        value, was_cut = capped(value, max_bytes)
         if was_cut:
-            issues.append(Issue("content_truncated", "The content was cut to 64 KiB."))
+            issues.append(when_cut)
     return value or None
 
 
