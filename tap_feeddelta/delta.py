@@ -13,13 +13,13 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Final, Literal
 
+from tap_feeddelta.config import FirstRunMode
 from tap_feeddelta.errors import Issue
 from tap_feeddelta.models import ParsedItem
-from tap_feeddelta.state import FeedBookmark, pack_items, unpack_items
+from tap_feeddelta.state import ITEM_BYTES, FeedBookmark, pack_items, unpack_items
 
 IdSourceOut = Literal["guid", "atom_id", "json_id", "url", "derived"]
 ChangeType = Literal["new", "updated"]
-FirstRunMode = Literal["baseline_only", "emit_recent", "emit_all"]
 
 FINGERPRINT_VERSION: Final = "v1"
 # The fields of a record a user can see, in this order; text is already plain text with
@@ -217,7 +217,7 @@ def diff_items(
         unchanged=unchanged + untracked,
         emitted=len(changes),
         deferred=len(deferred),
-        remembered=len(memory) // 12,
+        remembered=len(memory) // ITEM_BYTES,
     )
     return Delta(changes, counts, memory, tuple(issues))
 

@@ -52,10 +52,6 @@ class FeedBookmark:
     items: bytes = b""  # packed (identity hash, content hash) pairs, most relevant first
 
     @property
-    def remembered_count(self) -> int:
-        return len(self.items) // ITEM_BYTES
-
-    @property
     def has_baseline(self) -> bool:
         return self.success_at is not None
 
