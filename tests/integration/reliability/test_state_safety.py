@@ -4,21 +4,11 @@ on one state file cannot corrupt it."""
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
-import pytest
-
 from tests.feedserver import FeedServer, rss
 from tests.tapharness import run_tap
-
-
-@pytest.fixture
-def server() -> Iterator[FeedServer]:
-    srv = FeedServer().start()
-    yield srv
-    srv.stop()
 
 
 def _config(server: FeedServer, *paths: str, **extra: Any) -> dict[str, Any]:

@@ -5,25 +5,15 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
-from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
-
-import pytest
 
 from tap_feeddelta.sharding import shard_of
 from tests.feedserver import FeedServer, rss
 from tests.tapharness import TapRun, run_tap
 
 FEEDS = 40
-
-
-@pytest.fixture
-def server() -> Iterator[FeedServer]:
-    srv = FeedServer().start()
-    yield srv
-    srv.stop()
 
 
 def _publish(server: FeedServer, version: int) -> None:

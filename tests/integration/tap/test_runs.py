@@ -5,7 +5,6 @@ from __future__ import annotations
 import base64
 import json
 import subprocess
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -15,13 +14,6 @@ from tests.feedserver import FeedServer, rss
 from tests.tapharness import TAP, run_tap
 
 ITEMS = [(f"id-{n}", f"Title {n}", f"<p>Summary <b>{n}</b></p>") for n in range(5)]
-
-
-@pytest.fixture
-def server() -> Iterator[FeedServer]:
-    srv = FeedServer().start()
-    yield srv
-    srv.stop()
 
 
 def config(server: FeedServer, *paths: str, **extra: Any) -> dict[str, Any]:
