@@ -9,6 +9,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime
+from typing import Any
 
 from tap_feeddelta.fetch.body import ACCEPT_ENCODING, read_capped, supported
 from tap_feeddelta.fetch.budget import Budget, Watchdog
@@ -54,6 +55,21 @@ class _Progress:
     last_modified_sent: bool = False
     redirects: int = 0
     retry_after_at: str | None = None
+
+    def result(self, status: FetchStatus, fetch_ms: int, **answer: Any) -> FetchResult:
+        """The FetchResult of what was learned, plus the answer's own fields."""
+        return FetchResult(
+            status=status,
+            requested_url=self.requested_url,
+            final_url=self.final_url,
+            http_status=self.http_status,
+            etag_sent=self.etag_sent,
+            last_modified_sent=self.last_modified_sent,
+            redirects=self.redirects,
+            retry_after_at=self.retry_after_at,
+            fetch_ms=fetch_ms,
+            **answer,
+        )
 
 
 @dataclass(frozen=True, slots=True)
@@ -132,34 +148,17 @@ class Fetcher:
         shown = display_url(progress.requested_url)
         if failure is not None:
             log.debug("fetch %s: %s in %d ms", shown, failure.code, fetch_ms)
-            return FetchResult(
-                status="error",
-                requested_url=progress.requested_url,
-                final_url=progress.final_url,
-                http_status=progress.http_status,
-                etag_sent=progress.etag_sent,
-                last_modified_sent=progress.last_modified_sent,
-                redirects=progress.redirects,
-                fetch_ms=fetch_ms,
-                retry_after_at=progress.retry_after_at,
-                error=failure.as_issue(),
-            )
+            return progress.result("error", fetch_ms, error=failure.as_issue())
         assert answer is not None
         log.debug("fetch %s: %s in %d ms", shown, answer.status, fetch_ms)
-        return FetchResult(
-            status=answer.status,
-            requested_url=progress.requested_url,
-            final_url=progress.final_url,
-            http_status=progress.http_status,
+        return progress.result(
+            answer.status,
+            fetch_ms,
             content_type=answer.content_type,
             body=answer.body,
             etag=answer.etag,
             last_modified=answer.last_modified,
-            etag_sent=progress.etag_sent,
-            last_modified_sent=progress.last_modified_sent,
-            redirects=progress.redirects,
             bytes_received=len(answer.body) if answer.body else 0,
-            fetch_ms=fetch_ms,
         )
 
     # -- one fetch ---------------------------------------------------------------------
