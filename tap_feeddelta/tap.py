@@ -8,11 +8,11 @@ from functools import cached_property
 from typing import Any
 
 from singer_sdk import Stream, Tap
-from singer_sdk.contrib.msgspec import MsgSpecWriter
 from singer_sdk.exceptions import ConfigValidationError
 
 from tap_feeddelta.config import CONFIG_SCHEMA, config_problems, settings_from_config
 from tap_feeddelta.errors import StateError
+from tap_feeddelta.messages import EncodedStateWriter, FeedDeltaWriter
 from tap_feeddelta.run import FeedRun
 from tap_feeddelta.state import feed_items_state, index_partitions
 from tap_feeddelta.streams import FeedHealthStream, FeedItemsStream
@@ -22,9 +22,15 @@ class TapFeedDelta(Tap):
     """RSS, Atom and JSON Feed URLs as an incremental change stream."""
 
     name = "tap-feeddelta"
-    message_writer_class = MsgSpecWriter
+    message_writer_class = FeedDeltaWriter
     # A copy: the SDK adds its built-in settings to this dict in place.
     config_jsonschema = copy.deepcopy(CONFIG_SCHEMA)
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        if isinstance(self.message_writer, FeedDeltaWriter):
+            # The SDK has no hook for its state writer (see messages.py for why).
+            self._state_writer = EncodedStateWriter(self.message_writer)
 
     def discover_streams(self) -> list[Stream]:
         return [FeedItemsStream(self), FeedHealthStream(self)]

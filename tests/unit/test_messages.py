@@ -1,0 +1,58 @@
+"""STATE messages: the same line as the SDK's writer, written only when the state changed."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from singer_sdk.contrib.msgspec import MsgSpecWriter
+from singer_sdk.singerlib import RecordMessage, StateMessage
+
+from tap_feeddelta.messages import EncodedStateWriter, FeedDeltaWriter
+
+
+def _state() -> dict:
+    return {
+        "bookmarks": {
+            "feed_items": {
+                "partitions": [
+                    {"context": {"monitor_id": "m", "feed_url": "https://a.example/f"},
+                     "items": "AAAA", "etag": '"x"'}
+                ]
+            }
+        }
+    }  # fmt: skip
+
+
+def test_state_line_matches_the_sdk_writer() -> None:
+    state = _state()
+    ours = FeedDeltaWriter().serialize_message(StateMessage(value=state))
+    sdks = MsgSpecWriter().serialize_message(StateMessage(value=state))
+    assert json.loads(bytes(ours)) == json.loads(bytes(sdks)) == {"type": "STATE", "value": state}
+
+
+def test_other_messages_go_through_the_sdk_writer() -> None:
+    message = RecordMessage(stream="feed_items", record={"a": 1})
+    assert json.loads(bytes(FeedDeltaWriter().serialize_message(message))) == {
+        "type": "RECORD",
+        "stream": "feed_items",
+        "record": {"a": 1},
+    }
+
+
+def test_state_is_written_again_only_after_it_changed(
+    capsysbinary: pytest.CaptureFixture[bytes],
+) -> None:
+    writer = EncodedStateWriter(FeedDeltaWriter())
+    state = _state()
+    writer.write_state(state)
+    writer.write_state(state)  # unchanged: nothing written
+    # changed in place, as the tap changes it: the comparison must see it
+    state["bookmarks"]["feed_items"]["partitions"][0]["items"] = "BBBB"
+    writer.write_state(state)
+    writer.write_state(state)
+    lines = capsysbinary.readouterr().out.splitlines()
+    values = [json.loads(line)["value"] for line in lines]
+    assert len(values) == 2
+    assert values[0]["bookmarks"]["feed_items"]["partitions"][0]["items"] == "AAAA"
+    assert values[1]["bookmarks"]["feed_items"]["partitions"][0]["items"] == "BBBB"
