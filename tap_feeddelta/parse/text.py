@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import re
 from html import unescape
+from html.entities import html5
 from typing import Final
 
 _COMMENT: Final = re.compile(r"<!--.*?(?:-->|\Z)", re.S)
@@ -35,21 +36,58 @@ _BLOCK_TAG: Final = re.compile(r"</?(?:" + "|".join(_BLOCK_NAMES) + r")\b[^>]*>"
 # one: a block tag becomes a space, any other tag nothing (a dropped element goes the
 # long way). "<" marks a dropped element's name; no real separator is "<".
 _SIMPLE_TAG: Final = re.compile(r"</?([A-Za-z][A-Za-z0-9]*)(?!\w)[^<>]*>")
+# Common inline names are listed so that lowercase markup is looked up in one C-level pass.
+_INLINE_NAMES: Final = (
+    "a", "abbr", "b", "big", "cite", "code", "del", "dfn", "em", "font", "i", "ins", "kbd",
+    "mark", "q", "s", "samp", "small", "span", "strike", "strong", "sub", "sup", "time", "tt",
+    "u", "var", "wbr", "picture",
+)  # fmt: skip
 _SEPARATOR: Final = {
-    **{name: "" for name in ("a", "b", "i", "u", "s", "em", "strong", "span", "code", "small")},
+    **{name: "" for name in _INLINE_NAMES},
     **{name: " " for name in _BLOCK_NAMES},
     **{name: "<" for name in _DROPPED_NAMES},
 }
 _TAG: Final = re.compile(r"<(?:/?[A-Za-z][^>]*|![^>]*|\?[^>]*)(?:>|\Z)")
 # C0 controls and DEL (those Python counts as whitespace are collapsed instead), the C1
 # range, lone surrogates and non-characters that JSON or entity decoding can produce.
-_CONTROL: Final = re.compile("[\x00-\x08\x0e-\x1b\x7f-\x84\x86-\x9f\ud800-\udfff\ufffe\uffff]")
+_CONTROL: Final = re.compile(r"[\x00-\x08\x0e-\x1b\x7f-\x84\x86-\x9f\ud800-\udfff\ufffe\uffff]")
 _C1: Final = re.compile("[\x80-\x9f]")
 _C1_BYTES: Final = bytes(range(0x80, 0xA0))
 _SPACE_RUN: Final = re.compile("  +")
 _ENTITY_LEFT: Final = re.compile(
     r"&(?:#[0-9]{1,7}|#[xX][0-9A-Fa-f]{1,6}|[A-Za-z][A-Za-z0-9]{1,31});"
 )
+
+
+# Entity references read without a Python call per reference: every HTML5 name with its
+# ";" and the numeric references feeds use most, each mapped to what ``unescape`` gives
+# (any other reference sends the whole text to ``unescape``).
+_REFERENCE: Final = re.compile(r"&(#?[A-Za-z0-9]{1,32};)")
+_COMMON_NUMBERS: Final = (
+    *range(32, 127), *range(160, 256), *range(0x2010, 0x2040), 0x20AC, 0x2122,
+    *range(0x2190, 0x2196),
+)  # fmt: skip
+_REFERENCES: Final = {
+    **{name: char for name, char in html5.items() if name.endswith(";")},
+    **{
+        key: unescape(f"&{key}")
+        for number in _COMMON_NUMBERS
+        for key in (f"#{number};", f"#{number:03d};", f"#x{number:x};", f"#x{number:X};")
+    },
+}
+
+
+def _unescaped(text: str, ampersands: int) -> str:
+    """``unescape(text)`` of a text with that many "&": when each one starts a reference
+    from the table, by one split (from three references on it costs less than the calls
+    ``unescape`` makes)."""
+    parts = _REFERENCE.split(text)
+    if len(parts) >> 1 == ampersands:
+        chars = list(map(_REFERENCES.get, parts[1::2]))
+        if None not in chars:
+            parts[1::2] = chars
+            return "".join(parts)
+    return unescape(text)
 
 
 def _without_c1(text: str) -> str:
@@ -145,10 +183,10 @@ def html_text(text: str, *, unescape_twice: bool = False) -> str:
     if _has_c1(text):
         text = _without_c1(text)
     if "<" in text:
-        if "<!--" in text:
-            text = _COMMENT.sub(" ", text)
-        stripped = _simple_tags_removed(text)
+        stripped = _simple_tags_removed(text)  # None for any comment: "<!" is no plain tag
         if stripped is None:
+            if "<!--" in text:
+                text = _COMMENT.sub(" ", text)
             text = _DROPPED.sub(" ", text)
             text = _BLOCK_TAG.sub(" ", text)
             text = _TAG.sub("", text)
@@ -156,7 +194,8 @@ def html_text(text: str, *, unescape_twice: bool = False) -> str:
             text = stripped
     if "&" not in text:
         return _collapsed(text)
-    text = unescape(text)
+    ampersands = text.count("&")
+    text = unescape(text) if ampersands < 3 else _unescaped(text, ampersands)
     if unescape_twice and "&" in text and _ENTITY_LEFT.search(text):
         text = unescape(text)
     if text.isprintable():  # no C1 or other control character, no whitespace but " "

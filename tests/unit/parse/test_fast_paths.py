@@ -1,8 +1,9 @@
 """The fast paths of the normalizers give exactly what the general code gives.
 
-Each fast path (plain tags removed in one pass, printable text collapsed without a control
-scan, the common date shapes read without the general patterns, the author and category
-tables) is checked against a reference: the general code it stands in for.
+Each fast path (plain tags removed in one pass, entity references read from a table,
+printable text collapsed without a control scan, the common date shapes read without the
+general patterns, the author and category tables, Atom constructs read from their
+attributes at once) is checked against a reference: the general code it stands in for.
 """
 
 from __future__ import annotations
@@ -13,10 +14,11 @@ from html import unescape
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from lxml import etree
 
 from tap_feeddelta.errors import Issue
 from tap_feeddelta.models import ParsedItem
-from tap_feeddelta.parse import dates, text
+from tap_feeddelta.parse import atom, dates, text
 from tap_feeddelta.parse import fields as field_values
 from tap_feeddelta.parse.dates import rfc3339
 from tap_feeddelta.parse.text import html_text, plain_text
@@ -173,3 +175,54 @@ def test_parsed_item_fields_are_in_the_order_the_readers_pass_them() -> None:
         "native_id", "native_id_source", "url", "title", "summary", "content_text", "authors",
         "tags", "published_at", "updated_at", "enclosures", "source_pointer", "issues",
     ]  # fmt: skip
+
+
+# References of every kind: table names with and without ";", numbers in and out of the
+# table (C1, surrogates, zero, leading zeros, hex in either case), unknown names, names
+# longer than a reference can be, and a bare "&".
+REFERENCES = [
+    "&amp;", "&amp", "&lt;", "&nbsp;", "&nbspx;", "&eacute;", "&Eacute;", "&copy", "&notin;",
+    "&notit;", "&bogus;", "&#39;", "&#039;", "&#0039;", "&#x27;", "&#X27;", "&#x2f;", "&#x2F;",
+    "&#8217;", "&#x2019;", "&#133;", "&#x92;", "&#0;", "&#xD800;", "&#55296;", "&#1114112;",
+    "&#65535;", "&#;", "&#x;", "&", "&&amp;", "&amp;amp;", "&" + "a" * 33 + ";", "&A1;",
+]  # fmt: skip
+entity_texts = st.lists(
+    st.sampled_from(REFERENCES) | st.sampled_from(PIECES) | st.text(max_size=3), max_size=14
+).map("".join)
+
+
+@SETTINGS
+@given(entity_texts)
+def test_references_read_by_the_table_match_unescape(raw: str) -> None:
+    assert text._unescaped(raw, raw.count("&")) == unescape(raw)
+
+
+@SETTINGS
+@given(entity_texts, st.booleans())
+def test_html_text_with_many_references_matches_the_general_passes(raw: str, twice: bool) -> None:
+    assert html_text(raw, unescape_twice=twice) == _reference_html_text(raw, unescape_twice=twice)
+
+
+def _reference_construct(element: etree._Element) -> tuple[str | None, str]:
+    """``atom._construct`` as it read every construct before its shortcuts."""
+    kind = element.get("type")
+    kind = kind.strip().lower() if kind else ""
+    mode = element.get("mode")
+    mode = mode.strip().lower() if mode else ""
+    return atom._construct_of(element, kind, mode)
+
+
+ATTRIBUTES = [
+    "", ' type="html"', ' type=" HTML "', ' type=""', ' type="text"', ' type="xhtml"',
+    ' type="image/png"', ' type="text/html"', ' mode="escaped"', ' mode="base64"',
+    ' mode="xml"', ' src="x"', ' type="html" src="x"', ' xml:lang="en"', ' x:type="html"',
+    ' type="html" mode="base64"', ' type="text" xml:lang="en"',
+]  # fmt: skip
+CONTENTS = ["", "words", "&lt;b&gt;bold&lt;/b&gt;", "<div>x</div>", " <div>y</div> ", "PGI+"]
+
+
+@pytest.mark.parametrize("attributes", ATTRIBUTES)
+@pytest.mark.parametrize("content", CONTENTS)
+def test_atom_construct_shortcuts_match_the_general_reading(attributes: str, content: str) -> None:
+    element = etree.fromstring(f'<summary xmlns:x="urn:x"{attributes}>{content}</summary>'.encode())
+    assert atom._construct(element) == _reference_construct(element)
