@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import base64
 import binascii
+from typing import cast
 
 from lxml import etree
 
@@ -31,10 +32,25 @@ def atom_format(root: etree._Element) -> FeedFormat:
 
 def _construct(element: etree._Element) -> tuple[str | None, TextKind]:
     """The source text of an Atom text construct (or content) and how to read it."""
-    kind = element.get("type")
-    kind = kind.strip().lower() if kind else ""
-    mode = element.get("mode")
-    mode = mode.strip().lower() if mode else ""
+    attributes = element.items()
+    if not attributes:  # the usual title: plain text
+        return (text_of(element), "text") if not len(element) else _construct_of(element, "", "")
+    if len(attributes) == 1 and attributes[0][0] == "type":
+        kind = cast("str", attributes[0][1]).strip().lower()  # lxml gives str values
+        if kind in _HTML_TYPES and not len(element):  # the usual summary: escaped HTML
+            return markup_of(element, is_text_markup=True), "html"
+        return _construct_of(element, kind, "")
+    raw_kind = element.get("type")
+    raw_mode = element.get("mode")
+    return _construct_of(
+        element,
+        raw_kind.strip().lower() if raw_kind else "",
+        raw_mode.strip().lower() if raw_mode else "",
+    )
+
+
+def _construct_of(element: etree._Element, kind: str, mode: str) -> tuple[str | None, TextKind]:
+    """``_construct`` given the construct's ``type`` and ``mode`` (lowercase, stripped)."""
     if element.get("src") is not None and not len(element) and not element.text:
         return None, "text"
     if mode == "base64" or (
