@@ -110,7 +110,8 @@ def _repaired(data: bytes) -> bytes:
 
 
 def _bounded(data: bytes, issues: list[Issue]) -> tuple[bytes, bool]:
-    if data.count(b"<") <= MAX_MARKUP_TAGS:
+    # A document no longer than the bound cannot exceed it: no need to count.
+    if len(data) <= MAX_MARKUP_TAGS or data.count(b"<") <= MAX_MARKUP_TAGS:
         return data, False
     at = -1
     for _ in range(MAX_MARKUP_TAGS):
