@@ -123,8 +123,21 @@ def rfc3339(raw: str) -> str | None:
 _ISO_COMMON: Final = re.compile(
     r"([0-9]{4})-([0-9]{2})-([0-9]{2})T([0-9]{2}):([0-9]{2}):([0-9]{2})(?:[Zz]|([+-])(\d\d):(\d\d))"
 )
+# The commonest RFC 3339 dates, their ranges checked by the pattern: a year after 0000, a
+# day every month has, a real time of day. Unless the offset moves the instant to another
+# day, the result is read off the text.
+_ISO_USUAL: Final = re.compile(
+    r"(?!0000)[0-9]{4}-(?:0[1-9]|1[0-2])-(?:0[1-9]|1[0-9]|2[0-8])"
+    r"T([01][0-9]|2[0-3]):([0-5][0-9]):[0-5][0-9](?:[Zz]|([+-])([0-9]{2}):([0-9]{2}))"
+)
 _RFC822_COMMON: Final = re.compile(
     r"[A-Z][a-z]{2}, (\d{2}) ([A-Z][a-z]{2}) (\d{4}) (\d{2}):(\d{2}):(\d{2}) ([+-]\d{4}|GMT|UTC?|Z)"
+)
+# Canonical RFC 822 with the same checks as _ISO_USUAL.
+_RFC822_USUAL: Final = re.compile(
+    r"[A-Z][a-z]{2}, (0[1-9]|1[0-9]|2[0-8]) (Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Oct|Nov|Dec) "
+    r"((?!0000)[0-9]{4}) ([01][0-9]|2[0-3]):([0-5][0-9]):([0-5][0-9])"
+    r" (?:GMT|UTC?|Z|([+-])(0[0-9]|1[0-4])([0-5][0-9]))"
 )
 _MONTH_ABBREVIATIONS: Final = {
     "Jan": 1, "Feb": 2, "Mar": 3, "Apr": 4, "May": 5, "Jun": 6, "Jul": 7, "Aug": 8,
@@ -153,6 +166,18 @@ def _common_shape(text: str) -> str | None:
     size = len(text)
     two = _TWO_DIGIT_VALUES
     if size == 20 or size == 25:
+        match = _ISO_USUAL.fullmatch(text)
+        if match is not None:
+            hour_text, minute_text, sign, zone_hours, zone_minutes = match.groups()
+            if sign is None:
+                return text[:19] + "Z"
+            offset = two[zone_hours] * 60 + two[zone_minutes]
+            if not offset:
+                return text[:19] + "Z"
+            minutes = two[hour_text] * 60 + two[minute_text] + (offset if sign == "-" else -offset)
+            if 0 <= minutes < 1440:
+                digits = _TWO_DIGITS
+                return f"{text[:11]}{digits[minutes // 60]}:{digits[minutes % 60]}{text[16:19]}Z"
         match = _ISO_COMMON.fullmatch(text)
         if match is None:
             return None
@@ -165,6 +190,18 @@ def _common_shape(text: str) -> str | None:
             if sign == "-":
                 offset = -offset
     elif size == 31 or size == 29 or size == 28:
+        match = _RFC822_USUAL.fullmatch(text)
+        if match is not None:
+            day_text, month_name, year_text, hour_text, minute_text, second_text, sign, \
+                zone_hours, zone_minutes = match.groups()  # fmt: skip
+            offset = 0 if sign is None else two[zone_hours] * 60 + two[zone_minutes]
+            minutes = two[hour_text] * 60 + two[minute_text] + (offset if sign == "-" else -offset)
+            if 0 <= minutes < 1440:
+                digits = _TWO_DIGITS
+                return (
+                    f"{year_text}-{digits[_MONTH_ABBREVIATIONS[month_name]]}-{day_text}"
+                    f"T{digits[minutes // 60]}:{digits[minutes % 60]}:{second_text}Z"
+                )
         match = _RFC822_COMMON.fullmatch(text)
         if match is None:
             return None
