@@ -1,5 +1,9 @@
-"""How Singer messages leave the process: msgspec for every message, and STATE written
-without the SDK's deep copies.
+"""How Singer messages leave the process: msgspec for every message, records written
+without a flush each, and STATE written without the SDK's deep copies.
+
+The SDK flushes stdout after every message: one write system call (and one wake-up of the
+target reading the pipe) per record. Records here go through the buffer; every other
+message flushes it, so a STATE never reaches the target before the records it covers.
 
 The full state holds one partition per feed (megabytes at 10,000 feeds). The SDK turns
 a STATE message into a dict with ``dataclasses.asdict`` (a recursive copy) and keeps a
@@ -15,7 +19,7 @@ from typing import TYPE_CHECKING
 
 from singer_sdk.contrib.msgspec import MsgSpecWriter, serialize_jsonl
 from singer_sdk.helpers._state import StateWriter
-from singer_sdk.singerlib import Message, StateMessage
+from singer_sdk.singerlib import Message, RecordMessage, StateMessage
 
 if TYPE_CHECKING:
     from singer_sdk.helpers.types import TapState
@@ -23,12 +27,22 @@ if TYPE_CHECKING:
 
 class FeedDeltaWriter(MsgSpecWriter):
     """The SDK's msgspec writer, encoding a STATE message's value without copying it
-    first (it is written at once, so the live state cannot change under it)."""
+    first (it is written at once, so the live state cannot change under it), and
+    leaving records in the output buffer until the next other message or ``flush``."""
 
     def serialize_message(self, message: Message) -> bytearray:
         if type(message) is StateMessage:
             return serialize_jsonl({"type": "STATE", "value": message.value})
         return super().serialize_message(message)
+
+    def write_message(self, message: Message) -> None:
+        sys.stdout.buffer.write(self.format_message(message))
+        if type(message) is not RecordMessage:
+            sys.stdout.flush()
+
+    def flush(self) -> None:
+        """Hand what is buffered to the target (after a feed's records)."""
+        sys.stdout.flush()
 
 
 class EncodedStateWriter(StateWriter):

@@ -14,6 +14,8 @@ from typing import TYPE_CHECKING, Any
 from singer_sdk import Stream
 from singer_sdk.helpers.conform import TypeConformanceLevel
 
+from tap_feeddelta.messages import FeedDeltaWriter
+
 if TYPE_CHECKING:
     from tap_feeddelta.tap import TapFeedDelta
 
@@ -64,9 +66,15 @@ class FeedItemsStream(_FeedStream):
     schema = load_schema("feed_items")
 
     def get_records(self, context: Any) -> Iterable[dict[str, Any]]:
-        run = self.feed_tap.feed_run
-        for outcome in run.outcomes(self.stream_state, commit=True):
-            yield from outcome.item_records
+        tap = self.feed_tap
+        writer = tap.message_writer
+        for outcome in tap.feed_run.outcomes(self.stream_state, commit=True):
+            if outcome.item_records:
+                yield from outcome.item_records
+                # Records are buffered (messages.py): a feed's changes reach the target
+                # as the feed is done, not only when the buffer fills.
+                if isinstance(writer, FeedDeltaWriter):
+                    writer.flush()
 
 
 class FeedHealthStream(_FeedStream):

@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import io
 import json
+import sys
+from typing import Any
 
 import pytest
 from singer_sdk.contrib.msgspec import MsgSpecWriter
@@ -11,7 +14,7 @@ from singer_sdk.singerlib import RecordMessage, StateMessage
 from tap_feeddelta.messages import EncodedStateWriter, FeedDeltaWriter
 
 
-def _state() -> dict:
+def _state() -> Any:
     return {
         "bookmarks": {
             "feed_items": {
@@ -56,3 +59,32 @@ def test_state_is_written_again_only_after_it_changed(
     assert len(values) == 2
     assert values[0]["bookmarks"]["feed_items"]["partitions"][0]["items"] == "AAAA"
     assert values[1]["bookmarks"]["feed_items"]["partitions"][0]["items"] == "BBBB"
+
+
+class _Stdout:
+    """Stands in for sys.stdout: what was written, and how often it was flushed."""
+
+    def __init__(self) -> None:
+        self.buffer = io.BytesIO()
+        self.flushes = 0
+        self.flushed_upto = 0
+
+    def flush(self) -> None:
+        self.flushes += 1
+        self.flushed_upto = len(self.buffer.getvalue())
+
+
+def test_records_wait_in_the_buffer_and_a_state_flushes_them_first(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    out = _Stdout()
+    monkeypatch.setattr(sys, "stdout", out)
+    writer = FeedDeltaWriter()
+    for n in range(3):
+        writer.write_message(RecordMessage(stream="feed_items", record={"n": n}))
+    assert out.flushes == 0
+    EncodedStateWriter(writer).write_state(_state())
+    assert out.flushes == 1
+    lines = out.buffer.getvalue().splitlines()
+    assert [json.loads(line)["type"] for line in lines] == ["RECORD"] * 3 + ["STATE"]
+    assert out.flushed_upto == len(out.buffer.getvalue())  # the records went out with it
