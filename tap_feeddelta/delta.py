@@ -11,7 +11,7 @@ from __future__ import annotations
 import hashlib
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Final, Literal
+from typing import Any, Final, Literal, NamedTuple
 
 from tap_feeddelta.config import FirstRunMode
 from tap_feeddelta.errors import Issue
@@ -50,8 +50,9 @@ class DeltaSettings:
     start_date: str | None = None  # YYYY-MM-DDTHH:MM:SSZ
 
 
-@dataclass(frozen=True, slots=True)
-class ItemChange:
+# Built per item: a NamedTuple is immutable too, and five times cheaper to make than a
+# frozen dataclass.
+class ItemChange(NamedTuple):
     item: ParsedItem
     item_id: str
     id_source: IdSourceOut
@@ -80,13 +81,13 @@ class Delta:
     issues: tuple[Issue, ...]  # feed-level
 
 
-@dataclass(frozen=True, slots=True)
-class _Identified:
+class _Identified(NamedTuple):
     item: ParsedItem
     item_id: str
     id_source: IdSourceOut
     key_hash: int
     fingerprint: bytes
+    content_hash: int  # what the state keeps of the fingerprint
     issues: tuple[Issue, ...]
 
 
@@ -110,11 +111,11 @@ def fingerprint_bytes(item: ParsedItem) -> bytes:
         item.title or _NONE,
         item.summary or _NONE,
         item.content_text or _NONE,
-        _SEP.join(f"{a.name or ''}|{a.email or ''}|{a.url or ''}" for a in item.authors),
+        _SEP.join([f"{a.name or ''}|{a.email or ''}|{a.url or ''}" for a in item.authors]),
         _SEP.join(item.tags),
         item.published_at or _NONE,
         item.updated_at or _NONE,
-        _SEP.join(f"{e.url}|{e.type or ''}|{e.length_bytes or ''}" for e in item.enclosures),
+        _SEP.join([f"{e.url}|{e.type or ''}|{e.length_bytes or ''}" for e in item.enclosures]),
     ]
     return hashlib.blake2b("\x1e".join(parts).encode("utf-8"), digest_size=16).digest()
 
@@ -126,6 +127,11 @@ def fingerprint(item: ParsedItem) -> str:
 def delivery_id(monitor_id: str, feed_url: str, item_id: str, item_fingerprint: str) -> str:
     material = _SEP.join([monitor_id, feed_url, item_id, item_fingerprint])
     return hashlib.blake2b(material.encode("utf-8"), digest_size=16).hexdigest()
+
+
+def _delivery_prefix(monitor_id: str, feed_url: str) -> Any:
+    """``delivery_id``'s hash with one feed's part already fed in (copied per item)."""
+    return hashlib.blake2b(f"{monitor_id}{_SEP}{feed_url}{_SEP}".encode(), digest_size=16)
 
 
 def _key_hash(item_id: str) -> int:
@@ -145,9 +151,16 @@ def _identify(items: Sequence[ParsedItem]) -> tuple[list[_Identified], int]:
             duplicates += 1
             continue
         seen.add(key)
+        full = fingerprint_bytes(item)
         out.append(
             _Identified(
-                item, item_id, id_source, key, fingerprint_bytes(item), item.issues + issues
+                item,
+                item_id,
+                id_source,
+                key,
+                full,
+                _short(full),
+                item.issues + issues if issues else item.issues,
             )
         )
     return out, duplicates
@@ -183,7 +196,7 @@ def diff_items(
         old = remembered.get(entry.key_hash)
         if old is None:
             changed.append((entry, "new"))
-        elif old != _short(entry.fingerprint):
+        elif old != entry.content_hash:
             changed.append((entry, "updated"))
         else:
             unchanged += 1
@@ -193,10 +206,13 @@ def diff_items(
     deferred = [entry for entry, _ in to_emit[settings.max_items_per_run :]]
     deferred_ids = {id(entry) for entry in deferred}
 
+    prefix = _delivery_prefix(settings.monitor_id, settings.feed_url)
     changes = tuple(
-        _change(entry, change_type, settings)
-        for entry, change_type in changed
-        if id(entry) in emit_ids
+        [
+            _change(entry, change_type, prefix)
+            for entry, change_type in changed
+            if id(entry) in emit_ids
+        ]
     )
     memory = _remember(identified, remembered, deferred_ids, settings.max_state_items)
 
@@ -245,18 +261,18 @@ def _select_for_emission(
     return changed
 
 
-def _change(entry: _Identified, change_type: ChangeType, settings: DeltaSettings) -> ItemChange:
+def _change(entry: _Identified, change_type: ChangeType, prefix: Any) -> ItemChange:
     item_fingerprint = f"{FINGERPRINT_VERSION}:{entry.fingerprint.hex()}"
+    hashed = prefix.copy()  # == delivery_id(monitor_id, feed_url, item_id, item_fingerprint)
+    hashed.update(f"{entry.item_id}{_SEP}{item_fingerprint}".encode())
     return ItemChange(
-        item=entry.item,
-        item_id=entry.item_id,
-        id_source=entry.id_source,
-        change_type=change_type,
-        fingerprint=item_fingerprint,
-        delivery_id=delivery_id(
-            settings.monitor_id, settings.feed_url, entry.item_id, item_fingerprint
-        ),
-        issues=entry.issues,
+        entry.item,
+        entry.item_id,
+        entry.id_source,
+        change_type,
+        item_fingerprint,
+        hashed.hexdigest(),
+        entry.issues,
     )
 
 
@@ -280,7 +296,7 @@ def _remember(
             if old is not None:
                 pairs.append((entry.key_hash, old))
             continue
-        pairs.append((entry.key_hash, _short(entry.fingerprint)))
+        pairs.append((entry.key_hash, entry.content_hash))
     for key, content in remembered.items():
         if len(pairs) >= max_items:
             break

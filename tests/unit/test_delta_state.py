@@ -176,3 +176,35 @@ def test_bookmark_round_trip(bookmark: FeedBookmark) -> None:
 def test_damaged_state_is_refused(partitions: object) -> None:
     with pytest.raises(StateError):
         index_partitions({"partitions": partitions})
+
+
+def test_ids_fingerprints_and_state_bytes_never_change_between_versions() -> None:
+    """delivery_id is the target's primary key and the state is kept across upgrades:
+    the same item must give the same values in every version of the tap."""
+    from tap_feeddelta.delta import delivery_id
+    from tap_feeddelta.models import Enclosure
+
+    items = [
+        ParsedItem(
+            "id-1", "guid", "https://example.org/1", "Caf\u00e9 title", "Summary", None,
+            (Author("Jane", "j@example.org", None),), ("a", "b"), "2024-01-02T03:04:05Z", None,
+            (Enclosure("https://example.org/a.mp3", "audio/mpeg", 123),),
+            "/rss/channel/item[1]", (),
+        ),
+        ParsedItem(None, None, None, "No id", None, None, (), (), None, None, (), "", ()),
+    ]  # fmt: skip
+    settings = DeltaSettings("default", "https://example.org/feed", first_run_mode="emit_all")
+    delta = diff_items(None, items, settings)
+    assert [(c.item_id, c.fingerprint, c.delivery_id) for c in delta.changes] == [
+        ("id-1", "v1:ac63235459e99064d5c46436ae84f4ac", "3e53cc6ef42d09cc43a0d89d56f3018c"),
+        (
+            "derived:12c0d3ee4bee5e76332a9d0342ccd818",
+            "v1:85c95296a916a3f61796595b0d2cac30",
+            "4ba8ba708aae5c3e3f978a09c45d5321",
+        ),
+    ]
+    for change in delta.changes:
+        assert change.delivery_id == delivery_id(
+            "default", "https://example.org/feed", change.item_id, change.fingerprint
+        )
+    assert delta.remembered_items.hex() == "5aaebc19545226d2ac63235470475a655b5c5dde85c95296"
