@@ -354,3 +354,33 @@ def test_health_alone_reads_state_but_never_moves_it(server: FeedServer, tmp_pat
     assert health_only.final_state == first.final_state  # nothing moved
     after = run_tap(cfg, health_only.final_state)
     assert [r["item_id"] for r in after.items] == ["id-x"]  # the change was not lost
+
+
+def test_deselected_properties_and_stream_maps_still_apply(
+    server: FeedServer, tmp_path: Path
+) -> None:
+    server.put("/feed.xml", rss(ITEMS))
+    done = subprocess.run(
+        [*TAP, "--discover"], capture_output=True, text=True, timeout=60, check=True
+    )
+    catalog: dict[str, Any] = json.loads(done.stdout)
+    for entry in catalog["streams"]:
+        for metadata in entry["metadata"]:
+            if metadata["breadcrumb"] == ["properties", "summary"]:
+                metadata["metadata"]["selected"] = False
+    catalog_path = tmp_path / "catalog.json"
+    catalog_path.write_text(json.dumps(catalog))
+    cfg = config(
+        server,
+        "/feed.xml",
+        first_run_mode="emit_all",
+        stream_maps={"feed_health": {"__alias__": "feed_checks", "error_message": "__NULL__"}},
+    )
+    run = run_tap(cfg, catalog=str(catalog_path))
+    assert run.returncode == 0, run.stderr
+    records = [m for m in run.messages if m["type"] == "RECORD"]
+    items = [m["record"] for m in records if m["stream"] == "feed_items"]
+    assert items and all("summary" not in r and "title" in r for r in items)
+    checks = [m["record"] for m in records if m["stream"] == "feed_checks"]
+    assert len(checks) == 1 and "error_message" not in checks[0]
+    assert not [m for m in records if m["stream"] == "feed_health"]
