@@ -213,7 +213,7 @@ def config_problems(config: dict[str, Any]) -> list[str]:
             continue
         if len(url.encode("utf-8")) > MAX_URL_BYTES:
             problems.append(f"config['feed_urls'][{index}] is longer than 2 KiB")
-        elif "@" in urlsplit(url).netloc:
+        elif "@" in url and "@" in urlsplit(url).netloc:
             # Credentials would travel into every record and log line: refused, not stripped.
             problems.append(f"config['feed_urls'][{index}] carries credentials (user@host)")
     urls = [u for u in config.get("feed_urls") or [] if isinstance(u, str)]

@@ -80,8 +80,8 @@ def decode_bookmark(partition: Any, where: str) -> FeedBookmark:
     """Read a partition written by ``encode_bookmark``; StateError on any doubt."""
     if not isinstance(partition, dict):
         raise StateError(f"{where}: a partition must be an object")
-    unknown = set(partition) - _KNOWN_KEYS
-    if unknown:
+    if not _KNOWN_KEYS.issuperset(partition):
+        unknown = set(partition) - _KNOWN_KEYS
         raise StateError(f"{where}: unknown keys {sorted(unknown)}")
     version = partition.get("v")
     if version != STATE_VERSION:
