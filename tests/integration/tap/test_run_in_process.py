@@ -1,0 +1,40 @@
+"""FeedRun in this process (the same code the tap runs) against a real feed server."""
+
+from __future__ import annotations
+
+import gc
+import logging
+from typing import Any
+
+from tap_feeddelta.config import settings_from_config
+from tap_feeddelta.fetch import Fetcher, FetchPolicy
+from tap_feeddelta.run import RUN_GC_THRESHOLDS, FeedRun
+from tests.feedserver import FeedServer, rss
+
+
+def test_the_run_raises_gc_thresholds_while_it_runs_and_restores_them(
+    server: FeedServer,
+) -> None:
+    server.put("/a.xml", rss([("id-1", "One", "first")]))
+    server.put("/b.xml", rss([("id-2", "Two", "second")]))
+    settings = settings_from_config(
+        {
+            "feed_urls": [server.url("/a.xml"), server.url("/b.xml")],
+            "first_run_mode": "emit_all",
+            "allow_private_networks": True,
+        }
+    )
+    fetcher = Fetcher(FetchPolicy(user_agent="test", allow_private_networks=True))
+    run = FeedRun(settings, fetcher, logging.getLogger("test"))
+    before = gc.get_threshold()
+    state: dict[str, Any] = {}
+    seen = []
+    try:
+        for outcome in run.outcomes(state, commit=True):
+            assert gc.get_threshold() == RUN_GC_THRESHOLDS
+            seen.append([r["item_id"] for r in outcome.item_records])
+    finally:
+        fetcher.close()
+    assert gc.get_threshold() == before
+    assert seen == [["id-1"], ["id-2"]]
+    assert len(state["partitions"]) == 2
