@@ -21,8 +21,6 @@ from tap_feeddelta.models import FetchResult, ParsedFeed
 from tap_feeddelta.records import FeedContext, HealthFacts, health_record, item_record
 from tap_feeddelta.state import FeedBookmark
 
-SECONDS_FORMAT = "%Y-%m-%dT%H:%M:%SZ"
-
 
 class FeedFetcher(Protocol):
     def fetch(
@@ -48,9 +46,10 @@ class FeedOutcome:
 
 
 def utc_text(moment: datetime, *, micro: bool = False) -> str:
-    if micro:
-        return moment.strftime("%Y-%m-%dT%H:%M:%S.%fZ")
-    return moment.strftime(SECONDS_FORMAT)
+    """``moment`` (UTC) as ``YYYY-MM-DDTHH:MM:SS[.ffffff]Z``: what ``strftime`` gives, from
+    ``isoformat``, which costs a fraction of it (this runs three times a feed)."""
+    naive = moment.replace(tzinfo=None)
+    return naive.isoformat(timespec="microseconds" if micro else "seconds") + "Z"
 
 
 def check_feed(

@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import json
+from datetime import UTC, datetime
 
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from tap_feeddelta.check import utc_text
 from tap_feeddelta.delta import DeltaSettings, diff_items, fingerprint
 from tap_feeddelta.errors import StateError
 from tap_feeddelta.models import Author, ParsedItem
@@ -208,3 +210,14 @@ def test_ids_fingerprints_and_state_bytes_never_change_between_versions() -> Non
             "default", "https://example.org/feed", change.item_id, change.fingerprint
         )
     assert delta.remembered_items.hex() == "5aaebc19545226d2ac63235470475a655b5c5dde85c95296"
+
+
+@given(
+    st.datetimes(
+        min_value=datetime(1000, 1, 1), max_value=datetime(9999, 12, 31), timezones=st.just(UTC)
+    )
+)
+def test_utc_text_is_the_strftime_shape(moment: datetime) -> None:
+    # (before the year 1000 strftime does not pad the year; run times are never there)
+    assert utc_text(moment) == moment.strftime("%Y-%m-%dT%H:%M:%SZ")
+    assert utc_text(moment, micro=True) == moment.strftime("%Y-%m-%dT%H:%M:%S.%fZ")
