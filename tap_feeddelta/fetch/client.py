@@ -145,12 +145,14 @@ class Fetcher:
         finally:
             budget.finish()
         fetch_ms = int((time.monotonic() - started) * 1000)
-        shown = display_url(progress.requested_url)
+        if log.isEnabledFor(logging.DEBUG):  # display_url parses the URL: not for nothing
+            outcome = failure.code if failure is not None else answer and answer.status
+            log.debug(
+                "fetch %s: %s in %d ms", display_url(progress.requested_url), outcome, fetch_ms
+            )
         if failure is not None:
-            log.debug("fetch %s: %s in %d ms", shown, failure.code, fetch_ms)
             return progress.result("error", fetch_ms, error=failure.as_issue())
         assert answer is not None
-        log.debug("fetch %s: %s in %d ms", shown, answer.status, fetch_ms)
         return progress.result(
             answer.status,
             fetch_ms,

@@ -94,6 +94,7 @@ def test_secret_in_a_500_appears_nowhere(
     assert "QUERYSECRET" not in result.error.message
     assert "QUERYSECRET" not in caplog.text
     assert all(record.levelno < logging.WARNING for record in caplog.records)
+    assert any(": http_error in" in record.getMessage() for record in caplog.records)
     assert server.paths == ["/feed"]
 
 
