@@ -17,6 +17,7 @@ from tap_feeddelta.fetch.connection import (
     ConnectionPool,
     PinnedConnection,
     PoolKey,
+    idle_connection_cap,
     verifying_context,
 )
 from tap_feeddelta.fetch.errors import (
@@ -102,7 +103,9 @@ class Fetcher:
         self._resolver: Resolver = resolver if resolver is not None else resolve_system
         self._now = now if now is not None else _utc_now
         self._watchdog = Watchdog()
-        self._pool = ConnectionPool(verifying_context(ca_certs), policy.max_per_host)
+        self._pool = ConnectionPool(
+            verifying_context(ca_certs), policy.max_per_host, idle_connection_cap()
+        )
         self._slots: dict[str, threading.BoundedSemaphore] = {}
         self._slots_lock = threading.Lock()
         self._headers = {
