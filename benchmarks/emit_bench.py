@@ -5,9 +5,9 @@
 
 Reads feed_items RECORD messages written by a cold benchmark run, then times, in CPU
 seconds per record:
-- ``sdk_path``: the tap's real feed_items stream in the SDK (selection, type conformance,
-  RecordMessage, serialization, write and flush to stdout; run with stdout on /dev/null),
-  with get_records replaying the saved records;
+- ``sdk_path``: the tap's real feed_items stream in the SDK (its per-record steps,
+  RecordMessage, the tap's msgspec writer, buffered write to stdout; run with stdout on
+  /dev/null), with get_records replaying the saved records;
 - ``serialize``: serialize_json(RecordMessage.to_dict()) alone (what goes on the wire);
 - ``stdlib_json``: json.dumps of the bare record, for scale.
 Prints one JSON line on stderr.

@@ -24,7 +24,9 @@ from the repository root:
     .venv-bench/bin/pip install "lxml>=5.2" feedparser==6.0.14 feedparser-rs==0.7.1
     PYTHONPATH=. .venv-bench/bin/python benchmarks/parse_bench.py --write benchmarks/RESULTS.md
 
-A peer that is not installed is skipped. ``--quick`` runs fewer repetitions.
+A peer that is not installed is skipped. ``--quick`` runs fewer repetitions. ``--write``
+appends benchmarks/parsing_analysis.md (the hand-written reading of the figures: update it
+when they change) below the tables.
 """
 
 from __future__ import annotations
@@ -43,6 +45,7 @@ from pathlib import Path
 from typing import Any
 
 SIZES = (20, 100, 1_000, 20_000)
+ANALYSIS_MD = Path(__file__).resolve().parent / "parsing_analysis.md"
 FORMATS = ("rss", "atom", "json")
 WORDS = [
     *[
@@ -408,6 +411,8 @@ def render(
             value = peaks.get((fmt, count, name))
             cells.append("n/a" if value is None else f"{value:.0f}")
         lines.append(f"| {fmt} | {count:,} | " + " | ".join(cells) + " |")
+    if ANALYSIS_MD.exists():  # the hand-written reading of the figures, kept across runs
+        lines += ["", ANALYSIS_MD.read_text("utf-8").rstrip("\n")]
     return "\n".join(lines) + "\n"
 
 

@@ -563,8 +563,9 @@ def render(report: dict[str, Any]) -> str:
             f"`benchmarks/emit_bench.py` replays {es['records']:,} feed_items records of the "
             f"1,000-feed cold run (mean {es['mean_record_bytes']} bytes of JSON each) through the "
             f"real feed_items stream of the SDK: **{es['sdk_path_us_per_record']} µs CPU per "
-            "record** (selection, type conformance, RecordMessage, simplejson, write + flush); "
-            f"serialize_json of the message alone {es['serialize_us_per_record']} µs; "
+            "record** (the SDK's per-record steps, RecordMessage, msgspec encoding, buffered "
+            "write); the SDK's simplejson serialize_json of the message alone "
+            f"{es['serialize_us_per_record']} µs; "
             f"stdlib json.dumps {es['stdlib_json_us_per_record']} µs. {report['emit_share']}"
         )
         lines.append("")
