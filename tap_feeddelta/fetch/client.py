@@ -35,7 +35,7 @@ from tap_feeddelta.fetch.headers import (
     retry_after_at,
 )
 from tap_feeddelta.fetch.policy import FetchPolicy
-from tap_feeddelta.fetch.resolve import Resolver, checked_addresses, resolve_system
+from tap_feeddelta.fetch.resolve import Resolver, SystemResolver, checked_addresses
 from tap_feeddelta.fetch.urls import Target, display_url, parse_target, redirect_target
 from tap_feeddelta.models import FetchResult, FetchStatus
 
@@ -100,7 +100,7 @@ class Fetcher:
         now: Callable[[], datetime] | None = None,
     ) -> None:
         self._policy = policy
-        self._resolver: Resolver = resolver if resolver is not None else resolve_system
+        self._resolver: Resolver = resolver if resolver is not None else SystemResolver()
         self._now = now if now is not None else _utc_now
         self._watchdog = Watchdog()
         self._pool = ConnectionPool(
