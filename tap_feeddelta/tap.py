@@ -5,6 +5,7 @@ from __future__ import annotations
 import contextlib
 import copy
 from functools import cached_property
+from types import FrameType
 from typing import Any
 
 from singer_sdk import Stream, Tap
@@ -86,7 +87,17 @@ class TapFeedDelta(Tap):
             allow_private_networks=settings.allow_private_networks,
             max_per_host=settings.max_per_host,
         )
-        return FeedRun(settings, Fetcher(policy), self.logger)
+        self._fetcher = Fetcher(policy)
+        return FeedRun(settings, self._fetcher, self.logger)
+
+    def _handle_termination(self, signum: int, frame: FrameType | None) -> None:
+        # Fetches in flight would hold the exit up to request_timeout_seconds (the SDK
+        # writes the state, then exits, waiting for the worker threads). Their feeds'
+        # state has not moved: they are checked again next run.
+        fetcher = self.__dict__.get("_fetcher")
+        if fetcher is not None:
+            fetcher.abort()
+        super()._handle_termination(signum, frame)
 
 
 if __name__ == "__main__":

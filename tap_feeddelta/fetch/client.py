@@ -114,6 +114,18 @@ class Fetcher:
             "Accept-Encoding": ACCEPT_ENCODING,
         }
         self._closed = False
+        self._aborting = False
+        self._live: set[Budget] = set()  # budgets of the fetches in flight, for abort
+        self._live_lock = threading.Lock()
+
+    def abort(self) -> None:
+        """End the fetches in flight now and any started later (their sockets are shut
+        down; they report ``timeout``): for a process that is stopping."""
+        self._aborting = True
+        with self._live_lock:
+            live = list(self._live)
+        for budget in live:
+            budget.expire()
 
     def close(self) -> None:
         """Close idle connections and stop the watchdog. Safe to call twice."""
@@ -136,6 +148,10 @@ class Fetcher:
         started = time.monotonic()
         progress = _Progress(requested_url=url)
         budget = Budget(self._policy.request_timeout_seconds, self._watchdog)
+        with self._live_lock:
+            self._live.add(budget)
+        if self._aborting:
+            budget.expire()
         answer: _Answer | None = None
         failure: FetchError | None = None
         try:
@@ -147,6 +163,8 @@ class Fetcher:
             failure = failure_from_exception(exc, phase="exchange", host="the server")
         finally:
             budget.finish()
+            with self._live_lock:
+                self._live.discard(budget)
         fetch_ms = int((time.monotonic() - started) * 1000)
         if log.isEnabledFor(logging.DEBUG):  # display_url parses the URL: not for nothing
             outcome = failure.code if failure is not None else answer and answer.status

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import socket
 import threading
+import time
 import tracemalloc
 import zlib
 from collections.abc import Callable
@@ -367,3 +368,26 @@ def test_oversized_header_fails_fast(
     result = _fetch(fetchers, server.url("/feed"), request_timeout_seconds=10)
     assert_error(result, "bad_response", clock, 2.0)
     assert server.paths == ["/feed"]
+
+
+def test_abort_ends_stalled_fetches_at_once_and_refuses_new_ones(
+    silent_port: int, fetchers: Callable[..., Fetcher], clock: Clock
+) -> None:
+    fetcher = fetchers(allow_private_networks=True, request_timeout_seconds=30.0)
+    codes: list[str | None] = []
+
+    def work() -> None:
+        result = fetcher.fetch(f"http://127.0.0.1:{silent_port}/feed")
+        codes.append(result.error.code if result.error else None)
+
+    threads = [threading.Thread(target=work) for _ in range(3)]
+    for thread in threads:
+        thread.start()
+    time.sleep(0.5)  # all three connected and waiting for an answer that never comes
+    fetcher.abort()
+    for thread in threads:
+        thread.join(10)
+    assert codes == ["timeout"] * 3
+    assert clock.elapsed < 0.5 + SLACK  # not the 30 s budget
+    later = fetcher.fetch(f"http://127.0.0.1:{silent_port}/feed")
+    assert_error(later, "timeout")

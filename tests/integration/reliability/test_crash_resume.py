@@ -155,3 +155,44 @@ def test_sigterm_ends_cleanly_with_state_for_feeds_done(server: FeedServer) -> N
     delivered = {r["item_id"] for r in _item_records(messages) + rest.items}
     assert delivered == {f"s{n}-{k}" for n in range(count) for k in range(3)}
     assert {r["feed_url"] for r in rest.items}.isdisjoint(done)
+
+
+def test_sigterm_does_not_wait_for_stalled_fetches(server: FeedServer, tmp_path: Path) -> None:
+    for n in range(3):
+        server.put(f"/stalled{n}.xml", rss([(f"x{n}", "t", "s")]))
+    config_path = tmp_path / "config.json"
+    config_path.write_text(
+        json.dumps(
+            {
+                "feed_urls": [server.url(f"/stalled{n}.xml") for n in range(3)],
+                "allow_private_networks": True,
+                "max_concurrency": 3,
+                "request_timeout_seconds": 60,
+            }
+        )
+    )
+    server.delay_seconds = 30.0  # every answer comes after the signal
+    proc = subprocess.Popen(
+        [*TAP, "--config", str(config_path)],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+        text=True,
+    )
+    try:
+        assert proc.stdout is not None
+        assert json.loads(proc.stdout.readline())["type"] == "SCHEMA"  # the run has begun
+        time.sleep(1.0)  # the three fetches are waiting for their answers
+        signalled = time.monotonic()
+        proc.send_signal(signal.SIGTERM)
+        rest = proc.stdout.read()
+        proc.wait(timeout=20)
+        assert time.monotonic() - signalled < 8  # not the fetches' 60 s budget
+    finally:
+        server.delay_seconds = 0.0
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    assert proc.returncode == 0
+    states = [json.loads(line) for line in rest.splitlines() if '"type":"STATE"' in line]
+    assert states  # the final state was written before the exit
+    assert not [line for line in rest.splitlines() if '"type":"RECORD"' in line]
