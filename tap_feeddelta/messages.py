@@ -36,9 +36,16 @@ class FeedDeltaWriter(MsgSpecWriter):
         return super().serialize_message(message)
 
     def write_message(self, message: Message) -> None:
-        sys.stdout.buffer.write(self.format_message(message))
-        if type(message) is not RecordMessage:
-            sys.stdout.flush()
+        line = self.format_message(message)
+        if type(message) is RecordMessage:
+            sys.stdout.buffer.write(line)
+        else:
+            self.write_line(line)
+
+    def write_line(self, line: bytes | bytearray) -> None:
+        """Write an encoded message after what is buffered, and flush."""
+        sys.stdout.buffer.write(line)
+        sys.stdout.flush()
 
     def flush(self) -> None:
         """Hand what is buffered to the target (after a feed's records)."""
@@ -59,6 +66,5 @@ class EncodedStateWriter(StateWriter):
         line = bytes(self._writer.format_message(StateMessage(value=state)))
         if line == self._last_line:
             return
-        sys.stdout.buffer.write(line)
-        sys.stdout.flush()
+        self._writer.write_line(line)
         self._last_line = line
