@@ -11,7 +11,7 @@ from __future__ import annotations
 import hashlib
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any, Final, Literal, NamedTuple
+from typing import Final, Literal, NamedTuple
 
 from tap_feeddelta.config import FirstRunMode
 from tap_feeddelta.errors import Issue
@@ -129,7 +129,7 @@ def delivery_id(monitor_id: str, feed_url: str, item_id: str, item_fingerprint: 
     return hashlib.blake2b(material.encode("utf-8"), digest_size=16).hexdigest()
 
 
-def _delivery_prefix(monitor_id: str, feed_url: str) -> Any:
+def _delivery_prefix(monitor_id: str, feed_url: str) -> hashlib.blake2b:
     """``delivery_id``'s hash with one feed's part already fed in (copied per item)."""
     return hashlib.blake2b(f"{monitor_id}{_SEP}{feed_url}{_SEP}".encode(), digest_size=16)
 
@@ -261,7 +261,7 @@ def _select_for_emission(
     return changed
 
 
-def _change(entry: _Identified, change_type: ChangeType, prefix: Any) -> ItemChange:
+def _change(entry: _Identified, change_type: ChangeType, prefix: hashlib.blake2b) -> ItemChange:
     item_fingerprint = f"{FINGERPRINT_VERSION}:{entry.fingerprint.hex()}"
     hashed = prefix.copy()  # == delivery_id(monitor_id, feed_url, item_id, item_fingerprint)
     hashed.update(f"{entry.item_id}{_SEP}{item_fingerprint}".encode())

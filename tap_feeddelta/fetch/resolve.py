@@ -15,6 +15,7 @@ from tap_feeddelta.fetch.guard import address_denial
 
 # (host, port, timeout_seconds) -> IP address strings; raises OSError on failure.
 Resolver = Callable[[str, int, float], Sequence[str]]
+_MAX_KEPT: Final = 100_000  # answers a SystemResolver keeps at most (a run has ≤ 10,000 feeds)
 
 
 class SystemResolver:
@@ -96,9 +97,6 @@ class SystemResolver:
             self._jobs.get()()
             with self._lock:
                 self._idle += 1
-
-
-_MAX_KEPT: Final = 100_000  # answers kept at most (a run has at most 10,000 feeds)
 
 
 def checked_addresses(
