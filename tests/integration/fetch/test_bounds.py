@@ -152,19 +152,29 @@ def test_waiting_for_a_host_slot_counts_against_the_deadline(
     fetcher = fetchers(
         allow_private_networks=True, max_per_host=1, request_timeout_seconds=DEADLINE
     )
+    codes = _concurrent_codes(fetcher, f"http://127.0.0.1:{silent_port}/feed", 3)
+    assert codes == ["timeout"] * 3
+    assert clock.elapsed < DEADLINE + SLACK
+
+
+def _concurrent_codes(
+    fetcher: Fetcher, url: str, count: int, meanwhile: Callable[[], None] = lambda: None
+) -> list[str | None]:
+    """The error codes of ``count`` fetches of ``url`` at once; ``meanwhile`` runs while
+    they are in flight."""
     codes: list[str | None] = []
 
     def work() -> None:
-        result = fetcher.fetch(f"http://127.0.0.1:{silent_port}/feed")
+        result = fetcher.fetch(url)
         codes.append(result.error.code if result.error else None)
 
-    threads = [threading.Thread(target=work) for _ in range(3)]
+    threads = [threading.Thread(target=work) for _ in range(count)]
     for thread in threads:
         thread.start()
+    meanwhile()
     for thread in threads:
         thread.join(10)
-    assert codes == ["timeout"] * 3
-    assert clock.elapsed < DEADLINE + SLACK
+    return codes
 
 
 @pytest.mark.parametrize("encoding", ["gzip", "deflate"])
@@ -374,20 +384,12 @@ def test_abort_ends_stalled_fetches_at_once_and_refuses_new_ones(
     silent_port: int, fetchers: Callable[..., Fetcher], clock: Clock
 ) -> None:
     fetcher = fetchers(allow_private_networks=True, request_timeout_seconds=30.0)
-    codes: list[str | None] = []
+    url = f"http://127.0.0.1:{silent_port}/feed"
 
-    def work() -> None:
-        result = fetcher.fetch(f"http://127.0.0.1:{silent_port}/feed")
-        codes.append(result.error.code if result.error else None)
+    def abort_once_waiting() -> None:
+        time.sleep(0.5)  # all three connected and waiting for an answer that never comes
+        fetcher.abort()
 
-    threads = [threading.Thread(target=work) for _ in range(3)]
-    for thread in threads:
-        thread.start()
-    time.sleep(0.5)  # all three connected and waiting for an answer that never comes
-    fetcher.abort()
-    for thread in threads:
-        thread.join(10)
-    assert codes == ["timeout"] * 3
+    assert _concurrent_codes(fetcher, url, 3, abort_once_waiting) == ["timeout"] * 3
     assert clock.elapsed < 0.5 + SLACK  # not the 30 s budget
-    later = fetcher.fetch(f"http://127.0.0.1:{silent_port}/feed")
-    assert_error(later, "timeout")
+    assert_error(fetcher.fetch(url), "timeout")
