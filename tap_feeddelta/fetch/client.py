@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import http.client
 import logging
 import threading
 import time
@@ -36,6 +35,7 @@ from tap_feeddelta.fetch.headers import (
 )
 from tap_feeddelta.fetch.policy import FetchPolicy
 from tap_feeddelta.fetch.resolve import Resolver, SystemResolver, checked_addresses
+from tap_feeddelta.fetch.response import LeanResponse, request_bytes
 from tap_feeddelta.fetch.urls import Target, display_url, parse_target, redirect_target
 from tap_feeddelta.models import FetchResult, FetchStatus
 
@@ -261,7 +261,7 @@ class Fetcher:
         keep = False
         try:
             if status in REDIRECT_STATUSES:
-                location = resp.getheader("Location")  # the body is never read
+                location = resp.fields.joined("Location")  # the body is never read
                 if location is None:
                     raise FetchError("bad_response", f"A {status} redirect had no Location.")
                 return redirect_target(target, location)
@@ -278,7 +278,9 @@ class Fetcher:
                 keep = True
                 return answer
             if status in RATE_LIMIT_STATUSES:
-                progress.retry_after_at = retry_after_at(resp.getheader("Retry-After"), self._now())
+                progress.retry_after_at = retry_after_at(
+                    resp.fields.joined("Retry-After"), self._now()
+                )
                 raise FetchError("rate_limited", f"{target.host} answered {status}: retry later.")
             raise FetchError("http_error", f"{target.host} answered HTTP {status}.")
         finally:
@@ -289,9 +291,10 @@ class Fetcher:
                 resp.close()
                 conn.close()
 
-    def _read_ok(self, target: Target, resp: http.client.HTTPResponse, budget: Budget) -> _Answer:
+    def _read_ok(self, target: Target, resp: LeanResponse, budget: Budget) -> _Answer:
         max_bytes = self._policy.max_feed_bytes
-        lengths = set(resp.msg.get_all("Content-Length") or ())
+        fields = resp.fields
+        lengths = set(fields.get_all("Content-Length") or ())
         if len(lengths) > 1:
             raise FetchError("bad_response", "The response has conflicting Content-Lengths.")
         if resp.length is not None and resp.length > max_bytes:
@@ -299,7 +302,7 @@ class Fetcher:
                 "response_too_large",
                 f"The body is larger than max_feed_bytes ({max_bytes} bytes).",
             )
-        encodings = content_encodings(resp.getheader("Content-Encoding"))
+        encodings = content_encodings(fields.joined("Content-Encoding"))
         if not supported(encodings):
             raise FetchError("bad_response", "The body uses a Content-Encoding not offered.")
         try:
@@ -324,9 +327,9 @@ class Fetcher:
         return _Answer(
             status="ok",
             body=body or None,
-            content_type=clean_value(resp.getheader("Content-Type"), MAX_CONTENT_TYPE_CHARS),
-            etag=clean_value(resp.getheader("ETag"), MAX_VALIDATOR_CHARS),
-            last_modified=clean_value(resp.getheader("Last-Modified"), MAX_VALIDATOR_CHARS),
+            content_type=clean_value(fields.joined("Content-Type"), MAX_CONTENT_TYPE_CHARS),
+            etag=clean_value(fields.joined("ETag"), MAX_VALIDATOR_CHARS),
+            last_modified=clean_value(fields.joined("Last-Modified"), MAX_VALIDATOR_CHARS),
         )
 
     def _send(
@@ -335,8 +338,9 @@ class Fetcher:
         addresses: tuple[str, ...],
         headers: dict[str, str],
         budget: Budget,
-    ) -> tuple[PoolKey, PinnedConnection, http.client.HTTPResponse]:
+    ) -> tuple[PoolKey, PinnedConnection, LeanResponse]:
         """Send the request on a reused or new pinned connection; at most one retry."""
+        request = request_bytes(target.request_target, target.authority, headers)
         key, conn = self._connection(target, addresses)
         reused = conn.sock is not None
         tried = [key[3]]
@@ -350,9 +354,12 @@ class Fetcher:
                 else:
                     budget.attach(conn.sock)
                 phase = "exchange"
-                conn.timeout = budget.remaining("sending the request")
-                conn.request("GET", target.request_target, headers=headers)
-                resp = http.client.HTTPConnection.getresponse(conn)
+                sock = conn.sock
+                assert sock is not None
+                sock.settimeout(budget.remaining("sending the request"))
+                sock.sendall(request)
+                resp = LeanResponse(sock)
+                resp.begin()
                 return key, conn, resp
             except FetchError:
                 budget.detach()

@@ -31,6 +31,7 @@ class Target:
     host: str  # lower case; IDNA-encoded; an IPv6 literal without brackets
     port: int
     request_target: str  # path and query, as sent on the request line
+    authority: str  # host[:port] as the Host header carries it (port only if not default)
     ip_literal: str | None  # the host, when it is an IP address
     display: str  # scheme://host[:port]/path: all that messages and logs may show
 
@@ -72,6 +73,7 @@ def parse_target(url: str, *, code: str = "invalid_url") -> Target:
         host=host,
         port=port,
         request_target=request_target,
+        authority=authority_out,
         ip_literal=ip_literal,
         display=f"{scheme}://{authority_out}{path}",
     )

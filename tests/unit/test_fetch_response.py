@@ -1,0 +1,211 @@
+"""The lean request writer and response-head reader, against http.client's own reading."""
+
+from __future__ import annotations
+
+import http.client
+import io
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from tap_feeddelta.fetch.errors import FetchError
+from tap_feeddelta.fetch.response import (
+    MAX_FIELDS,
+    MAX_INTERIM,
+    MAX_LINE,
+    LeanResponse,
+    read_fields,
+    request_bytes,
+)
+
+
+class _Sock:
+    """Just what HTTPResponse asks of a socket: a file of the bytes it would receive."""
+
+    def __init__(self, data: bytes) -> None:
+        self._data = data
+
+    def makefile(self, mode: str) -> io.BytesIO:
+        return io.BytesIO(self._data)
+
+
+def lean(data: bytes) -> LeanResponse:
+    resp = LeanResponse(_Sock(data))  # type: ignore[arg-type]
+    resp.begin()
+    return resp
+
+
+def stdlib(data: bytes) -> http.client.HTTPResponse:
+    resp = http.client.HTTPResponse(_Sock(data), method="GET")  # type: ignore[arg-type]
+    resp.begin()
+    return resp
+
+
+def test_request_bytes_are_one_plain_get() -> None:
+    wire = request_bytes(
+        "/feed.xml?a=1",
+        "example.org:8080",
+        {"User-Agent": "ua/1", "If-None-Match": '"v1"'},
+    )
+    assert wire == (
+        b"GET /feed.xml?a=1 HTTP/1.1\r\nHost: example.org:8080\r\n"
+        b'User-Agent: ua/1\r\nIf-None-Match: "v1"\r\n\r\n'
+    )
+
+
+def test_request_that_http_cannot_carry_is_refused() -> None:
+    with pytest.raises(FetchError) as caught:
+        request_bytes("/caf\u00e9", "example.org", {})
+    assert caught.value.code == "invalid_url"
+
+
+def test_fields_are_read_by_lower_case_name_with_repeats_kept() -> None:
+    resp = lean(
+        b'HTTP/1.1 200 OK\r\nContent-Type: text/xml\r\nETag:  "a" \r\n'
+        b"Set-Cookie: one\r\nSET-COOKIE: two\r\nContent-Length: 0\r\n\r\n"
+    )
+    assert resp.status == 200 and resp.reason == "OK" and resp.version == 11
+    assert resp.fields.get("content-type") == "text/xml"
+    assert resp.fields.joined("ETag") == '"a"'
+    assert resp.fields.get_all("Set-Cookie") == ["one", "two"]
+    assert resp.fields.joined("set-cookie") == "one, two"
+    assert resp.fields.joined("Missing") is None
+    assert resp.length == 0 and not resp.will_close
+
+
+def test_folded_lines_continue_and_stray_lines_are_skipped() -> None:
+    resp = lean(
+        b"HTTP/1.1 200 OK\r\nX-Long: one\r\n  two\r\n\tthree\r\nnot a field\r\n"
+        b"Bad Name: x\r\nContent-Length: 3\r\n\r\nabc"
+    )
+    assert resp.fields.get("x-long") == "one two three"
+    assert resp.fields.get("bad name") is None
+    assert resp.length == 3
+    assert resp.read() == b"abc"
+
+
+def test_bare_newlines_end_lines_too() -> None:
+    resp = lean(b'HTTP/1.1 304 Not Modified\nETag: "x"\n\n')
+    assert resp.status == 304 and resp.fields.get("etag") == '"x"' and resp.length == 0
+
+
+def test_interim_answers_are_skipped_up_to_a_bound() -> None:
+    resp = lean(
+        b"HTTP/1.1 100 Continue\r\n\r\nHTTP/1.1 103 Early Hints\r\nLink: </a>\r\n\r\n"
+        b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok"
+    )
+    assert resp.status == 200 and resp.fields.get("link") is None and resp.read() == b"ok"
+    endless = b"HTTP/1.1 103 Early Hints\r\n\r\n" * (MAX_INTERIM + 1)
+    with pytest.raises(http.client.HTTPException):
+        lean(endless + b"HTTP/1.1 200 OK\r\n\r\n")
+
+
+def test_head_bounds_are_http_clients() -> None:
+    too_many = b"".join(b"X-%d: v\r\n" % n for n in range(MAX_FIELDS + 1))
+    with pytest.raises(http.client.HTTPException):
+        lean(b"HTTP/1.1 200 OK\r\n" + too_many + b"\r\n")
+    with pytest.raises(http.client.LineTooLong):
+        lean(b"HTTP/1.1 200 OK\r\nX: " + b"a" * MAX_LINE + b"\r\n\r\n")
+    with pytest.raises(http.client.LineTooLong):
+        lean(b"HTTP/1.1 200 " + b"a" * MAX_LINE + b"\r\n\r\n")
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        b"garbage\r\n",
+        b"HTTP/1.1\r\n",
+        b"HTTP/1.1 2000 Big\r\n",
+        b"HTTP/1.1 20x OK\r\n",
+        b"HTTP/1.1 099 Low\r\n",
+        b"ICY 200 OK\r\n",
+        b"HTTP/2.0 200 OK\r\n",
+    ],
+)
+def test_bad_status_lines_fail_as_http_client_fails(line: bytes) -> None:
+    with pytest.raises(http.client.HTTPException):
+        lean(line + b"Content-Length: 0\r\n\r\n")
+
+
+def test_a_connection_closed_before_any_answer_is_remote_disconnected() -> None:
+    # The fetcher retries a reused connection once on exactly this.
+    with pytest.raises(http.client.RemoteDisconnected):
+        lean(b"")
+
+
+_NAMES = st.sampled_from(
+    [
+        "Content-Length",
+        "Transfer-Encoding",
+        "Connection",
+        "Keep-Alive",
+        "ETag",
+        "Content-Type",
+        "Proxy-Connection",
+        "Last-Modified",
+        "X-Other",
+    ]
+)
+_VALUES = st.sampled_from(
+    [
+        "0",
+        "12",
+        "+5",
+        "-3",
+        " 7 ",
+        "abc",
+        "chunked",
+        "CHUNKED",
+        "gzip, chunked",
+        "close",
+        "keep-alive",
+        "Keep-Alive, Upgrade",
+        "",
+        '"v1"',
+        "text/xml; charset=utf-8",
+    ]
+)
+
+
+@settings(max_examples=400, deadline=None)
+@given(
+    version=st.sampled_from(["HTTP/1.1", "HTTP/1.0"]),
+    status=st.sampled_from([200, 204, 301, 304, 404, 429, 503]),
+    fields=st.lists(st.tuples(_NAMES, _VALUES), max_size=6),
+)
+def test_framing_matches_http_client(
+    version: str, status: int, fields: list[tuple[str, str]]
+) -> None:
+    """Same status, chunked, length and will_close as http.client for the same head;
+    only a signed Content-Length ("+5", which int() takes) is refused and read to the
+    close instead."""
+    head = f"{version} {status} Reason\r\n" + "".join(f"{n}: {v}\r\n" for n, v in fields)
+    data = head.encode("latin-1") + b"\r\n"
+    ours, theirs = lean(data), stdlib(data)
+    assert (ours.status, ours.version, ours.chunked) == (
+        theirs.status,
+        theirs.version,
+        theirs.chunked,
+    )
+    length = next((v for n, v in fields if n == "Content-Length"), None)
+    if length is None or not length.strip().startswith("+"):
+        assert (ours.length, ours.will_close) == (theirs.length, theirs.will_close)
+    else:  # "+5": http.client's int() takes it; we read to the close instead
+        assert (ours.length, ours.will_close) == (
+            (0, theirs.will_close) if status in (204, 304) else (None, True)
+        )
+    for name, _ in fields:  # http.client keeps a value's trailing blanks; we drop them
+        theirs_value = theirs.getheader(name)
+        expected = (
+            None
+            if theirs_value is None
+            else ", ".join(v.strip(" \t") for v in theirs.headers.get_all(name) or ())
+        )
+        assert ours.fields.joined(name) == expected
+
+
+def test_read_fields_stops_at_the_blank_line() -> None:
+    fp = io.BytesIO(b"A: 1\r\n\r\nbody")
+    assert read_fields(fp).get("a") == "1"
+    assert fp.read() == b"body"
