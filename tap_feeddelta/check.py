@@ -1,18 +1,21 @@
 """Checks one feed: fetch (conditional) → discovery → parse → delta → records + bookmark.
 
-Runs on worker threads: it reads only its own task and never touches the Singer state
-or writes messages. The outcome's bookmark is applied by the main thread after the
-feed's records have been written (at-least-once).
+Runs as a coroutine on the fetcher's event loop: it reads only its own task and never
+touches the Singer state or writes messages. Parsing runs on the loop too, between
+awaits: one document at a time, so memory stays flat however many fetches are in
+flight (under the interpreter lock it is one at a time anyway). The outcome's bookmark
+is applied by the main thread after the feed's records have been written
+(at-least-once).
 """
 
 from __future__ import annotations
 
-import threading
+import concurrent.futures
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Coroutine
 from dataclasses import dataclass, replace
 from datetime import datetime, timedelta
-from typing import Any, Protocol
+from typing import Any, Protocol, TypeVar
 
 from tap_feeddelta.config import Settings
 from tap_feeddelta.delta import DeltaSettings, diff_items
@@ -21,11 +24,15 @@ from tap_feeddelta.models import FetchResult, ParsedFeed
 from tap_feeddelta.records import FeedContext, HealthFacts, health_record, item_record
 from tap_feeddelta.state import FeedBookmark
 
+T = TypeVar("T")
+
 
 class FeedFetcher(Protocol):
-    def fetch(
+    async def fetch_async(
         self, url: str, *, etag: str | None = None, last_modified: str | None = None
     ) -> FetchResult: ...
+
+    def submit(self, coro: Coroutine[Any, Any, T]) -> concurrent.futures.Future[T]: ...
 
 
 @dataclass(frozen=True, slots=True)
@@ -52,7 +59,7 @@ def utc_text(moment: datetime, *, micro: bool = False) -> str:
     return naive.isoformat(timespec="microseconds" if micro else "seconds") + "Z"
 
 
-def check_feed(
+async def check_feed(
     task: FeedTask, fetcher: FeedFetcher, settings: Settings, now: Callable[[], datetime]
 ) -> FeedOutcome:
     started = now()
@@ -67,7 +74,7 @@ def check_feed(
 
     etag = bookmark.etag if bookmark else None
     last_modified = bookmark.last_modified if bookmark else None
-    result = fetcher.fetch(task.feed_url, etag=etag, last_modified=last_modified)
+    result = await fetcher.fetch_async(task.feed_url, etag=etag, last_modified=last_modified)
     fetch_ms, redirects, received = result.fetch_ms, result.redirects, result.bytes_received
 
     parse_ms = 0
@@ -84,7 +91,9 @@ def check_feed(
             and settings.discover_from_websites
         ):
             discovered_from = result.final_url or task.feed_url
-            result = fetcher.fetch(advertised[0], etag=etag, last_modified=last_modified)
+            result = await fetcher.fetch_async(
+                advertised[0], etag=etag, last_modified=last_modified
+            )
             fetch_ms += result.fetch_ms
             redirects += result.redirects
             received += result.bytes_received
@@ -167,11 +176,6 @@ def check_feed(
     return _outcome(task, ctx, facts, new_bookmark, records)
 
 
-# Parsing builds a whole tree per document: at most this many at once keeps memory flat
-# however many fetches are in flight (it is CPU-bound under the GIL anyway).
-_PARSE_SLOTS = threading.BoundedSemaphore(2)
-
-
 def _read(result: FetchResult) -> tuple[ParsedFeed | None, int, Issue | None, tuple[str, ...]]:
     # Imported on first use: a run where every feed answers 304 never loads the parser
     # (lxml and friends are a tenth of the tap's start-up).
@@ -179,8 +183,7 @@ def _read(result: FetchResult) -> tuple[ParsedFeed | None, int, Issue | None, tu
 
     started = time.perf_counter()
     try:
-        with _PARSE_SLOTS:
-            feed = parse_feed(result.body or b"", result.content_type, result.final_url or "")
+        feed = parse_feed(result.body or b"", result.content_type, result.final_url or "")
     except ParseError as exc:
         elapsed = int((time.perf_counter() - started) * 1000)
         return None, elapsed, Issue(exc.code, exc.message), exc.advertised_feeds

@@ -1,18 +1,21 @@
 """One run over all configured feeds: concurrent checks, ordered outcomes, state commits.
 
-Feeds are checked on a thread pool with a bounded window of feeds in flight, and their
-outcomes come back in config order, so memory stays flat with 10,000 feeds and the
-output order is deterministic. Only the main thread touches the Singer state.
+Feeds are checked as coroutines on the fetcher's event loop, at most ``max_concurrency``
+at once, with a bounded window of feeds started ahead; their outcomes come back in config
+order, so memory stays flat with 10,000 feeds and the output order is deterministic. Only
+the main thread touches the Singer state and writes messages; while it does, the loop
+goes on fetching on its own thread.
 """
 
 from __future__ import annotations
 
+import asyncio
 import gc
 import logging
 import time
 from collections import Counter, deque
-from collections.abc import Callable, Iterator
-from concurrent.futures import Future, ThreadPoolExecutor
+from collections.abc import Callable, Coroutine, Iterator
+from concurrent.futures import Future
 from datetime import UTC, datetime, timedelta
 from typing import Any, Final
 
@@ -38,22 +41,30 @@ REMOVED_FEED_GRACE: Final = timedelta(days=30)
 
 def ordered_outcomes(
     tasks: Iterator[FeedTask],
-    check: Callable[[FeedTask], FeedOutcome],
-    max_workers: int,
+    check: Callable[[FeedTask], Coroutine[Any, Any, FeedOutcome]],
+    max_concurrency: int,
+    submit: Callable[[Coroutine[Any, Any, FeedOutcome]], Future[FeedOutcome]],
 ) -> Iterator[FeedOutcome]:
-    """Run ``check`` over ``tasks`` on ``max_workers`` threads; yield in task order."""
-    window = max_workers * 4
-    pool = ThreadPoolExecutor(max_workers=max_workers, thread_name_prefix="feed")
+    """Run ``check`` over ``tasks`` through ``submit``, at most ``max_concurrency`` at
+    once; yield the outcomes in task order."""
+    window = max_concurrency * 4
+    running = asyncio.Semaphore(max_concurrency)  # bound to the loop on first use
+
+    async def limited(task: FeedTask) -> FeedOutcome:
+        async with running:
+            return await check(task)
+
     pending: deque[Future[FeedOutcome]] = deque()
     try:
         for task in tasks:
-            pending.append(pool.submit(check, task))
+            pending.append(submit(limited(task)))
             if len(pending) >= window:
                 yield pending.popleft().result()
         while pending:
             yield pending.popleft().result()
     finally:
-        pool.shutdown(wait=True, cancel_futures=True)
+        for future in pending:
+            future.cancel()
 
 
 class FeedRun:
@@ -103,7 +114,10 @@ class FeedRun:
         gc.set_threshold(*RUN_GC_THRESHOLDS)
         try:
             for done, outcome in enumerate(
-                ordered_outcomes(tasks, self._check, self.settings.max_concurrency), start=1
+                ordered_outcomes(
+                    tasks, self._check, self.settings.max_concurrency, self.fetcher.submit
+                ),
+                start=1,
             ):
                 self._count(outcome)
                 self._health.append(outcome.health_record)
@@ -139,8 +153,8 @@ class FeedRun:
                 pass
         yield from self._health or []
 
-    def _check(self, task: FeedTask) -> FeedOutcome:
-        return check_feed(task, self.fetcher, self.settings, self.now)
+    async def _check(self, task: FeedTask) -> FeedOutcome:
+        return await check_feed(task, self.fetcher, self.settings, self.now)
 
     def _bookmark(self, partition: dict[str, Any] | None, position: int) -> FeedBookmark | None:
         if partition is None:

@@ -91,9 +91,9 @@ class TapFeedDelta(Tap):
         return FeedRun(settings, self._fetcher, self.logger)
 
     def _handle_termination(self, signum: int, frame: FrameType | None) -> None:
-        # Fetches in flight would hold the exit up to request_timeout_seconds (the SDK
-        # writes the state, then exits, waiting for the worker threads). Their feeds'
-        # state has not moved: they are checked again next run.
+        # The SDK writes the state, then exits; fetches in flight end at once instead of
+        # running on while it does. Their feeds' state has not moved: they are checked
+        # again next run.
         fetcher = self.__dict__.get("_fetcher")
         if fetcher is not None:
             fetcher.abort()

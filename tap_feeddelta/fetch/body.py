@@ -7,12 +7,9 @@ so a bomb stops at ``max_bytes`` with memory bounded by the cap plus one chunk.
 from __future__ import annotations
 
 import zlib
-from collections.abc import Callable
 from typing import Protocol
 
 from tap_feeddelta.fetch.errors import FetchError
-
-CHUNK_BYTES = 65_536
 
 
 class _Decoder(Protocol):
@@ -113,51 +110,48 @@ def _decoder(encoding: str) -> _Decoder:
     return _ZlibDecoder("deflate" if encoding == "deflate" else "gzip")
 
 
-def read_capped(
-    read1: Callable[[int], bytes],
-    *,
-    encodings: list[str],
-    max_bytes: int,
-    check_time: Callable[[], object],
-) -> bytes:
-    """Read a body to its end through ``read1`` and decode it; at most ``max_bytes`` decoded.
+class CappedBody:
+    """A body fed in pieces as they arrive, decoded, and capped on the decoded size.
 
-    ``read1(n)`` returns up to n raw bytes, b"" at the end. ``check_time`` raises when
-    the budget is gone; it runs before every read. Raises ``response_too_large`` past
-    the cap (raw or decoded) and ``bad_response`` for a body that does not decode.
+    ``feed`` raises ``response_too_large`` past the cap (raw or decoded) and
+    ``bad_response`` for bytes that do not decode; ``finish`` returns the body.
     """
-    decoder = _decoder(encodings[0]) if encodings else None
-    parts: list[bytes] = []
-    total = 0
-    raw_total = 0
-    while True:
-        check_time()
-        raw = read1(CHUNK_BYTES)
-        if not raw:
-            break
-        raw_total += len(raw)
-        if raw_total > max_bytes:
+
+    def __init__(self, encodings: list[str], max_bytes: int) -> None:
+        self._decoder = _decoder(encodings[0]) if encodings else None
+        self._max_bytes = max_bytes
+        self._parts: list[bytes] = []
+        self._total = 0
+        self._raw_total = 0
+
+    def feed(self, raw: bytes) -> None:
+        max_bytes = self._max_bytes
+        self._raw_total += len(raw)
+        if self._raw_total > max_bytes:
             raise _too_large(max_bytes)
+        decoder = self._decoder
         if decoder is None:
-            total += len(raw)
-            if total > max_bytes:
+            self._total += len(raw)
+            if self._total > max_bytes:
                 raise _too_large(max_bytes)
-            parts.append(raw)
-            continue
+            self._parts.append(raw)
+            return
         data = raw
         while True:
-            out = _decoded(decoder, data, max_bytes - total + 1)
+            out = _decoded(decoder, data, max_bytes - self._total + 1)
             data = b""
-            total += len(out)
-            if total > max_bytes:
+            self._total += len(out)
+            if self._total > max_bytes:
                 raise _too_large(max_bytes)
             if out:
-                parts.append(out)
+                self._parts.append(out)
             if not decoder.has_pending:
-                break
-    if decoder is not None and raw_total:
-        _finish(decoder)
-    return b"".join(parts)
+                return
+
+    def finish(self) -> bytes:
+        if self._decoder is not None and self._raw_total:
+            _finish(self._decoder)
+        return b"".join(self._parts)
 
 
 def _decoded(decoder: _Decoder, data: bytes, limit: int) -> bytes:

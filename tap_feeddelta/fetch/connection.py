@@ -1,23 +1,21 @@
 """Connections pinned to a checked address, and the pool that reuses them.
 
 A pinned connection keeps the host name for the Host header, TLS SNI and certificate
-verification, but its socket goes to the one address the guard checked: ``_new_conn``
-connects to that IP directly, with no getaddrinfo call, so DNS cannot be asked twice
-(no rebinding). Pools are keyed by (scheme, host, port, address).
+verification, but its socket goes to the one address the guard checked: it is opened to
+that IP literal, so no name is looked up again (no DNS rebinding). Pools are keyed by
+(scheme, host, port, address). Everything here runs on the fetcher's event loop.
 """
 
 from __future__ import annotations
 
-import socket
+import asyncio
 import ssl
-import threading
 from collections import OrderedDict, deque
-from typing import Any
+from dataclasses import dataclass
 
-from urllib3.connection import HTTPConnection, HTTPSConnection
 from urllib3.util import create_urllib3_context
 
-from tap_feeddelta.fetch.budget import Budget
+from tap_feeddelta.fetch.response import MAX_LINE
 
 PoolKey = tuple[str, str, int, str]  # scheme, host, port, address
 
@@ -41,53 +39,47 @@ def idle_connection_cap() -> int:
     return max(16, min(MAX_IDLE_TOTAL, soft // 4))
 
 
-class _Pinned:
-    """Mixin: connect to ``pinned_address`` and report the socket to the current budget."""
+@dataclass(eq=False, slots=True)
+class Connection:
+    """One open connection (plain or TLS) to a pinned address."""
 
-    pinned_address: str
-    budget: Budget | None
-    port: int
-    timeout: Any
-    socket_options: Any
+    reader: asyncio.StreamReader
+    writer: asyncio.StreamWriter
 
-    def _new_conn(self) -> socket.socket:
-        family = socket.AF_INET6 if ":" in self.pinned_address else socket.AF_INET
-        sock = socket.socket(family, socket.SOCK_STREAM)
-        try:
-            for option in self.socket_options or ():
-                sock.setsockopt(*option)
-            if isinstance(self.timeout, int | float):
-                sock.settimeout(self.timeout)
-            sock.connect((self.pinned_address, self.port))
-            if self.budget is not None:
-                self.budget.attach(sock)
-        except BaseException:
-            sock.close()
-            raise
-        return sock
+    @property
+    def reusable(self) -> bool:
+        """Still open, with nothing the server sent unasked (the loop keeps reading an
+        idle connection, so a close or stray bytes show up here)."""
+        return not (self.writer.is_closing() or self.reader.at_eof() or _buffered(self.reader))
+
+    def close(self) -> None:
+        """Drop the connection at once (no TLS close_notify wait, nothing flushed)."""
+        transport = self.writer.transport
+        transport.abort()
 
 
-class PinnedHTTPConnection(_Pinned, HTTPConnection):
-    def __init__(self, host: str, port: int, address: str) -> None:
-        super().__init__(host, port)
-        self.pinned_address = address
-        self.budget = None
+def _buffered(reader: asyncio.StreamReader) -> bool:
+    # StreamReader has no public view of its buffer; an idle connection must have none.
+    return bool(getattr(reader, "_buffer", b""))
 
 
-class PinnedHTTPSConnection(_Pinned, HTTPSConnection):
-    def __init__(self, host: str, port: int, address: str, context: ssl.SSLContext) -> None:
-        super().__init__(host, port, ssl_context=context)
-        self.pinned_address = address
-        self.budget = None
-
-
-PinnedConnection = PinnedHTTPConnection | PinnedHTTPSConnection
+async def open_pinned(key: PoolKey, context: ssl.SSLContext) -> Connection:
+    """Connect to the key's address; TLS (verified against the key's host) for https."""
+    scheme, host, port, address = key
+    if scheme == "https":
+        reader, writer = await asyncio.open_connection(
+            address, port, ssl=context, server_hostname=host, limit=MAX_LINE
+        )
+    else:
+        reader, writer = await asyncio.open_connection(address, port, limit=MAX_LINE)
+    return Connection(reader, writer)
 
 
 def verifying_context(ca_certs: str | None) -> ssl.SSLContext:
     """One TLS client context for the whole run: certificates and host names verified."""
-    context = create_urllib3_context(cert_reqs=ssl.CERT_REQUIRED)
+    context = create_urllib3_context(cert_reqs=ssl.CERT_REQUIRED)  # hardened defaults
     context.check_hostname = True
+    context.set_alpn_protocols(["http/1.1"])
     if ca_certs is not None:
         context.load_verify_locations(cafile=ca_certs)
         return context
@@ -101,67 +93,51 @@ def verifying_context(ca_certs: str | None) -> ssl.SSLContext:
 
 
 class ConnectionPool:
-    """Idle keep-alive connections by (scheme, host, port, address); thread-safe."""
+    """Idle keep-alive connections by (scheme, host, port, address); event-loop only."""
 
-    def __init__(self, context: ssl.SSLContext, max_idle_per_key: int, max_idle_total: int) -> None:
-        self._context = context
+    def __init__(self, max_idle_per_key: int, max_idle_total: int) -> None:
         self._max_idle_per_key = max_idle_per_key
         self._max_idle_total = max_idle_total
-        self._idle: OrderedDict[PoolKey, deque[PinnedConnection]] = OrderedDict()
+        self._idle: OrderedDict[PoolKey, deque[Connection]] = OrderedDict()
         self._idle_count = 0
-        self._lock = threading.Lock()
         self._closed = False
 
-    def take(self, key: PoolKey) -> PinnedConnection | None:
+    def take(self, key: PoolKey) -> Connection | None:
         """An idle connection for ``key`` that still looks alive, if there is one."""
-        while True:
-            with self._lock:
-                idle = self._idle.get(key)
-                if not idle:
-                    return None
-                conn = idle.pop()
-                self._idle_count -= 1
-                if not idle:
-                    del self._idle[key]
-            if conn.is_connected:  # not closed by the server, nothing unread
+        idle = self._idle.get(key)
+        while idle:
+            conn = idle.pop()
+            self._idle_count -= 1
+            if not idle:
+                del self._idle[key]
+            if conn.reusable:
                 return conn
             conn.close()
+        return None
 
-    def new(self, key: PoolKey) -> PinnedConnection:
-        scheme, host, port, address = key
-        if scheme == "https":
-            return PinnedHTTPSConnection(host, port, address, self._context)
-        return PinnedHTTPConnection(host, port, address)
-
-    def give(self, key: PoolKey, conn: PinnedConnection) -> None:
+    def give(self, key: PoolKey, conn: Connection) -> None:
         """Keep ``conn`` for reuse (its response must be fully read)."""
-        conn.budget = None
-        evicted: list[PinnedConnection] = []
-        with self._lock:
-            if self._closed:
-                evicted.append(conn)
-            else:
-                idle = self._idle.setdefault(key, deque())
-                self._idle.move_to_end(key)
-                idle.append(conn)
-                self._idle_count += 1
-                if len(idle) > self._max_idle_per_key:
-                    evicted.append(idle.popleft())
-                    self._idle_count -= 1
-                while self._idle_count > self._max_idle_total:
-                    oldest_key, oldest = next(iter(self._idle.items()))
-                    evicted.append(oldest.popleft())
-                    self._idle_count -= 1
-                    if not oldest:
-                        del self._idle[oldest_key]
-        for old in evicted:
-            old.close()
+        if self._closed or not conn.reusable:
+            conn.close()
+            return
+        idle = self._idle.setdefault(key, deque())
+        self._idle.move_to_end(key)
+        idle.append(conn)
+        self._idle_count += 1
+        if len(idle) > self._max_idle_per_key:
+            idle.popleft().close()
+            self._idle_count -= 1
+        while self._idle_count > self._max_idle_total:
+            oldest_key, oldest = next(iter(self._idle.items()))
+            oldest.popleft().close()
+            self._idle_count -= 1
+            if not oldest:
+                del self._idle[oldest_key]
 
     def close(self) -> None:
-        with self._lock:
-            self._closed = True
-            conns = [conn for idle in self._idle.values() for conn in idle]
-            self._idle.clear()
-            self._idle_count = 0
-        for conn in conns:
-            conn.close()
+        self._closed = True
+        for idle in self._idle.values():
+            for conn in idle:
+                conn.close()
+        self._idle.clear()
+        self._idle_count = 0

@@ -43,11 +43,18 @@ class SystemResolver:
         self._idle = 0
         self._lock = threading.Lock()
 
-    def __call__(self, host: str, port: int, timeout_seconds: float) -> list[str]:
-        key = (host, port)
-        kept = self._answers.get(key)
+    def kept(self, host: str, port: int) -> list[str] | None:
+        """The kept answer for (host, port), if it is fresh: no lookup, no thread."""
+        kept = self._answers.get((host, port))
         if kept is not None and self._clock() < kept[0]:
             return list(kept[1])
+        return None
+
+    def __call__(self, host: str, port: int, timeout_seconds: float) -> list[str]:
+        key = (host, port)
+        kept = self.kept(host, port)
+        if kept is not None:
+            return kept
         answers = self._resolve(host, port, timeout_seconds)
         if len(self._answers) >= _MAX_KEPT:
             self._answers.clear()
@@ -109,24 +116,47 @@ def checked_addresses(
     allow_private: bool,
     denied_code: str,
 ) -> tuple[str, ...]:
-    """The addresses the tap may connect to for ``host``: all answers, each one checked.
+    """The addresses the tap may connect to for ``host``: all answers, each one checked."""
+    answers = (
+        (ip_literal,)
+        if ip_literal is not None
+        else resolved_answers(host, port, resolver=resolver, remaining_seconds=remaining_seconds)
+    )
+    return checked_answers(
+        host, answers, ip_literal, allow_private=allow_private, denied_code=denied_code
+    )
+
+
+def resolved_answers(
+    host: str, port: int, *, resolver: Resolver, remaining_seconds: float
+) -> Sequence[str]:
+    """Ask ``resolver`` (blocks up to ``remaining_seconds``); failures as FetchError."""
+    if remaining_seconds <= 0:
+        raise timed_out("resolving the host name")
+    try:
+        answers = resolver(host, port, remaining_seconds)
+    except TimeoutError:
+        raise timed_out("resolving the host name") from None
+    except Exception:  # OSError by contract; anything else from a resolver too
+        raise FetchError("dns_failed", f"The host {host} could not be resolved.") from None
+    if isinstance(answers, str) or not answers:
+        raise FetchError("dns_failed", f"The host {host} has no addresses.")
+    return answers
+
+
+def checked_answers(
+    host: str,
+    answers: Sequence[str],
+    ip_literal: str | None,
+    *,
+    allow_private: bool,
+    denied_code: str,
+) -> tuple[str, ...]:
+    """Every answer through the guard, normalized and without repeats.
 
     One refused answer refuses the host (a mix of public and private answers is the
     shape of a rebinding attack).
     """
-    if ip_literal is not None:
-        answers: Sequence[str] = (ip_literal,)
-    else:
-        if remaining_seconds <= 0:
-            raise timed_out("resolving the host name")
-        try:
-            answers = resolver(host, port, remaining_seconds)
-        except TimeoutError:
-            raise timed_out("resolving the host name") from None
-        except Exception:  # OSError by contract; anything else from a resolver too
-            raise FetchError("dns_failed", f"The host {host} could not be resolved.") from None
-        if isinstance(answers, str) or not answers:
-            raise FetchError("dns_failed", f"The host {host} has no addresses.")
     checked: list[str] = []
     for answer in answers:
         reason = address_denial(str(answer), allow_private=allow_private)

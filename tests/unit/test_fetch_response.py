@@ -1,7 +1,8 @@
-"""The lean request writer and response-head reader, against http.client's own reading."""
+"""The request writer and the response reader, against http.client's own reading."""
 
 from __future__ import annotations
 
+import asyncio
 import http.client
 import io
 
@@ -11,11 +12,14 @@ from hypothesis import strategies as st
 
 from tap_feeddelta.fetch.errors import FetchError
 from tap_feeddelta.fetch.response import (
+    CHUNK_BYTES,
     MAX_FIELDS,
     MAX_INTERIM,
     MAX_LINE,
-    LeanResponse,
+    Head,
+    read_body,
     read_fields,
+    read_head,
     request_bytes,
 )
 
@@ -30,10 +34,42 @@ class _Sock:
         return io.BytesIO(self._data)
 
 
-def lean(data: bytes) -> LeanResponse:
-    resp = LeanResponse(_Sock(data))  # type: ignore[arg-type]
-    resp.begin()
-    return resp
+def _reader(data: bytes) -> asyncio.StreamReader:
+    reader = asyncio.StreamReader(limit=MAX_LINE)
+    reader.feed_data(data)
+    reader.feed_eof()
+    return reader
+
+
+class Lean:
+    """A head read by ``read_head`` and the rest of the stream, for a body read."""
+
+    def __init__(self, data: bytes) -> None:
+        async def head() -> tuple[Head, asyncio.StreamReader]:
+            reader = _reader(data)
+            return await read_head(reader), reader
+
+        self.head, self._reader = asyncio.run(head())
+        self.status, self.version, self.reason = (
+            self.head.status,
+            self.head.version,
+            self.head.reason,
+        )
+        self.fields, self.length = self.head.fields, self.head.length
+        self.chunked, self.will_close = self.head.chunked, self.head.will_close
+
+    def read(self) -> bytes:
+        parts: list[bytes] = []
+
+        async def body() -> None:
+            await read_body(self._reader, self.head, parts.append, "feed.example")
+
+        asyncio.run(body())
+        return b"".join(parts)
+
+
+def lean(data: bytes) -> Lean:
+    return Lean(data)
 
 
 def stdlib(data: bytes) -> http.client.HTTPResponse:
@@ -71,6 +107,7 @@ def test_fields_are_read_by_lower_case_name_with_repeats_kept() -> None:
     assert resp.fields.get_all("Set-Cookie") == ["one", "two"]
     assert resp.fields.joined("set-cookie") == "one, two"
     assert resp.fields.joined("Missing") is None
+    assert resp.fields.get_all("Missing") == []
     assert resp.length == 0 and not resp.will_close
 
 
@@ -206,6 +243,66 @@ def test_framing_matches_http_client(
 
 
 def test_read_fields_stops_at_the_blank_line() -> None:
-    fp = io.BytesIO(b"A: 1\r\n\r\nbody")
-    assert read_fields(fp).get("a") == "1"
-    assert fp.read() == b"body"
+    async def scenario() -> tuple[str | None, bytes]:
+        reader = _reader(b"A: 1\r\n\r\nbody")
+        return (await read_fields(reader)).get("a"), await reader.read()
+
+    assert asyncio.run(scenario()) == ("1", b"body")
+
+
+def _chunked(body: bytes) -> bytes:
+    return b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n" + body
+
+
+def test_chunked_bodies_are_joined_with_extensions_and_trailers_dropped() -> None:
+    resp = lean(_chunked(b"3;name=x\r\nabc\r\nA\r\n0123456789\r\n0\r\nX-Trailer: t\r\n\r\n"))
+    assert resp.chunked and resp.length is None and not resp.will_close
+    assert resp.read() == b"abc0123456789"
+
+
+@pytest.mark.parametrize(
+    ("body", "code"),
+    [
+        (b"zz\r\nabc\r\n0\r\n\r\n", "bad_response"),  # not a size
+        (b"-3\r\nabc\r\n0\r\n\r\n", "bad_response"),
+        (b"1" * 17 + b"\r\n", "bad_response"),  # a size no body can have
+        (b"3\r\nabcX\r\n0\r\n\r\n", "bad_response"),  # no line end after the data
+        (b"5\r\nabc", "connection_failed"),  # cut in the data
+        (b"3\r\nabc\r\n", "connection_failed"),  # cut before the last chunk
+    ],
+)
+def test_broken_chunked_framing_is_a_stable_error(body: bytes, code: str) -> None:
+    with pytest.raises(FetchError) as caught:
+        lean(_chunked(body)).read()
+    assert caught.value.code == code
+    assert "feed.example" in caught.value.message and "abc" not in caught.value.message
+
+
+def test_a_body_shorter_than_its_length_is_cut_short() -> None:
+    resp = lean(b"HTTP/1.1 200 OK\r\nContent-Length: 10\r\n\r\nabc")
+    with pytest.raises(FetchError) as caught:
+        resp.read()
+    assert caught.value.code == "connection_failed"
+
+
+def test_without_length_the_body_runs_to_the_close_in_bounded_pieces() -> None:
+    payload = bytes(range(256)) * (CHUNK_BYTES // 64)
+    pieces: list[bytes] = []
+    resp = lean(b"HTTP/1.1 200 OK\r\n\r\n" + payload)
+    assert resp.length is None and resp.will_close
+
+    async def body() -> None:
+        await read_body(resp._reader, resp.head, pieces.append, "feed.example")
+
+    asyncio.run(body())
+    assert b"".join(pieces) == payload
+    assert max(len(piece) for piece in pieces) <= CHUNK_BYTES
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.binary(min_size=1, max_size=300), max_size=8), st.data())
+def test_any_chunking_gives_back_the_same_body(parts: list[bytes], data: st.DataObject) -> None:
+    wire = b"".join(
+        b"%x%s\r\n%s\r\n" % (len(p), data.draw(st.sampled_from([b"", b";ext=1"])), p) for p in parts
+    )
+    assert lean(_chunked(wire + b"0\r\n\r\n")).read() == b"".join(parts)
