@@ -11,7 +11,7 @@ import pytest
 from singer_sdk.contrib.msgspec import MsgSpecWriter
 from singer_sdk.singerlib import RecordMessage, StateMessage
 
-from tap_feeddelta.messages import EncodedStateWriter, FeedDeltaWriter
+from tap_feeddelta.messages import MAX_PENDING_BYTES, EncodedStateWriter, FeedDeltaWriter
 
 
 def _state() -> Any:
@@ -88,3 +88,20 @@ def test_records_wait_in_the_buffer_and_a_state_flushes_them_first(
     lines = out.buffer.getvalue().splitlines()
     assert [json.loads(line)["type"] for line in lines] == ["RECORD"] * 3 + ["STATE"]
     assert out.flushed_upto == len(out.buffer.getvalue())  # the records went out with it
+
+
+def test_records_kept_back_go_out_in_pieces_and_on_flush(monkeypatch: pytest.MonkeyPatch) -> None:
+    out = _Stdout()
+    monkeypatch.setattr(sys, "stdout", out)
+    writer = FeedDeltaWriter()
+    big = "x" * 100_000
+    count = MAX_PENDING_BYTES // 100_000 + 2
+    for n in range(count):
+        writer.write_message(RecordMessage(stream="feed_items", record={"n": n, "text": big}))
+    written = out.buffer.getvalue()
+    assert 0 < len(written) < count * 100_000  # a piece left before the flush
+    assert out.flushes == 0
+    writer.flush()
+    lines = out.buffer.getvalue().splitlines()
+    assert [json.loads(line)["record"]["n"] for line in lines] == list(range(count))
+    assert out.flushes == 1
