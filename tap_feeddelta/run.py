@@ -1,26 +1,25 @@
 """One run over all configured feeds: concurrent checks, ordered outcomes, state commits.
 
-Feeds are checked as coroutines on the fetcher's event loop, at most ``max_concurrency``
-at once, with a bounded window of feeds started ahead; their outcomes come back in config
-order, so memory stays flat with 10,000 feeds and the output order is deterministic. Only
-the main thread touches the Singer state and writes messages; while it does, the loop
-goes on fetching on its own thread.
+Feeds are checked as coroutines on the fetcher's event loop (ordered.py), at most
+``max_concurrency`` at once, with a bounded window of feeds started ahead; their outcomes
+come back in config order, so memory stays flat with 10,000 feeds and the output order
+is deterministic. Only the main thread touches the Singer state and writes messages;
+while it does, the loop goes on fetching on its own thread.
 """
 
 from __future__ import annotations
 
-import asyncio
 import gc
 import logging
 import time
-from collections import Counter, deque
-from collections.abc import Callable, Coroutine, Iterator
-from concurrent.futures import Future
+from collections import Counter
+from collections.abc import Callable, Iterator
 from datetime import UTC, datetime, timedelta
 from typing import Any, Final
 
 from tap_feeddelta.check import FeedFetcher, FeedOutcome, FeedTask, check_feed
 from tap_feeddelta.config import Settings
+from tap_feeddelta.ordered import ordered_results
 from tap_feeddelta.sharding import shard_of
 from tap_feeddelta.state import (
     FeedBookmark,
@@ -37,34 +36,6 @@ RUN_GC_THRESHOLDS: Final = (20_000, 20, 20)
 # State of a feed removed from the config is kept this long after its last check, so
 # that a feed put back keeps its baseline.
 REMOVED_FEED_GRACE: Final = timedelta(days=30)
-
-
-def ordered_outcomes(
-    tasks: Iterator[FeedTask],
-    check: Callable[[FeedTask], Coroutine[Any, Any, FeedOutcome]],
-    max_concurrency: int,
-    submit: Callable[[Coroutine[Any, Any, FeedOutcome]], Future[FeedOutcome]],
-) -> Iterator[FeedOutcome]:
-    """Run ``check`` over ``tasks`` through ``submit``, at most ``max_concurrency`` at
-    once; yield the outcomes in task order."""
-    window = max_concurrency * 4
-    running = asyncio.Semaphore(max_concurrency)  # bound to the loop on first use
-
-    async def limited(task: FeedTask) -> FeedOutcome:
-        async with running:
-            return await check(task)
-
-    pending: deque[Future[FeedOutcome]] = deque()
-    try:
-        for task in tasks:
-            pending.append(submit(limited(task)))
-            if len(pending) >= window:
-                yield pending.popleft().result()
-        while pending:
-            yield pending.popleft().result()
-    finally:
-        for future in pending:
-            future.cancel()
 
 
 class FeedRun:
@@ -114,8 +85,12 @@ class FeedRun:
         gc.set_threshold(*RUN_GC_THRESHOLDS)
         try:
             for done, outcome in enumerate(
-                ordered_outcomes(
-                    tasks, self._check, self.settings.max_concurrency, self.fetcher.submit
+                ordered_results(
+                    tasks,
+                    self._check,
+                    max_concurrency=self.settings.max_concurrency,
+                    window=self.settings.max_concurrency * 4,
+                    submit=self.fetcher.submit,
                 ),
                 start=1,
             ):

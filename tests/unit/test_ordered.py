@@ -1,0 +1,168 @@
+"""ordered_results: order, the concurrency and window bounds, failures, early close."""
+
+from __future__ import annotations
+
+import asyncio
+import random
+import threading
+from collections.abc import Coroutine, Iterator
+from concurrent.futures import Future
+from typing import Any
+
+import pytest
+
+from tap_feeddelta.ordered import ordered_results
+
+
+class LoopThread:
+    """An event loop on a thread of its own, as the Fetcher runs one."""
+
+    def __init__(self) -> None:
+        self.loop = asyncio.new_event_loop()
+        self.thread = threading.Thread(target=self.loop.run_forever, daemon=True)
+        self.thread.start()
+
+    def submit(self, coro: Coroutine[Any, Any, Any]) -> Future[Any]:
+        return asyncio.run_coroutine_threadsafe(coro, self.loop)
+
+    def stop(self) -> None:
+        async def drain() -> None:  # as Fetcher.close does: nothing left pending
+            others = asyncio.all_tasks() - {asyncio.current_task()}
+            for task in others:
+                task.cancel()
+            await asyncio.gather(*others, return_exceptions=True)
+
+        self.submit(drain()).result(5)
+        self.loop.call_soon_threadsafe(self.loop.stop)
+        self.thread.join(5)
+        self.loop.close()
+
+
+@pytest.fixture
+def loop_thread() -> Iterator[LoopThread]:
+    runner = LoopThread()
+    yield runner
+    runner.stop()
+
+
+class Probe:
+    """Work that takes a random short time and records how much ran at once."""
+
+    def __init__(self) -> None:
+        self.running = 0
+        self.most_running = 0
+        self.started: list[int] = []
+        self.cancelled = 0
+
+    async def work(self, n: int) -> int:
+        self.started.append(n)
+        self.running += 1
+        self.most_running = max(self.most_running, self.running)
+        try:
+            await asyncio.sleep(random.random() / 500)
+            return n * n
+        except asyncio.CancelledError:
+            self.cancelled += 1
+            raise
+        finally:
+            self.running -= 1
+
+
+def test_results_come_in_input_order_within_the_concurrency_bound(
+    loop_thread: LoopThread,
+) -> None:
+    probe = Probe()
+    results = list(
+        ordered_results(
+            iter(range(300)), probe.work, max_concurrency=5, window=20, submit=loop_thread.submit
+        )
+    )
+    assert results == [n * n for n in range(300)]
+    assert probe.most_running == 5
+
+
+def test_work_never_runs_more_than_a_window_ahead_of_the_consumer(
+    loop_thread: LoopThread,
+) -> None:
+    probe = Probe()
+    window = 8
+    results = ordered_results(
+        iter(range(100)), probe.work, max_concurrency=4, window=window, submit=loop_thread.submit
+    )
+    for consumed, _ in enumerate(results, start=1):
+        # Room comes back in batches of window // 2: never more than a window and a
+        # half batch beyond what was taken.
+        assert len(probe.started) <= consumed + window + window // 2
+
+
+def test_a_failure_is_raised_in_order_and_the_rest_is_cancelled(loop_thread: LoopThread) -> None:
+    probe = Probe()
+
+    async def work(n: int) -> int:
+        if n == 7:
+            raise ValueError("boom")
+        return await probe.work(n)
+
+    got: list[int] = []
+    with pytest.raises(ValueError, match="boom"):
+        for value in ordered_results(
+            iter(range(50)), work, max_concurrency=3, window=12, submit=loop_thread.submit
+        ):
+            got.append(value)
+    assert got == [n * n for n in range(7)]
+    assert len(probe.started) < 50
+
+
+def test_a_failure_of_the_input_is_raised_after_what_came_before(
+    loop_thread: LoopThread,
+) -> None:
+    def items() -> Iterator[int]:
+        yield from range(5)
+        raise RuntimeError("unreadable input")
+
+    probe = Probe()
+    got: list[int] = []
+    with pytest.raises(RuntimeError, match="unreadable input"):
+        for value in ordered_results(
+            items(), probe.work, max_concurrency=2, window=8, submit=loop_thread.submit
+        ):
+            got.append(value)
+    assert got == [n * n for n in range(len(got))]
+
+
+def test_closing_early_cancels_the_work_in_flight(loop_thread: LoopThread) -> None:
+    gate = asyncio.Event()
+    cancelled: list[int] = []
+
+    async def work(n: int) -> int:
+        if n == 0:
+            return 0
+        try:
+            await gate.wait()  # never set: only cancellation ends it
+        except asyncio.CancelledError:
+            cancelled.append(n)
+            raise
+        return n
+
+    results = ordered_results(
+        iter(range(10)), work, max_concurrency=4, window=8, submit=loop_thread.submit
+    )
+    assert next(results) == 0
+    results.close()
+    for _ in range(100):
+        if len(cancelled) == 4:
+            break
+        threading.Event().wait(0.01)
+    assert sorted(cancelled) == [1, 2, 3, 4]
+
+
+def test_no_items_ends_at_once(loop_thread: LoopThread) -> None:
+    probe = Probe()
+    assert (
+        list(
+            ordered_results(
+                iter(()), probe.work, max_concurrency=2, window=4, submit=loop_thread.submit
+            )
+        )
+        == []
+    )
