@@ -47,6 +47,7 @@ from tap_feeddelta.fetch.policy import FetchPolicy
 from tap_feeddelta.fetch.resolve import (
     Resolver,
     SystemResolver,
+    Verdicts,
     checked_answers,
     resolved_answers,
 )
@@ -122,6 +123,7 @@ class Fetcher:
         self._context = verifying_context(ca_certs)
         self._pool = ConnectionPool(policy.max_per_host, idle_connection_cap())
         self._slots: dict[str, asyncio.Semaphore] = {}
+        self._verdicts: Verdicts = {}
         self._headers = {
             "User-Agent": policy.user_agent,
             "Accept": ACCEPT,
@@ -289,6 +291,7 @@ class Fetcher:
                 target.ip_literal,
                 allow_private=policy.allow_private_networks,
                 denied_code="destination_denied" if hop == 0 else "redirect_denied",
+                verdicts=self._verdicts,
             )
             progress.redirects = hop  # redirects followed: this target passed its checks
             progress.doing = "waiting for a connection slot"

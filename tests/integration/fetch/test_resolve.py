@@ -10,7 +10,8 @@ from typing import Any
 
 import pytest
 
-from tap_feeddelta.fetch.resolve import SystemResolver
+from tap_feeddelta.fetch.errors import FetchError
+from tap_feeddelta.fetch.resolve import SystemResolver, Verdicts, checked_answers
 
 
 def _resolver_threads() -> int:
@@ -90,3 +91,28 @@ def test_a_hung_lookup_times_out_and_delays_no_other() -> None:
         assert time.monotonic() - started < 2
     finally:
         release.set()
+
+
+def test_kept_verdicts_give_the_guards_answer_every_time() -> None:
+    verdicts: Verdicts = {}
+    for _ in range(2):
+        assert checked_answers(
+            "feed.example",
+            ["127.0.0.1", "::ffff:127.0.0.1", "127.0.0.1"],
+            None,
+            allow_private=True,
+            denied_code="destination_denied",
+            verdicts=verdicts,
+        ) == ("127.0.0.1", "::ffff:7f00:1")
+        for address in ("169.254.169.254", "10.0.0.1"):
+            with pytest.raises(FetchError) as caught:
+                checked_answers(
+                    "feed.example",
+                    ["93.184.216.34", address],
+                    None,
+                    allow_private=False,
+                    denied_code="destination_denied",
+                    verdicts=verdicts,
+                )
+            assert caught.value.code == "destination_denied"
+    assert ("10.0.0.1", False) in verdicts and ("10.0.0.1", True) not in verdicts
