@@ -2,7 +2,9 @@
 
 A keep-alive HTTP server runs in a separate process on 127.0.0.1 so that
 ``time.process_time()`` in this process counts only the client's CPU (the Fetcher's
-watchdog thread included). Each client does the same requests with the same headers:
+loop thread included). The Fetcher is measured twice: ``fetch_async`` awaited one after
+another on its loop (how a tap run uses it), and the blocking ``fetch`` (one hand-off
+to the loop thread and back per call). Each client does the same requests with the same headers:
 a conditional GET answered 304, and a plain GET answered 200 with a ~20 KiB body.
 Medians over several runs; ratios against the bare urllib3 loop.
 
@@ -63,12 +65,32 @@ def _serve(port_box: Any) -> None:
     server.serve_forever()
 
 
-def _clients(url: str) -> dict[str, tuple[Callable[[bool], None], Callable[[], None]]]:
+Batch = Callable[[bool, int], None]  # (conditional, how many requests)
+
+
+def _one_by_one(call: Callable[[bool], None]) -> Batch:
+    def batch(conditional: bool, count: int) -> None:
+        for _ in range(count):
+            call(conditional)
+
+    return batch
+
+
+def _clients(url: str) -> dict[str, tuple[Batch, Callable[[], None]]]:
     fetcher = Fetcher(FetchPolicy(user_agent=UA, allow_private_networks=True))
+    expected = {True: "not_modified", False: "ok"}
 
     def via_fetcher(conditional: bool) -> None:
         result = fetcher.fetch(url, etag=ETAG if conditional else None)
-        assert result.status == ("not_modified" if conditional else "ok"), result.error
+        assert result.status == expected[conditional], result.error
+
+    def on_the_loop(conditional: bool, count: int) -> None:
+        async def batch() -> None:
+            for _ in range(count):
+                result = await fetcher.fetch_async(url, etag=ETAG if conditional else None)
+                assert result.status == expected[conditional], result.error
+
+        fetcher.submit(batch()).result()
 
     pool = urllib3.PoolManager(maxsize=2)
     base = {"User-Agent": UA, "Accept": "application/rss+xml", "Accept-Encoding": "gzip, deflate"}
@@ -99,18 +121,17 @@ def _clients(url: str) -> dict[str, tuple[Callable[[bool], None], Callable[[], N
         _ = resp.content
 
     return {
-        "urllib3 PoolManager (bare loop)": (via_urllib3, pool.clear),
-        "Fetcher": (via_fetcher, fetcher.close),
-        "requests.Session": (via_requests, session.close),
+        "urllib3 PoolManager (bare loop)": (_one_by_one(via_urllib3), pool.clear),
+        "Fetcher": (on_the_loop, fetcher.close),
+        "Fetcher, blocking fetch()": (_one_by_one(via_fetcher), lambda: None),
+        "requests.Session": (_one_by_one(via_requests), session.close),
     }
 
 
-def _measure(call: Callable[[bool], None], conditional: bool, count: int) -> tuple[float, float]:
-    for _ in range(50):  # warm up: connection open, caches filled
-        call(conditional)
+def _measure(batch: Batch, conditional: bool, count: int) -> tuple[float, float]:
+    batch(conditional, 50)  # warm up: connection open, caches filled
     cpu, wall = time.process_time(), time.perf_counter()
-    for _ in range(count):
-        call(conditional)
+    batch(conditional, count)
     return (
         (time.process_time() - cpu) * 1000 / count,
         (time.perf_counter() - wall) * 1000 / count,

@@ -37,9 +37,16 @@ AREAS = [
     ("parse (lxml, text, dates)", ("parse_feed (tap_feeddelta",)),
     ("delta + records", ("diff_items", "item_record", "health_record")),
     ("state codec", ("index_partitions", "decode_bookmark", "encode_bookmark")),
-    ("fetch", ("fetch (tap_feeddelta/fetch",)),
+    ("fetch", ("fetch_async (tap_feeddelta/fetch",)),
     ("SDK: config/catalog/setup", ("_validate_config", "catalog", "setup_mapper", "discover")),
+    (
+        "feed check bookkeeping (timestamps, health facts, bookmark, ordering)",
+        ("check_feed (tap_feeddelta", "(tap_feeddelta/run.py", "(tap_feeddelta/ordered.py"),
+    ),
 ]
+# Stacks that match no area above but run inside the event loop: the loop itself, its
+# transports' reads and writes (socket system calls) and its wake-ups.
+EVENT_LOOP = ("event loop (asyncio: selector, transports, wake-ups)", ("asyncio/", "selectors.py"))
 
 
 def area_of(frames: list[str]) -> str:
@@ -47,6 +54,9 @@ def area_of(frames: list[str]) -> str:
         for name, needles in AREAS:
             if any(needle in frame for needle in needles):
                 return name
+    name, needles = EVENT_LOOP
+    if any(needle in frame for frame in frames for needle in needles):
+        return name
     return "other"
 
 
