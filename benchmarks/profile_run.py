@@ -6,7 +6,7 @@
 Needs py-spy (``pip install py-spy`` into any venv; pass its path with --py-spy, default
 /tmp/spyvenv/bin/py-spy, or on PATH). Starts benchmarks/feedserver.py, runs the tap cold
 (emit_all) and then unchanged (the cold run's state) under ``py-spy record --format raw``
-(cProfile would see only the main thread; fetching and parsing run on worker threads),
+(cProfile would see only the main thread; fetching and parsing run on the fetch loop's thread),
 and prints for each: the share of on-CPU samples by self function, and by area
 (fetch, parse, delta/records, SDK emit, SDK state, start-up imports, …), inclusive.
 Only samples of the thread holding the GIL count (``--gil``): Python CPU, not waiting.
