@@ -50,6 +50,8 @@ from tap_feeddelta.fetch.resolve import (
     Verdicts,
     checked_answers,
     resolved_answers,
+    unresolved,
+    usable_answers,
 )
 from tap_feeddelta.fetch.response import Head, read_body, read_head, request_bytes
 from tap_feeddelta.fetch.urls import Target, display_url, parse_target, redirect_target
@@ -305,25 +307,30 @@ class Fetcher:
             target = outcome
 
     async def _answers(self, target: Target, deadline: asyncio.Timeout) -> tuple[str, ...]:
-        """The host's addresses, unchecked: the IP literal, a kept answer, or a lookup
-        on a helper thread (the resolver blocks)."""
+        """The host's addresses, unchecked: the IP literal, a kept answer, or a lookup.
+
+        The system resolver looks up on its own helper threads and is awaited under the
+        fetch's deadline; any other resolver (it blocks) is called on an executor thread.
+        """
         if target.ip_literal is not None:
             return (target.ip_literal,)
-        resolver = self._resolver
+        host, port, resolver = target.host, target.port, self._resolver
         if isinstance(resolver, SystemResolver):
-            kept = resolver.kept(target.host, target.port)
-            if kept:
-                return tuple(kept)
+            answers = resolver.kept(host, port)
+            if answers is None:
+                try:
+                    answers = await asyncio.wrap_future(resolver.lookup_soon(host, port))
+                except Exception:  # OSError from getaddrinfo, by contract
+                    raise unresolved(host) from None
+            return tuple(usable_answers(host, answers))
         when = deadline.when()
         loop = asyncio.get_running_loop()
         remaining = (when - loop.time()) if when is not None else 1e9
-        answers = await loop.run_in_executor(
+        found = await loop.run_in_executor(
             None,
-            lambda: resolved_answers(
-                target.host, target.port, resolver=resolver, remaining_seconds=remaining
-            ),
+            lambda: resolved_answers(host, port, resolver=resolver, remaining_seconds=remaining),
         )
-        return tuple(str(answer) for answer in answers)
+        return tuple(str(answer) for answer in found)
 
     def _slot(self, host: str) -> asyncio.Semaphore:
         slot = self._slots.get(host)

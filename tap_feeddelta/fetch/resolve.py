@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import concurrent.futures
 import ipaddress
 import queue
 import socket
@@ -54,21 +55,23 @@ class SystemResolver:
         return None
 
     def __call__(self, host: str, port: int, timeout_seconds: float) -> list[str]:
-        key = (host, port)
         kept = self.kept(host, port)
         if kept is not None:
             return kept
-        answers = self._resolve(host, port, timeout_seconds)
-        if len(self._answers) >= _MAX_KEPT:
-            self._answers.clear()
-        self._answers[key] = (self._clock() + self._max_age, tuple(answers))
-        return answers
+        try:
+            return self.lookup_soon(host, port).result(timeout_seconds)
+        except concurrent.futures.TimeoutError:
+            raise TimeoutError("name resolution timed out") from None
 
-    def _resolve(self, host: str, port: int, timeout_seconds: float) -> list[str]:
-        box: list[list[str] | BaseException] = []
-        done = threading.Event()
+    def lookup_soon(self, host: str, port: int) -> concurrent.futures.Future[list[str]]:
+        """Start a lookup on a helper thread; the future gets its answers (kept for
+        ``max_age_seconds``) or its error. For callers that wait in their own way (the
+        fetch loop awaits it, and stops waiting when its deadline passes)."""
+        future: concurrent.futures.Future[list[str]] = concurrent.futures.Future()
 
         def work() -> None:
+            if not future.set_running_or_notify_cancel():
+                return  # nobody waits any more
             try:
                 lookup = self._lookup or socket.getaddrinfo  # looked up now, not at import
                 infos = lookup(host, port, type=socket.SOCK_STREAM)
@@ -80,19 +83,16 @@ class SystemResolver:
                         address = f"{address}%{sockaddr[3]}"
                     if address not in answers:
                         answers.append(address)
-                box.append(answers)
-            except BaseException as exc:  # handed to the waiting thread
-                box.append(exc)
-            finally:
-                done.set()
+            except BaseException as exc:  # handed to whoever waits
+                future.set_exception(exc)
+                return
+            if len(self._answers) >= _MAX_KEPT:
+                self._answers.clear()
+            self._answers[(host, port)] = (self._clock() + self._max_age, tuple(answers))
+            future.set_result(answers)
 
         self._submit(work)
-        if not done.wait(timeout_seconds):
-            raise TimeoutError("name resolution timed out")
-        outcome = box[0]
-        if isinstance(outcome, BaseException):
-            raise outcome
-        return outcome
+        return future
 
     def _submit(self, job: Callable[[], None]) -> None:
         with self._lock:
@@ -141,7 +141,16 @@ def resolved_answers(
     except TimeoutError:
         raise timed_out("resolving the host name") from None
     except Exception:  # OSError by contract; anything else from a resolver too
-        raise FetchError("dns_failed", f"The host {host} could not be resolved.") from None
+        raise unresolved(host) from None
+    return usable_answers(host, answers)
+
+
+def unresolved(host: str) -> FetchError:
+    return FetchError("dns_failed", f"The host {host} could not be resolved.")
+
+
+def usable_answers(host: str, answers: Sequence[str]) -> Sequence[str]:
+    """``answers`` if there are any (a resolver's result is not trusted blindly)."""
     if isinstance(answers, str) or not answers:
         raise FetchError("dns_failed", f"The host {host} has no addresses.")
     return answers

@@ -6,12 +6,16 @@ from __future__ import annotations
 import socket
 import threading
 import time
+from collections.abc import Callable
 from typing import Any
 
 import pytest
 
+from tap_feeddelta.fetch import Fetcher
 from tap_feeddelta.fetch.errors import FetchError
 from tap_feeddelta.fetch.resolve import SystemResolver, Verdicts, checked_answers
+
+from .conftest import Server, ok_handler
 
 
 def _resolver_threads() -> int:
@@ -116,3 +120,60 @@ def test_kept_verdicts_give_the_guards_answer_every_time() -> None:
                 )
             assert caught.value.code == "destination_denied"
     assert ("10.0.0.1", False) in verdicts and ("10.0.0.1", True) not in verdicts
+
+
+class HeldLookup:
+    """A getaddrinfo that answers 127.0.0.1 once released, counting lookups in flight."""
+
+    def __init__(self) -> None:
+        self.release = threading.Event()
+        self.in_flight = 0
+        self.most_in_flight = 0
+        self._lock = threading.Lock()
+
+    def __call__(self, host: str, port: int, **kwargs: Any) -> Any:
+        with self._lock:
+            self.in_flight += 1
+            self.most_in_flight = max(self.most_in_flight, self.in_flight)
+        self.release.wait(10)
+        with self._lock:
+            self.in_flight -= 1
+        return [(socket.AF_INET, socket.SOCK_STREAM, 6, "", ("127.0.0.1", port))]
+
+
+def test_the_fetch_loop_waits_for_many_lookups_at_once(
+    server: Server, fetchers: Callable[..., Fetcher]
+) -> None:
+    """Lookups run on the resolver's own threads, not a small executor: a run's first
+    feeds on many hosts do not queue behind each other's DNS."""
+    server.routes["/feed"] = ok_handler()
+    lookup = HeldLookup()
+    fetcher = fetchers(resolver=SystemResolver(lookup=lookup), allow_private_networks=True)
+    hosts = [f"h{n}.example" for n in range(12)]
+    futures = [
+        fetcher.submit(fetcher.fetch_async(server.url("/feed", host=host))) for host in hosts
+    ]
+    deadline = time.monotonic() + 10
+    while lookup.most_in_flight < len(hosts) and time.monotonic() < deadline:
+        time.sleep(0.01)
+    lookup.release.set()
+    results = [future.result(10) for future in futures]
+    assert lookup.most_in_flight == len(hosts)
+    assert [r.status for r in results] == ["ok"] * len(hosts)
+
+
+def test_a_lookup_nobody_waits_for_is_not_started() -> None:
+    lookup = HeldLookup()
+    resolver = SystemResolver(lookup=lookup)
+    busy = resolver.lookup_soon("busy.example", 80)  # holds the only helper thread
+    while lookup.in_flight == 0:
+        time.sleep(0.01)
+    # With no idle helper a new thread starts; cancel before it can run the job.
+    abandoned = resolver.lookup_soon("gone.example", 80)
+    cancelled = abandoned.cancel()
+    lookup.release.set()
+    assert busy.result(10) == ["127.0.0.1"]
+    if cancelled:  # it had not started: it never asks, and never fails on its own
+        time.sleep(0.1)
+        assert resolver.kept("gone.example", 80) is None
+    assert resolver.kept("busy.example", 80) == ["127.0.0.1"]
