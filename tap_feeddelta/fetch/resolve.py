@@ -109,27 +109,6 @@ class SystemResolver:
                 self._idle += 1
 
 
-def checked_addresses(
-    host: str,
-    port: int,
-    ip_literal: str | None,
-    *,
-    resolver: Resolver,
-    remaining_seconds: float,
-    allow_private: bool,
-    denied_code: str,
-) -> tuple[str, ...]:
-    """The addresses the tap may connect to for ``host``: all answers, each one checked."""
-    answers = (
-        (ip_literal,)
-        if ip_literal is not None
-        else resolved_answers(host, port, resolver=resolver, remaining_seconds=remaining_seconds)
-    )
-    return checked_answers(
-        host, answers, ip_literal, allow_private=allow_private, denied_code=denied_code
-    )
-
-
 def resolved_answers(
     host: str, port: int, *, resolver: Resolver, remaining_seconds: float
 ) -> Sequence[str]:
