@@ -50,8 +50,7 @@ class FeedDeltaWriter(MsgSpecWriter):
         if type(message) is RecordMessage:
             self._pending += line
             if len(self._pending) >= MAX_PENDING_BYTES:
-                sys.stdout.buffer.write(self._pending)
-                self._pending.clear()
+                self._write_pending()
         else:
             self.write_line(line)
 
@@ -62,10 +61,13 @@ class FeedDeltaWriter(MsgSpecWriter):
 
     def flush(self) -> None:
         """Hand the records kept to the target (after a feed's records)."""
+        self._write_pending()
+        sys.stdout.flush()
+
+    def _write_pending(self) -> None:
         if self._pending:
             sys.stdout.buffer.write(self._pending)
             self._pending.clear()
-        sys.stdout.flush()
 
 
 class EncodedStateWriter(StateWriter):
