@@ -47,6 +47,8 @@ _SEPARATOR: Final = {
     **{name: " " for name in _BLOCK_NAMES},
     **{name: "<" for name in _DROPPED_NAMES},
 }
+_USUAL_BLOCK_TAG: Final = re.compile(r"</?(?:" + "|".join(_BLOCK_NAMES) + r")(?!\w)[^<>]*>")
+_USUAL_INLINE_TAG: Final = re.compile(r"</?(?:" + "|".join(_INLINE_NAMES) + r")(?!\w)[^<>]*>")
 _TAG: Final = re.compile(r"<(?:/?[A-Za-z][^>]*|![^>]*|\?[^>]*)(?:>|\Z)")
 # C0 controls and DEL (those Python counts as whitespace are collapsed instead), the C1
 # range, lone surrogates and non-characters that JSON or entity decoding can produce.
@@ -160,6 +162,13 @@ def plain_text(text: str) -> str:
 def _simple_tags_removed(text: str) -> str | None:
     """The text with its tags removed when every ``<`` in it starts a plain tag and no
     dropped element is named; ``None`` otherwise (the general passes then run)."""
+    # The usual markup, lowercase block and inline tags, goes in two C-level passes. A
+    # match holds exactly one "<" and a replacement none, so no "<" left means that every
+    # "<" started a listed tag. Block tags go first: removing an inline tag can join text
+    # into a new tag ("<<b>p>"), which the pass that already ran cannot see.
+    usual = _USUAL_INLINE_TAG.sub("", _USUAL_BLOCK_TAG.sub(" ", text))
+    if "<" not in usual:
+        return usual
     parts = _SIMPLE_TAG.split(text)
     if len(parts) >> 1 != text.count("<"):
         return None  # some "<" starts no plain tag: a comment, a stray "<", a cut tag

@@ -70,7 +70,7 @@ def _reference_rfc3339(raw: str) -> str | None:
 # comments, stray "<", cut tags, names that only look like tag names, entities, C1 and
 # other control characters, and whitespace that is not a space.
 PIECES = [
-    "<p>", "</p>", "<P class='x'>", "<b>", "</B>", "<br/>", "<BR>", "<img src=x />", "<h1>",
+    "<p>", "</p>", "<P class='x'>", "<<b>", "<<br>", "<b>", "</B>", "<br/>", "<BR>", "<img src=x />", "<h1>",
     "<h7>", "<pre>", "<progress>", "<p_x>", "<pé>", "<p\xa0>", "<a href='x>y'>", "</a>",
     "<span>", "<script>", "</script>", "<Script\n>", "<script-x>", "<scripts>", "<ſcript>",
     "<style x>", "<select>", "<svg>", "</ p>", "<!x>", "<?x?>", "<!--", "-->", "<", ">",
@@ -97,6 +97,8 @@ def test_plain_tags_take_the_one_pass_path() -> None:
     raw = "<p>one <b>two</b></p><P>three<br/>four</P><img src='x'>"
     assert text._simple_tags_removed(raw) == " one two  three four  "
     assert html_text(raw) == "one two three four"
+    usual = "<p>one <b>two</b></p><br/><a href='x'>three</a><img src='x'>"
+    assert text._simple_tags_removed(usual) == " one two  three "  # the two-pass path
 
 
 @pytest.mark.parametrize(
@@ -108,6 +110,9 @@ def test_plain_tags_take_the_one_pass_path() -> None:
         "<p>cut <b",  # a cut tag
         "<p_x>y",  # a name that does not end at a word boundary
         "<!-- c --><p>",  # left to the comment pass
+        "<<b>p>x",  # removing the inline tag would join a new tag
+        "<<br>i>x",
+        "<p<b>>x",
     ],
 )
 def test_other_markup_takes_the_general_passes(raw: str) -> None:
