@@ -34,6 +34,8 @@ class FeedFetcher(Protocol):
 
     def submit(self, coro: Coroutine[Any, Any, T]) -> concurrent.futures.Future[T]: ...
 
+    def close(self) -> None: ...
+
 
 @dataclass(frozen=True, slots=True)
 class FeedTask:

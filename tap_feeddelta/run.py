@@ -39,7 +39,8 @@ REMOVED_FEED_GRACE: Final = timedelta(days=30)
 
 
 class FeedRun:
-    """The feeds of one tap run, checked once and shared by both streams."""
+    """The feeds of one tap run, checked once and shared by both streams. The run closes
+    its fetcher when the pass over the feeds ends."""
 
     def __init__(
         self,
@@ -109,6 +110,9 @@ class FeedRun:
                     )
         finally:
             gc.set_threshold(*thresholds)
+            # A run checks its feeds once: its fetcher (event loop thread, idle
+            # connections) is done when this pass ends, however it ends.
+            self.fetcher.close()
         self._log_summary()
 
     def _feeds_of_this_shard(self) -> list[tuple[int, str]]:

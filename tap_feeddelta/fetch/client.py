@@ -193,7 +193,9 @@ class Fetcher:
             asyncio.run_coroutine_threadsafe(self._shut_down(), loop).result(timeout=10)
         loop.call_soon_threadsafe(loop.stop)
         thread.join(timeout=10)
-        if not thread.is_alive():
+        if not thread.is_alive() and not loop.is_running():
+            # (At interpreter exit a daemon thread can be gone with its loop still
+            # marked running: that loop is left as it is.)
             loop.close()
 
     async def _shut_down(self) -> None:

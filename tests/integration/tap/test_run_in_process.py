@@ -4,7 +4,10 @@ from __future__ import annotations
 
 import gc
 import logging
+import threading
 from typing import Any
+
+import pytest
 
 from tap_feeddelta.config import settings_from_config
 from tap_feeddelta.fetch import Fetcher, FetchPolicy
@@ -38,3 +41,29 @@ def test_the_run_raises_gc_thresholds_while_it_runs_and_restores_them(
     assert gc.get_threshold() == before
     assert seen == [["id-1"], ["id-2"]]
     assert len(state["partitions"]) == 2
+
+
+def test_the_run_closes_its_fetcher_when_the_pass_ends(server: FeedServer) -> None:
+    server.put("/a.xml", rss([("id-1", "One", "first")]))
+    server.put("/b.xml", rss([("id-2", "Two", "second")]))
+    settings = settings_from_config(
+        {
+            "feed_urls": [server.url("/a.xml"), server.url("/b.xml")],
+            "first_run_mode": "emit_all",
+            "allow_private_networks": True,
+        }
+    )
+    for stop_early in (False, True):
+        fetcher = Fetcher(FetchPolicy(user_agent="test", allow_private_networks=True))
+        run = FeedRun(settings, fetcher, logging.getLogger("test"))
+        outcomes = run.outcomes({}, commit=True)
+        next(outcomes)
+        loop_threads = [t for t in threading.enumerate() if t.name == "feeddelta-fetch"]
+        assert len(loop_threads) == 1
+        if stop_early:
+            outcomes.close()  # the consumer gave up (a broken pipe, an exception)
+        else:
+            assert len(list(outcomes)) == 1
+        assert not loop_threads[0].is_alive()
+        with pytest.raises(RuntimeError):
+            fetcher.fetch(server.url("/a.xml"))
