@@ -70,8 +70,9 @@ def _reference_rfc3339(raw: str) -> str | None:
 # comments, stray "<", cut tags, names that only look like tag names, entities, C1 and
 # other control characters, and whitespace that is not a space.
 PIECES = [
-    "<p>", "</p>", "<P class='x'>", "<<b>", "<<br>", "<b>", "</B>", "<br/>", "<BR>", "<img src=x />", "<h1>",
-    "<h7>", "<pre>", "<progress>", "<p_x>", "<pé>", "<p\xa0>", "<a href='x>y'>", "</a>",
+    "<p>", "</p>", "<P class='x'>", "<<b>", "<<br>", "<b>", "</B>", "<br/>", "<BR>",
+    "<img src=x />", "<h1>", "<h7>", "<pre>", "<progress>", "<p_x>", "<pé>", "<p\xa0>",
+    "<a href='x>y'>", "</a>",
     "<span>", "<script>", "</script>", "<Script\n>", "<script-x>", "<scripts>", "<ſcript>",
     "<style x>", "<select>", "<svg>", "</ p>", "<!x>", "<?x?>", "<!--", "-->", "<", ">",
     "&", "&amp;", "&amp;amp;", "&lt;b&gt;", "&#133;", "&#x92;", "&nbsp;", "&eacute;",
