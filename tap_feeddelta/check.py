@@ -74,9 +74,7 @@ async def check_feed(
         )
         return _outcome(task, ctx, facts, None)
 
-    etag = bookmark.etag if bookmark else None
-    last_modified = bookmark.last_modified if bookmark else None
-    result = await fetcher.fetch_async(task.feed_url, etag=etag, last_modified=last_modified)
+    result = await _fetch(fetcher, task.feed_url, bookmark)
     fetch_ms, redirects, received = result.fetch_ms, result.redirects, result.bytes_received
 
     parse_ms = 0
@@ -93,9 +91,7 @@ async def check_feed(
             and settings.discover_from_websites
         ):
             discovered_from = result.final_url or task.feed_url
-            result = await fetcher.fetch_async(
-                advertised[0], etag=etag, last_modified=last_modified
-            )
+            result = await _fetch(fetcher, advertised[0], bookmark)
             fetch_ms += result.fetch_ms
             redirects += result.redirects
             received += result.bytes_received
@@ -176,6 +172,31 @@ async def check_feed(
         items=delta.remembered_items,
     )
     return _outcome(task, ctx, facts, new_bookmark, records)
+
+
+async def _fetch(fetcher: FeedFetcher, url: str, bookmark: FeedBookmark | None) -> FetchResult:
+    """``url`` fetched on the bookmark's validators.
+
+    They belong to the resource last read (the bookmark's ``final_url``). A 304 from
+    another resource, such as the web page a feed was found through (servers that compare
+    If-Modified-Since by date answer 304 for an older page), says nothing about that
+    feed: the URL is then fetched again without them.
+    """
+    if bookmark is None:
+        return await fetcher.fetch_async(url)
+    result = await fetcher.fetch_async(
+        url, etag=bookmark.etag, last_modified=bookmark.last_modified
+    )
+    read_from = bookmark.final_url
+    if result.status != "not_modified" or read_from in (None, result.final_url or url):
+        return result
+    again = await fetcher.fetch_async(url)
+    return replace(
+        again,
+        fetch_ms=result.fetch_ms + again.fetch_ms,
+        redirects=result.redirects + again.redirects,
+        bytes_received=result.bytes_received + again.bytes_received,
+    )
 
 
 def _read(result: FetchResult) -> tuple[ParsedFeed | None, int, Issue | None, tuple[str, ...]]:

@@ -11,7 +11,7 @@ import re
 import threading
 import time
 from dataclasses import dataclass, field
-from email.utils import formatdate
+from email.utils import formatdate, parsedate_to_datetime
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
@@ -23,6 +23,9 @@ class Document:
     status: int = 200
     headers: dict[str, str] = field(default_factory=dict)
     last_modified: float = 1_700_000_000.0
+    # As many servers do for static files: no ETag, and a 304 whenever If-Modified-Since
+    # is not older than the document (a date comparison, not an exact match).
+    compares_dates: bool = False
 
     @property
     def etag(self) -> str:
@@ -114,13 +117,17 @@ class FeedServer:
             "Last-Modified": last_modified,
             **document.headers,
         }
+        if document.compares_dates:
+            del headers["ETag"]
+            since = seen.if_modified_since
+            is_fresh = since is not None and _http_time(since) >= int(document.last_modified)
         # If-None-Match, when sent, decides alone (RFC 9110 13.2.2).
-        if seen.if_none_match is not None:
+        elif seen.if_none_match is not None:
             is_fresh = seen.if_none_match == document.etag
         else:
             is_fresh = seen.if_modified_since == last_modified
         if document.status == 200 and is_fresh:
-            self._send(handler, 304, b"", {"ETag": document.etag})
+            self._send(handler, 304, b"", {"ETag": document.etag} if "ETag" in headers else {})
             return
         self._send(handler, document.status, document.body, headers)
 
@@ -136,6 +143,13 @@ class FeedServer:
         handler.end_headers()
         if status != 304:
             handler.wfile.write(body)
+
+
+def _http_time(value: str) -> float:
+    try:
+        return parsedate_to_datetime(value).timestamp()
+    except (TypeError, ValueError):
+        return float("-inf")
 
 
 def rss(items: list[tuple[str, str, str]], title: str = "Example feed") -> str:

@@ -314,6 +314,29 @@ def test_web_page_discovery(server: FeedServer) -> None:
     assert server.requests_to("/atom.xml") == []  # only the first advertised feed is read
 
 
+def test_a_discovered_feed_is_not_held_back_by_its_older_web_page(server: FeedServer) -> None:
+    # The page and the feed come from a server that compares If-Modified-Since by date:
+    # the feed's Last-Modified, sent to the older page, would get a 304 for the page.
+    server.put("/blog", PAGE, content_type="text/html", compares_dates=True, last_modified=1e9)
+    server.put("/feed.xml", rss(ITEMS[:2]), compares_dates=True, last_modified=2e9)
+    cfg = config(server, "/blog", discover_from_websites=True)
+    first = run_tap(cfg)
+    assert first.health[0]["status"] == "ok"
+
+    server.put("/feed.xml", rss(ITEMS[:3]), compares_dates=True, last_modified=2e9 + 60)
+    second = run_tap(cfg, first.final_state)
+    [row] = second.health
+    assert (row["status"], row["discovered_from"]) == ("ok", server.url("/blog"))
+    assert [r["item_id"] for r in second.items] == [ITEMS[2][0]]
+    # Asked again unconditionally, the page led to the feed, fetched on its own validator.
+    page_asks = server.requests_to("/blog")[1:]
+    assert [r.if_modified_since is not None for r in page_asks] == [True, False]
+    assert server.requests_to("/feed.xml")[-1].if_modified_since is not None
+
+    third = run_tap(cfg, second.final_state)
+    assert (third.health[0]["status"], third.items) == ("not_modified", [])
+
+
 def test_stale_feed_is_flagged(server: FeedServer) -> None:
     server.put("/feed.xml", rss(ITEMS))  # items dated January 2024
     run = run_tap(config(server, "/feed.xml", stale_after_days=30))
