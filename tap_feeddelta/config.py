@@ -118,7 +118,7 @@ CONFIG_SCHEMA: Final[dict[str, Any]] = {
             "maximum": 120,
             "description": (
                 "One time budget per feed over DNS, connect, TLS, redirects, headers and "
-                "body (1–120, default 30)."
+                "body; waiting for a free max_per_host slot is not counted (1–120, default 30)."
             ),
         },
         "max_concurrency": _integer(8, 1, 64, "Feeds fetched at once"),

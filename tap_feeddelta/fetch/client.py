@@ -15,7 +15,7 @@ import concurrent.futures
 import contextlib
 import logging
 import threading
-from collections.abc import Callable, Coroutine
+from collections.abc import AsyncIterator, Callable, Coroutine
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any, TypeVar
@@ -76,6 +76,7 @@ class _Progress:
     redirects: int = 0
     retry_after_at: str | None = None
     doing: str = "starting"  # what the fetch is waiting for, should the deadline pass
+    queued_seconds: float = 0.0  # waiting for a host's connection slot, outside the budget
 
     def result(self, status: FetchStatus, fetch_ms: int, **answer: Any) -> FetchResult:
         """The FetchResult of what was learned, plus the answer's own fields."""
@@ -125,6 +126,7 @@ class Fetcher:
         self._context = verifying_context(ca_certs)
         self._pool = ConnectionPool(policy.max_per_host, idle_connection_cap())
         self._slots: dict[str, asyncio.Semaphore] = {}
+        self._stalled_hosts: set[str] = set()  # a fetch from them ran out of time
         self._verdicts: Verdicts = {}
         self._headers = {
             "User-Agent": policy.user_agent,
@@ -242,7 +244,7 @@ class Fetcher:
         except Exception as exc:  # unforeseen: still only this feed's failure
             log.warning("fetch of %s ended in %s", display_url(url), type(exc).__name__)
             failure = failure_from_exception(exc, phase="exchange", host="the server")
-        fetch_ms = int((loop.time() - started) * 1000)
+        fetch_ms = int((loop.time() - started - progress.queued_seconds) * 1000)
         if log.isEnabledFor(logging.DEBUG):  # display_url parses the URL: not for nothing
             outcome = failure.code if failure is not None else answer and answer.status
             log.debug(
@@ -298,8 +300,7 @@ class Fetcher:
                 verdicts=self._verdicts,
             )
             progress.redirects = hop  # redirects followed: this target passed its checks
-            progress.doing = "waiting for a connection slot"
-            async with self._slot(target.host):
+            async with self._host_slot(target.host, deadline, progress):
                 outcome = await self._exchange(target, addresses, headers, progress)
             if isinstance(outcome, _Answer):
                 return outcome
@@ -307,6 +308,52 @@ class Fetcher:
                 raise FetchError("redirect_limit", f"More than {policy.max_redirects} redirects.")
             hop += 1
             target = outcome
+
+    @contextlib.asynccontextmanager
+    async def _host_slot(
+        self, host: str, deadline: asyncio.Timeout, progress: _Progress
+    ) -> AsyncIterator[None]:
+        """Hold one of the host's connection slots.
+
+        Waiting for a slot is not part of the feed's time budget: a host with many feeds
+        that answers slowly but surely would otherwise time out the feeds late in its
+        queue. The deadline stands still meanwhile (abort() still ends the wait) and the
+        wait is left out of fetch_ms. Once a fetch from the host has run out of time,
+        that host's waits count again, so a host that does not answer ends its whole
+        queue within about one budget, not one budget per feed.
+        """
+        slot = self._slot(host)
+        progress.doing = "waiting for a connection slot"
+        if slot.locked() and host not in self._stalled_hosts:
+            await self._wait_outside_budget(slot, host, deadline, progress)
+        else:
+            await slot.acquire()
+        try:
+            yield
+        except asyncio.CancelledError:
+            if deadline.expired():
+                self._stalled_hosts.add(host)
+            raise
+        finally:
+            slot.release()
+
+    async def _wait_outside_budget(
+        self, slot: asyncio.Semaphore, host: str, deadline: asyncio.Timeout, progress: _Progress
+    ) -> None:
+        loop = asyncio.get_running_loop()
+        when = deadline.when()
+        queued_at = loop.time()
+        if not self._aborting:
+            deadline.reschedule(None)
+        await slot.acquire()
+        waited = loop.time() - queued_at
+        if self._aborting:
+            deadline.reschedule(loop.time())
+        elif host in self._stalled_hosts:
+            deadline.reschedule(when)  # the host stalled meanwhile: the wait counts
+        else:
+            progress.queued_seconds += waited
+            deadline.reschedule(None if when is None else when + waited)
 
     async def _answers(self, target: Target, deadline: asyncio.Timeout) -> tuple[str, ...]:
         """The host's addresses, unchecked: the IP literal, a kept answer, or a lookup.
