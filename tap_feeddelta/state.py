@@ -167,12 +167,43 @@ def index_partitions(
 
 
 def feed_items_state(tap_state: Any) -> Any:
-    """The feed_items part of a whole Singer state, or None; StateError if misshapen."""
+    """The feed_items part of a whole Singer state, or None; StateError if misshapen.
+
+    Only an empty object, or one whose only key is ``currently_syncing``, may lack
+    ``bookmarks``: any other object without them is some other JSON (a STATE message
+    line, Meltano's stored form), and reading it as "no state" would take a new baseline
+    and lose the changes since the last run.
+    """
     if not isinstance(tap_state, dict):
         raise StateError("state: the state must be a JSON object")
+    if "bookmarks" not in tap_state and not tap_state.keys() <= {"currently_syncing"}:
+        raise StateError(_not_a_singer_state(tap_state))
     bookmarks = tap_state.get("bookmarks")
     if bookmarks is None:
         return None
     if not isinstance(bookmarks, dict):
         raise StateError("state: 'bookmarks' must be an object")
+    for stream, bookmark in bookmarks.items():
+        where = f"bookmarks.{stream}" if stream in _OUR_STREAMS else "every bookmark"
+        if not isinstance(bookmark, dict):
+            raise StateError(f"state: {where} must be an object")
+        partitions = bookmark.get("partitions")
+        if partitions is not None and not (
+            isinstance(partitions, list) and all(isinstance(p, dict) for p in partitions)
+        ):
+            raise StateError(f"state: the partitions of {where} must be a list of objects")
     return bookmarks.get("feed_items")
+
+
+_OUR_STREAMS: Final = frozenset({"feed_items", "feed_health"})
+
+
+def _not_a_singer_state(tap_state: dict[str, Any]) -> str:
+    if isinstance(tap_state.get("singer_state"), dict):
+        return (
+            "state: this is Meltano's stored form; pass the object under 'singer_state' "
+            "(meltano run does)"
+        )
+    if tap_state.get("type") == "STATE" and isinstance(tap_state.get("value"), dict):
+        return "state: this is a STATE message; pass the object under its 'value'"
+    return "state: a Singer state holds a 'bookmarks' object, and this one has none"

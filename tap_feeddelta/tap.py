@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import contextlib
 import copy
+import os
 from functools import cached_property
 from types import FrameType
 from typing import Any
@@ -28,6 +29,14 @@ class TapFeedDelta(Tap):
     config_jsonschema = copy.deepcopy(CONFIG_SCHEMA)
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
+        state = kwargs.get("state")
+        if state is not None and not isinstance(state, dict | str | os.PathLike):
+            # The SDK reads a falsy state ([], 0, false) as no state at all: a silent
+            # new baseline. (A state file holding just null cannot be told from none.)
+            raise StateError(
+                "state: the state must be a JSON object — the state was not changed and "
+                "nothing was emitted."
+            )
         super().__init__(*args, **kwargs)
         if isinstance(self.message_writer, FeedDeltaWriter):
             # The SDK has no hook for its state writer (see messages.py for why).

@@ -17,6 +17,7 @@ from tap_feeddelta.state import (
     FeedBookmark,
     decode_bookmark,
     encode_bookmark,
+    feed_items_state,
     index_partitions,
 )
 
@@ -221,3 +222,29 @@ def test_utc_text_is_the_strftime_shape(moment: datetime) -> None:
     # (before the year 1000 strftime does not pad the year; run times are never there)
     assert utc_text(moment) == moment.strftime("%Y-%m-%dT%H:%M:%SZ")
     assert utc_text(moment, micro=True) == moment.strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+
+
+@pytest.mark.parametrize(
+    ("tap_state", "says"),
+    [
+        ([], "must be a JSON object"),
+        ({"type": "STATE", "value": {"bookmarks": {}}}, "a STATE message"),
+        ({"singer_state": {"bookmarks": {}}}, "Meltano's stored form"),
+        ({"something": 1}, "has none"),
+        ({"bookmarks": {"feed_items": []}}, "bookmarks.feed_items must be an object"),
+        ({"bookmarks": {"tap-x": 1}}, "every bookmark must be an object"),
+        ({"bookmarks": {"feed_health": {"partitions": [1]}}}, "list of objects"),
+    ],
+)
+def test_a_state_of_another_shape_is_refused_not_read_as_empty(
+    tap_state: object, says: str
+) -> None:
+    with pytest.raises(StateError, match=says):
+        feed_items_state(tap_state)
+
+
+@pytest.mark.parametrize(
+    "tap_state", [{}, {"currently_syncing": None}, {"bookmarks": {}}, {"bookmarks": None}]
+)
+def test_an_empty_state_is_no_state(tap_state: object) -> None:
+    assert feed_items_state(tap_state) is None

@@ -230,6 +230,11 @@ def test_strict_config_errors(extra: dict[str, Any], needle: str) -> None:
     "state",
     [
         "{not json",
+        "[]",
+        "0",
+        {"type": "STATE", "value": {"bookmarks": {}}},
+        {"singer_state": {"bookmarks": {}}},
+        {"bookmarks": {"feed_health": {"partitions": "x"}}},
         {"bookmarks": []},
         {"bookmarks": {"feed_items": {"partitions": {}}}},
         {"bookmarks": {"feed_items": {"partitions": [{"context": {"feed_url": "x"}}]}}},
@@ -271,6 +276,11 @@ def test_strict_config_errors(extra: dict[str, Any], needle: str) -> None:
     ],
     ids=[
         "invalid-json",
+        "empty-list",
+        "zero",
+        "state-message",
+        "meltano-stored-form",
+        "health-partitions-string",
         "bookmarks-list",
         "partitions-object",
         "no-monitor",
