@@ -205,6 +205,50 @@ def normalize_start_date(value: str) -> str:
     return parsed.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
+def schema_problems(schema: dict[str, Any], config: dict[str, Any]) -> list[str]:
+    """The config's JSON-schema violations, each naming the key and the rule but never
+    the value: a misplaced feed URL can carry a token or a password."""
+    from jsonschema.validators import validator_for
+
+    validator = validator_for(schema)(schema)
+    return [
+        f"config{''.join(f'[{step!r}]' for step in error.absolute_path)}: {_rule_broken(error)}"
+        for error in validator.iter_errors(config)
+    ]
+
+
+_BOUND_WORDS: Final = {
+    "minimum": "at least",
+    "maximum": "at most",
+    "exclusiveMinimum": "more than",
+    "exclusiveMaximum": "less than",
+    "minLength": "at least this many characters:",
+    "maxLength": "at most this many characters:",
+    "minItems": "at least this many items:",
+    "maxItems": "at most this many items:",
+}
+
+
+def _rule_broken(error: Any) -> str:
+    """What a jsonschema ValidationError says, in words that hold no instance value."""
+    rule, expected = error.validator, error.validator_value
+    if rule == "type":
+        return f"must be of type {expected}"
+    if rule in _BOUND_WORDS:
+        return f"must be {_BOUND_WORDS[rule]} {expected}"
+    if rule == "enum":
+        return f"must be one of {expected}"
+    if rule in ("required", "additionalProperties"):
+        return str(error.message)  # names keys, never values
+    if rule == "format":
+        return f"must be a valid {expected}"
+    if rule == "pattern":
+        return f"must match the pattern {expected}"
+    if rule == "uniqueItems":
+        return "has repeated items"
+    return f"fails the schema's {rule!r} rule"
+
+
 def config_problems(config: dict[str, Any]) -> list[str]:
     """Checks JSON schema cannot express; each message names the key."""
     problems: list[str] = []

@@ -12,7 +12,12 @@ from typing import Any
 from singer_sdk import Stream, Tap
 from singer_sdk.exceptions import ConfigValidationError
 
-from tap_feeddelta.config import CONFIG_SCHEMA, config_problems, settings_from_config
+from tap_feeddelta.config import (
+    CONFIG_SCHEMA,
+    config_problems,
+    schema_problems,
+    settings_from_config,
+)
 from tap_feeddelta.errors import StateError
 from tap_feeddelta.messages import EncodedStateWriter, FeedDeltaWriter
 from tap_feeddelta.run import FeedRun
@@ -59,8 +64,14 @@ class TapFeedDelta(Tap):
         if isinstance(timeout, str):
             with contextlib.suppress(ValueError):
                 self._config["request_timeout_seconds"] = float(timeout)
-        errors = super()._validate_config(raise_errors=raise_errors)
-        if errors:
+        if super()._validate_config(raise_errors=False):
+            # The SDK's messages quote the offending value (a feed URL with a token or a
+            # password in it, put where a list belongs): say the same without values.
+            errors = schema_problems(self.config_jsonschema, dict(self._config))
+            if raise_errors:
+                raise ConfigValidationError(
+                    "Config validation failed", errors=errors, schema=self.config_jsonschema
+                )
             return errors
         problems = config_problems(dict(self.config))
         if problems and raise_errors:

@@ -226,6 +226,27 @@ def test_strict_config_errors(extra: dict[str, Any], needle: str) -> None:
     assert '"type": "RECORD"' not in run.stdout
 
 
+SECRET_URL = "https://alice:hunter2@feeds.example/x?token=SECRET1"
+
+
+@pytest.mark.parametrize(
+    "extra",
+    [
+        {"feed_urls": SECRET_URL},  # a string where a list belongs
+        {"feed_urls": ["ftp" + SECRET_URL[5:]]},  # not http(s)
+        {"feed_urls": [SECRET_URL + "a" * 2100]},  # too long
+        {"feed_urls": [SECRET_URL, SECRET_URL]},  # repeated
+        {"user_agent": "agent token=SECRET1\r\nX: y"},
+    ],
+    ids=["string", "ftp", "too-long", "repeated", "user-agent"],
+)
+def test_config_errors_never_quote_the_values(extra: dict[str, Any]) -> None:
+    run = run_tap({"feed_urls": ["https://example.org/feed.xml"], **extra})
+    assert run.returncode != 0
+    assert "Config validation failed" in run.stderr
+    assert "hunter2" not in run.stderr and "SECRET1" not in run.stderr
+
+
 @pytest.mark.parametrize(
     "state",
     [
