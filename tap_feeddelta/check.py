@@ -21,7 +21,13 @@ from tap_feeddelta.config import Settings
 from tap_feeddelta.delta import DeltaSettings, diff_items
 from tap_feeddelta.errors import Issue, ParseError
 from tap_feeddelta.models import FetchResult, ParsedFeed
-from tap_feeddelta.records import FeedContext, HealthFacts, health_record, item_record
+from tap_feeddelta.records import (
+    FeedContext,
+    HealthFacts,
+    health_record,
+    item_record,
+    shown_url,
+)
 from tap_feeddelta.state import FeedBookmark
 
 T = TypeVar("T")
@@ -138,8 +144,10 @@ async def check_feed(
 
     delta = diff_items(bookmark, feed.items, _delta_settings(settings, task.feed_url))
     final_url = result.final_url or task.feed_url
+    shown_final_url = shown_url(final_url, task.feed_url)
     records = [
-        item_record(ctx, feed, final_url, change, settings.content_mode) for change in delta.changes
+        item_record(ctx, feed, shown_final_url, change, settings.content_mode)
+        for change in delta.changes
     ]
     newest = max((d for i in feed.items if (d := i.published_at or i.updated_at)), default=None)
     is_stale = _is_stale(newest, started, settings.stale_after_days)

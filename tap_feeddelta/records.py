@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from typing import Any, Final
+from urllib.parse import urlsplit, urlunsplit
 
 from tap_feeddelta.config import ContentMode
 from tap_feeddelta.delta import ItemChange, ItemCounts
@@ -21,6 +22,25 @@ class FeedContext:
     monitor_id: str
     feed_url: str
     checked_at: str
+
+
+def shown_url(url: str | None, configured: str) -> str | None:
+    """``url`` as the records show it. A redirect can hand out credentials or a signed
+    query (a token): a URL that adds either to the configured one is shown as scheme,
+    host and path only. The configured URL itself, the user's own, is shown whole."""
+    if url is None or url == configured:
+        return url
+    parts = urlsplit(url)
+    if "@" not in parts.netloc and parts.query in ("", urlsplit(configured).query):
+        return url
+    host = parts.hostname or ""
+    if ":" in host:
+        host = f"[{host}]"
+    try:
+        port = f":{parts.port}" if parts.port is not None else ""
+    except ValueError:
+        port = ""
+    return urlunsplit((parts.scheme, host + port, parts.path, "", ""))
 
 
 def item_record(
@@ -87,7 +107,7 @@ def health_record(ctx: FeedContext, facts: HealthFacts) -> dict[str, Any]:
         "schema_version": HEALTH_SCHEMA_VERSION,
         "monitor_id": ctx.monitor_id,
         "feed_url": ctx.feed_url,
-        "final_url": fetch.final_url if fetch else None,
+        "final_url": shown_url(fetch.final_url, ctx.feed_url) if fetch else None,
         "checked_at": ctx.checked_at,
         "status": facts.status,
         "http_status": fetch.http_status if fetch else None,
@@ -116,7 +136,7 @@ def health_record(ctx: FeedContext, facts: HealthFacts) -> dict[str, Any]:
         "is_stale": facts.is_stale,
         "newest_item_at": facts.newest_item_at,
         "is_truncated": bool(feed and feed.is_truncated),
-        "discovered_from": facts.discovered_from,
+        "discovered_from": shown_url(facts.discovered_from, ctx.feed_url),
         "advertised_feeds": list(facts.advertised_feeds),
         "retry_after_at": facts.retry_after_at,
         "issues": [issue.as_record() for issue in facts.issues],

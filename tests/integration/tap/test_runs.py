@@ -368,6 +368,20 @@ def test_a_discovered_feed_is_not_held_back_by_its_older_web_page(server: FeedSe
     assert (third.health[0]["status"], third.items) == ("not_modified", [])
 
 
+def test_a_token_a_redirect_adds_is_not_shown_in_the_records(server: FeedServer) -> None:
+    server.put("/feed.xml?token=redirsecret&x=1", rss(ITEMS[:2]))
+    signed = server.url("/feed.xml?token=redirsecret&x=1")
+    server.put("/old", b"moved", status=301, headers={"Location": signed})
+    run = run_tap(config(server, "/old", first_run_mode="emit_all"))
+    [row] = run.health
+    assert row["status"] == "ok"
+    assert row["final_url"] == server.url("/feed.xml")
+    assert {r["final_url"] for r in run.items} == {server.url("/feed.xml")}
+    records = [m for m in run.messages if m["type"] == "RECORD"]
+    assert len(records) == 3
+    assert "redirsecret" not in json.dumps(records)
+
+
 def test_stale_feed_is_flagged(server: FeedServer) -> None:
     server.put("/feed.xml", rss(ITEMS))  # items dated January 2024
     run = run_tap(config(server, "/feed.xml", stale_after_days=30))
