@@ -432,7 +432,8 @@ class Fetcher:
     async def _read_ok(self, target: Target, conn: Connection, head: Head) -> _Answer:
         max_bytes = self._policy.max_feed_bytes
         fields = head.fields
-        if len(set(fields.get_all("Content-Length"))) > 1:
+        lengths = fields.get_all("Content-Length")
+        if len({member.strip() for value in lengths for member in value.split(",")}) > 1:
             raise FetchError("bad_response", "The response has conflicting Content-Lengths.")
         if head.length is not None and head.length > max_bytes:
             raise FetchError(

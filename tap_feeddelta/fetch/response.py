@@ -114,6 +114,18 @@ async def read_fields(reader: asyncio.StreamReader) -> HeaderFields:
     raise http.client.HTTPException(f"got more than {MAX_FIELDS} headers")
 
 
+def _one_length(value: str) -> str:
+    """A Content-Length value; a list of one repeated value ("106, 106", which RFC 9110
+    8.6 lets a recipient take as that value) is that value. Differing members stay as
+    they are: no length, and the body reader refuses them."""
+    value = value.strip()
+    if "," in value:
+        members = {member.strip() for member in value.split(",")}
+        if len(members) == 1:
+            return members.pop()
+    return value
+
+
 async def read_head(reader: asyncio.StreamReader, *, method: str = "GET") -> Head:
     """The final answer's head; interim answers (1xx but 101) are skipped."""
     for _ in range(MAX_INTERIM + 1):
@@ -129,7 +141,7 @@ async def read_head(reader: asyncio.StreamReader, *, method: str = "GET") -> Hea
     length: int | None = None
     declared = fields.get("content-length")
     if declared is not None and not chunked:
-        declared = declared.strip()
+        declared = _one_length(declared)
         if declared.isascii() and declared.isdigit():
             length = int(declared)
     if status in (204, 304) or 100 <= status < 200 or method == "HEAD":

@@ -100,11 +100,24 @@ def redirect_target(current: Target, location: str) -> Target:
     location = location.strip(" \t")
     if not location:
         raise FetchError("redirect_denied", "A redirect had an empty Location.")
+    # As browsers do: a space inside is percent-encoded, and the bytes of the header
+    # (read as Latin-1, as every HTTP head is) are UTF-8 where they can be, so that
+    # "/café" sent raw is asked for as /caf%C3%A9, not as its mojibake.
+    location = _utf8_where_it_is(location).replace(" ", "%20")
     if _FORBIDDEN_CHARS.search(location):
         raise FetchError(
             "redirect_denied", "A redirect's Location holds a control character or backslash."
         )
     return parse_target(urljoin(current.url, location), code="redirect_denied")
+
+
+def _utf8_where_it_is(text: str) -> str:
+    if text.isascii():
+        return text
+    try:
+        return text.encode("latin-1").decode("utf-8")
+    except UnicodeError:
+        return text
 
 
 def display_url(url: str) -> str:

@@ -114,3 +114,30 @@ def test_closed_fetcher_refuses_to_fetch(fetchers: Callable[..., Fetcher]) -> No
     fetcher.close()
     with pytest.raises(RuntimeError):
         fetcher.fetch("http://feed.example/")
+
+
+@pytest.mark.parametrize(
+    ("lengths", "code"),
+    [
+        (["6, 6"], None),
+        (["6", "6"], None),
+        (["6, 7"], "bad_response"),
+        (["6", "7"], "bad_response"),
+    ],
+)
+def test_a_repeated_content_length_is_one_length_and_differing_ones_are_refused(
+    lengths: list[str], code: str | None, server: Server, fetchers: Callable[..., Fetcher]
+) -> None:
+    def answer(request: Request, wire: Wire) -> bool:
+        head = "".join(f"Content-Length: {value}\r\n" for value in lengths)
+        wire.send(f"HTTP/1.1 200 OK\r\n{head}\r\n".encode() + b"<rss/>")
+        wire.sleep(5)  # the connection stays open: a reader waiting for the close hangs
+        return False
+
+    server.routes["/feed"] = answer
+    fetcher = fetchers(allow_private_networks=True, request_timeout_seconds=3)
+    result = fetcher.fetch(server.url("/feed"))
+    if code is None:
+        assert (result.status, result.body) == ("ok", b"<rss/>")
+    else:
+        assert result.error is not None and result.error.code == code

@@ -173,3 +173,21 @@ def test_redirect_whose_body_is_a_bomb_is_not_read(
     assert peak < 4 << 20
     assert clock.elapsed < 3
     assert server.paths == ["/a", "/feed"]
+
+
+@pytest.mark.parametrize(
+    ("location", "asked"),
+    [
+        ("/caf\xc3\xa9", "/caf%C3%A9"),  # raw UTF-8 bytes, as servers send them
+        ("/caf\xe9", "/caf%C3%A9"),  # one Latin-1 byte: no UTF-8, read as Latin-1
+        ("/a b", "/a%20b"),  # a space inside
+    ],
+)
+def test_a_location_is_read_as_browsers_read_it(
+    location: str, asked: str, server: Server, fetchers: Callable[..., Fetcher]
+) -> None:
+    server.routes["/start"] = redirect_handler(location)
+    server.routes[asked] = ok_handler(b"<rss/>")
+    result = fetchers(allow_private_networks=True).fetch(server.url("/start"))
+    assert result.status == "ok", result.error
+    assert server.paths == ["/start", asked]
