@@ -4,10 +4,11 @@ from __future__ import annotations
 
 import contextlib
 import copy
+import io
 import os
 from functools import cached_property
 from types import FrameType
-from typing import Any
+from typing import IO, Any
 
 from singer_sdk import Stream, Tap
 from singer_sdk.exceptions import ConfigValidationError
@@ -46,6 +47,26 @@ class TapFeedDelta(Tap):
         if isinstance(self.message_writer, FeedDeltaWriter):
             # The SDK has no hook for its state writer (see messages.py for why).
             self._state_writer = EncodedStateWriter(self.message_writer)
+
+    @classmethod
+    def invoke(cls, *, state: IO[str] | None = None, **options: Any) -> None:
+        """The SDK's command line, with a state file that is not JSON named as such (the
+        SDK lets the JSON reader's traceback out)."""
+        if state is None:
+            super().invoke(**options)
+            return
+        text = state.read()
+        try:
+            super().invoke(state=io.StringIO(text), **options)
+        except ValueError as exc:
+            if getattr(exc, "doc", None) != text:
+                raise  # not the state's JSON (the catalog's, say)
+            line, column = getattr(exc, "lineno", None), getattr(exc, "colno", None)
+            where = f" (line {line}, column {column})" if line is not None else ""
+            raise StateError(
+                f"state: the state file is empty or not valid JSON{where} — the state was "
+                "not changed and nothing was emitted."
+            ) from None
 
     def discover_streams(self) -> list[Stream]:
         return [FeedItemsStream(self), FeedHealthStream(self)]

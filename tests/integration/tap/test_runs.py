@@ -251,6 +251,7 @@ def test_config_errors_never_quote_the_values(extra: dict[str, Any]) -> None:
     "state",
     [
         "{not json",
+        "",
         "[]",
         "0",
         {"type": "STATE", "value": {"bookmarks": {}}},
@@ -297,6 +298,7 @@ def test_config_errors_never_quote_the_values(extra: dict[str, Any]) -> None:
     ],
     ids=[
         "invalid-json",
+        "empty-file",
         "empty-list",
         "zero",
         "state-message",
@@ -317,6 +319,7 @@ def test_unreadable_state_is_refused_before_anything_is_emitted(
     run = run_tap(config(server, "/feed.xml", first_run_mode="emit_all"), state)
     assert run.returncode != 0
     assert '"type": "RECORD"' not in run.stdout
+    assert "StateError: state:" in run.stderr  # the tap's own message, not a traceback's
     assert server.requests == []
 
 
