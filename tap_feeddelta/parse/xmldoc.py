@@ -39,6 +39,9 @@ _REPAIR: Final = re.compile(
 )
 _LEADING_JUNK: Final = re.compile(rb"<\?xml|<rss|<feed|<rdf:RDF|<RDF|<channel")
 _TRUNCATED_ERRORS: Final = frozenset({77})  # XML_ERR_TAG_NOT_FINISHED: EOF inside an element
+_EXTRA_CONTENT_ERROR: Final = 5  # XML_ERR_DOCUMENT_END: the root was closed, text followed
+# The root's end tag at the end of the data; without its ">" it still closes all content.
+_END_TAG_AT_END: Final = re.compile(rb"</(?:[A-Za-z_][\w.-]*:)?(?P<name>[A-Za-z_][\w.-]*)\s*>?\Z")
 _LIMIT_ERRORS: Final = frozenset({114, 1})  # XML_ERR_RESOURCE_LIMIT, XML_ERR_INTERNAL_ERROR
 
 
@@ -109,6 +112,41 @@ def _repaired(data: bytes) -> bytes:
     return _REPAIR.sub(fix, data)
 
 
+def _without_trailing_misc(data: bytes) -> bytes:
+    """The data without the whitespace, comments and PIs that may follow the root."""
+    data = data.rstrip()
+    while True:
+        if data.endswith(b"-->"):
+            start = data.rfind(b"<!--")
+        elif data.endswith(b"?>"):
+            start = data.rfind(b"<?")
+        else:
+            return data
+        if start < 0:
+            return data
+        data = data[:start].rstrip()
+
+
+def _breaks_off(data: bytes, root: etree._Element, error_types: set[int]) -> bool:
+    """Whether a recovered document ended before its root element was closed.
+
+    libxml2 names only some of the ways a document can break off (inside a tag, an
+    attribute or a CDATA section it reports other errors), so the end of the data is
+    checked too. Text after a closed root is reported as extra content: no break.
+    """
+    if error_types & _TRUNCATED_ERRORS:
+        return True
+    if _EXTRA_CONTENT_ERROR in error_types:
+        return False
+    end = _END_TAG_AT_END.search(_without_trailing_misc(data)[-512:])
+    return end is None or end.group("name").decode("utf-8", "replace") != _local_name(root)
+
+
+def _local_name(element: etree._Element) -> str:
+    tag = element.tag
+    return tag.rpartition("}")[2].rpartition(":")[2] if isinstance(tag, str) else ""
+
+
 def _bounded(data: bytes, issues: list[Issue]) -> tuple[bytes, bool]:
     # A document no longer than the bound cannot exceed it: no need to count.
     if len(data) <= MAX_MARKUP_TAGS or data.count(b"<") <= MAX_MARKUP_TAGS:
@@ -152,7 +190,7 @@ def xml_document(data: bytes) -> XmlDocument:
         is_recovered = True
         error_types = {error.type for error in parser.error_log}
         is_limited = bool(error_types & _LIMIT_ERRORS)
-        is_truncated = is_cut or is_limited or bool(error_types & _TRUNCATED_ERRORS)
+        is_truncated = is_cut or is_limited or _breaks_off(repaired, root, error_types)
         issues.append(Issue("xml_recovered", "Malformed XML was read by recovery."))
         if is_limited and not is_cut:
             issues.append(Issue("limit_exceeded", "A parser limit cut the document."))
