@@ -42,6 +42,17 @@ _TRUNCATED_ERRORS: Final = frozenset({77})  # XML_ERR_TAG_NOT_FINISHED: EOF insi
 _EXTRA_CONTENT_ERROR: Final = 5  # XML_ERR_DOCUMENT_END: the root was closed, text followed
 # The root's end tag at the end of the data; without its ">" it still closes all content.
 _END_TAG_AT_END: Final = re.compile(rb"</(?:[A-Za-z_][\w.-]*:)?(?P<name>[A-Za-z_][\w.-]*)\s*>?\Z")
+# The first element of the document, after the prolog (the DOCTYPE is already gone).
+_ROOT_START: Final = re.compile(
+    rb"(?:\s|<\?.*?\?>|<!--.*?-->)*<(?:[A-Za-z_][\w.-]*:)?([A-Za-z_][\w.-]*)", re.S
+)
+_RSS_ROOTS: Final = frozenset({b"rss", b"rdf", b"channel"})
+# RSS elements whose content is HTML source, and what must be skipped to find them.
+_RSS_TEXT_START: Final = re.compile(
+    rb"<!\[CDATA\[.*?(?:\]\]>|\Z)|<!--.*?(?:-->|\Z)"
+    rb"|<(?P<name>description|title|[A-Za-z_][\w.-]*:encoded)(?:\s[^<>]*)?>",
+    re.S,
+)
 _LIMIT_ERRORS: Final = frozenset({114, 1})  # XML_ERR_RESOURCE_LIMIT, XML_ERR_INTERNAL_ERROR
 
 
@@ -112,6 +123,75 @@ def _repaired(data: bytes) -> bytes:
     return _REPAIR.sub(fix, data)
 
 
+def _is_rss(data: bytes) -> bool:
+    """Whether the document's first element is an RSS root (rss, rdf:RDF, channel)."""
+    match = _ROOT_START.match(data)
+    return match is not None and match.group(1).lower() in _RSS_ROOTS
+
+
+_TEXT_END: dict[bytes, re.Pattern[bytes]] = {}
+
+
+def _text_end(name: bytes) -> re.Pattern[bytes]:
+    """What ends the content of an RSS text element: its end tag, outside CDATA."""
+    pattern = _TEXT_END.get(name)
+    if pattern is None:
+        pattern = re.compile(
+            rb"<!\[CDATA\[.*?(?:\]\]>|\Z)|(?P<end></" + re.escape(name) + rb"\s*>)|(?P<raw><)",
+            re.S,
+        )
+        _TEXT_END[name] = pattern
+    return pattern
+
+
+def _with_rss_markup_as_text(data: bytes) -> tuple[bytes, bool]:
+    """RSS data whose text elements (``description``, ``title``, ``*:encoded``) hold
+    their raw HTML as escaped text, and whether any did.
+
+    Unescaped tags there (``<br>``, ``<img>``, an unclosed ``<p>``) would otherwise make
+    recovery nest the following items inside them. Escaping keeps what the XML says: the
+    element's text is the HTML source.
+    """
+    parts: list[bytes] = []
+    done = 0
+    start = _RSS_TEXT_START.search(data)
+    while start is not None:
+        name = start.group("name")
+        resume = start.end()
+        if name is not None:
+            end, has_raw = _text_end_of(data, name, resume)
+            if end < 0:
+                break  # no end tag: the document breaks off here
+            if has_raw:
+                parts += data[done:resume], _escaped(data[resume:end])
+                done = end
+            resume = end
+        start = _RSS_TEXT_START.search(data, resume)
+    if not parts:
+        return data, False
+    parts.append(data[done:])
+    return b"".join(parts), True
+
+
+def _text_end_of(data: bytes, name: bytes, at: int) -> tuple[int, bool]:
+    """Where the content of the text element ``name`` that starts at ``at`` ends (-1 when
+    it never does), and whether it holds markup outside CDATA."""
+    has_raw = False
+    for found in _text_end(name).finditer(data, at):
+        if found.lastgroup == "end":
+            return found.start(), has_raw
+        if found.lastgroup == "raw":
+            has_raw = True
+    return -1, has_raw
+
+
+def _escaped(content: bytes) -> bytes:
+    """Element content with its markup made text; CDATA sections stay as they are."""
+    pieces = re.split(rb"(<!\[CDATA\[.*?\]\]>)", content, flags=re.S)
+    pieces[::2] = [piece.replace(b"<", b"&lt;").replace(b">", b"&gt;") for piece in pieces[::2]]
+    return b"".join(pieces)
+
+
 def _without_trailing_misc(data: bytes) -> bytes:
     """The data without the whitespace, comments and PIs that may follow the root."""
     data = data.rstrip()
@@ -180,7 +260,12 @@ def xml_document(data: bytes) -> XmlDocument:
     is_truncated = is_limited = is_recovered = False
     if root is None:
         parser = _parser(recover=True)
-        repaired = _repaired(data)
+        repaired = data
+        if _is_rss(data):
+            repaired, had_markup = _with_rss_markup_as_text(data)
+            if had_markup:
+                issues.append(Issue("xml_recovered", "Unescaped HTML in RSS text was read."))
+        repaired = _repaired(repaired)
         try:
             root = etree.fromstring(repaired, parser)
         except etree.XMLSyntaxError as exc:

@@ -92,3 +92,80 @@ def test_a_prefixed_root_that_is_closed_is_no_truncation() -> None:
     feed = parse_feed(body, None, URL)
     assert not feed.is_truncated
     assert [item.title for item in feed.items] == ["A & B"]
+
+
+RAW_BR = b"""<?xml version="1.0"?>
+<rss version="2.0"><channel><title>x</title><link>http://example.com/</link><description>x</description>
+<item><title>One</title><description>Line one<br>Line two</description><link>http://example.com/1</link></item>
+<item><title>Two</title><link>http://example.com/2</link></item>
+<item><title>Three</title><link>http://example.com/3</link></item>
+</channel></rss>
+"""
+
+
+def _rss_with_first_item(item: bytes) -> bytes:
+    return (
+        b'<rss version="2.0" xmlns:content="http://purl.org/rss/1.0/modules/content/">'
+        b"<channel><title>x</title>" + item + b"<item><title>Two</title></item>"
+        b"<item><title>Three</title></item></channel></rss>"
+    )
+
+
+def test_unescaped_html_in_a_description_does_not_swallow_the_next_items() -> None:
+    feed = parse_feed(RAW_BR, None, URL)
+    assert [item.title for item in feed.items] == ["One", "Two", "Three"]
+    first = feed.items[0]
+    assert first.summary == "Line one Line two"
+    assert first.url == "http://example.com/1"
+    assert "xml_recovered" in _codes(feed)
+
+
+@pytest.mark.parametrize(
+    ("item", "field", "expected"),
+    [
+        (
+            b'<item><description>See <img src="a.png" alt="a & b"> here</description></item>',
+            "summary",
+            "See here",
+        ),
+        (b"<item><description><p>Open paragraph</description></item>", "summary", "Open paragraph"),
+        (
+            b"<item><content:encoded><p>One<br>two</content:encoded></item>",
+            "content_text",
+            "One two",
+        ),
+        (b"<item><title>Big <b>news<br></title></item>", "title", "Big news"),
+        (
+            b"<item><description><![CDATA[<p>kept ]]>as<br>is</description></item>",
+            "summary",
+            "kept as is",
+        ),
+        (
+            b"<item><description>a &lt;b&gt;bold&lt;/b&gt;<br>c</description></item>",
+            "summary",
+            "a bold c",
+        ),
+    ],
+    ids=["img", "unclosed-p", "content-encoded", "title", "cdata-then-raw", "escaped-and-raw"],
+)
+def test_raw_markup_in_rss_text_is_read_as_html_source(
+    item: bytes, field: str, expected: str
+) -> None:
+    feed = parse_feed(_rss_with_first_item(item), None, URL)
+    assert [item.title for item in feed.items][1:] == ["Two", "Three"]
+    assert getattr(feed.items[0], field) == expected
+    assert "xml_recovered" in _codes(feed)
+
+
+def test_atom_xhtml_content_keeps_its_child_elements_in_recovery() -> None:
+    body = (
+        b'<feed xmlns="http://www.w3.org/2005/Atom"><title>A & B</title>'
+        b'<entry><id>urn:1</id><title type="xhtml"><div xmlns="http://www.w3.org/1999/xhtml">'
+        b"x<b>y</b></div></title>"
+        b'<content type="xhtml"><div xmlns="http://www.w3.org/1999/xhtml"><p>One</p>'
+        b"<p>Two</p></div></content></entry></feed>"
+    )
+    feed = parse_feed(body, None, URL)
+    assert "xml_recovered" in _codes(feed)
+    assert feed.items[0].title == "xy"
+    assert feed.items[0].content_text == "One Two"
