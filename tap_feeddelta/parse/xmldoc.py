@@ -38,6 +38,9 @@ _REPAIR: Final = re.compile(
     re.S,
 )
 _LEADING_JUNK: Final = re.compile(rb"<\?xml|<rss|<feed|<rdf:RDF|<RDF|<channel")
+# An XML declaration after other markup: "<?xml-stylesheet" and the like are no declaration.
+_LATE_DECLARATION: Final = re.compile(rb"<\?xml\s")
+_JUNK_SEARCH_BYTES: Final = 4096
 _TRUNCATED_ERRORS: Final = frozenset({77})  # XML_ERR_TAG_NOT_FINISHED: EOF inside an element
 _EXTRA_CONTENT_ERROR: Final = 5  # XML_ERR_DOCUMENT_END: the root was closed, text followed
 # The root's end tag at the end of the data; without its ">" it still closes all content.
@@ -238,16 +241,39 @@ def _bounded(data: bytes, issues: list[Issue]) -> tuple[bytes, bool]:
     return data[:at], True
 
 
+def _without_leading_junk(data: bytes, issues: list[Issue]) -> bytes:
+    """The data from where the XML starts: text or HTML (a server's warning) that comes
+    before it is skipped and reported. Raises ``XmlUnreadable`` when no XML starts."""
+    if data.startswith(b"<?xml"):
+        return data  # the usual start
+    if data.startswith(b"<"):
+        declaration = _LATE_DECLARATION.search(data, 1, _JUNK_SEARCH_BYTES)
+        if declaration is None or not _is_junk(data[: declaration.start()]):
+            return data
+        start = declaration.start()
+    else:
+        junk = _LEADING_JUNK.search(data, 0, _JUNK_SEARCH_BYTES)
+        if junk is None:
+            raise XmlUnreadable("no markup")
+        start = junk.start()
+    issues.append(Issue("xml_recovered", "Text before the XML was skipped."))
+    return data[start:]
+
+
+def _is_junk(before_declaration: bytes) -> bool:
+    """Whether markup before a late XML declaration is no part of the document: it opens
+    no feed root, comment or CDATA section that the declaration could be inside."""
+    return (
+        _LEADING_JUNK.search(before_declaration) is None
+        and b"<![CDATA[" not in before_declaration
+        and before_declaration.count(b"<!--") <= before_declaration.count(b"-->")
+    )
+
+
 def xml_document(data: bytes) -> XmlDocument:
     """The parsed document (``data`` is UTF-8). Raises ``XmlUnreadable``."""
     issues: list[Issue] = []
-    data = data.lstrip()
-    if not data.startswith(b"<"):
-        junk = _LEADING_JUNK.search(data, 0, 4096)
-        if junk is None:
-            raise XmlUnreadable("no markup")
-        data = data[junk.start() :]
-        issues.append(Issue("xml_recovered", "Text before the XML was skipped."))
+    data = _without_leading_junk(data.lstrip(), issues)
     if b"<!DOCTYPE" in data:
         data = _without_doctype(data, issues)
     data, is_cut = _bounded(data, issues)

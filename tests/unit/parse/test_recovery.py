@@ -169,3 +169,53 @@ def test_atom_xhtml_content_keeps_its_child_elements_in_recovery() -> None:
     assert "xml_recovered" in _codes(feed)
     assert feed.items[0].title == "xy"
     assert feed.items[0].content_text == "One Two"
+
+
+PHP_WARNING = (
+    b"<br />\n<b>Deprecated</b>:  Function create_function() is deprecated in "
+    b"<b>/var/www/wp-content/plugins/x.php</b> on line <b>12</b><br />\n"
+    b'<?xml version="1.0" encoding="UTF-8"?>\n'
+    b'<rss version="2.0"><channel><title>WP</title><link>http://example.com/</link>'
+    b"<description>x</description>\n"
+    b"<item><title>Post</title><link>http://example.com/p</link></item></channel></rss>\n"
+)
+
+
+def test_a_server_warning_in_html_before_the_declaration_is_skipped() -> None:
+    feed = parse_feed(PHP_WARNING, None, URL)
+    assert feed.format == "rss-2.0"
+    assert feed.title == "WP"
+    assert [item.url for item in feed.items] == ["http://example.com/p"]
+    assert any(
+        issue.code == "xml_recovered" and issue.message == "Text before the XML was skipped."
+        for issue in feed.issues
+    )
+
+
+def test_a_server_warning_before_a_declaration_and_doctype_is_skipped() -> None:
+    body = PHP_WARNING.replace(b"<rss", b'<!DOCTYPE rss [<!ENTITY a "b">]>\n<rss')
+    feed = parse_feed(body, None, URL)
+    assert feed.title == "WP"
+    assert "doctype_ignored" in _codes(feed)
+
+
+@pytest.mark.parametrize(
+    "prolog",
+    [
+        b"<!-- made from <?xml version='1.0'?> by hand -->\n",
+        b'<?xml-stylesheet type="text/xsl" href="s.xsl"?>\n<!-- a -->\n',
+        b"<!DOCTYPE rss>\n",
+    ],
+    ids=["comment-quoting-a-declaration", "stylesheet-pi", "doctype"],
+)
+def test_a_prolog_before_the_root_is_not_cut(prolog: bytes) -> None:
+    body = (
+        prolog + b"<rss version='2.0'><channel><title>A & B</title><description><![CDATA["
+        b"<?xml version='1.0'?> in a code sample]]></description>"
+        b"<item><title>i</title></item></channel></rss>"
+    )
+    feed = parse_feed(body, None, URL)
+    assert feed.title == "A & B"
+    assert feed.description == "in a code sample"
+    assert [item.title for item in feed.items] == ["i"]
+    assert "Text before the XML was skipped." not in {issue.message for issue in feed.issues}
