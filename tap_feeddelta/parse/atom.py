@@ -14,7 +14,7 @@ from tap_feeddelta.parse import fields
 from tap_feeddelta.parse.fields import TextKind
 from tap_feeddelta.parse.limits import MAX_ITEMS_READ, MAX_RAW_TEXT_CHARS
 from tap_feeddelta.parse.names import ATOM_HOME, XML_LANG, TagKey, markup_of, tag_keys, text_of
-from tap_feeddelta.parse.xmldoc import XmlDocument, base_of, kept_items
+from tap_feeddelta.parse.xmldoc import XmlDocument, base_of, child_base, kept_items
 
 ATOM_03 = "http://purl.org/atom/ns#"
 
@@ -105,7 +105,7 @@ def atom_feed(doc: XmlDocument, feed_format: FeedFormat, url: str) -> ParsedFeed
             values["updated"] = (text_of(child), "text")
         elif name == "link" and link is None:
             if (child.get("rel") or "alternate").strip() == "alternate" and child.get("href"):
-                link_base = base_of(child, base) if doc.has_xml_base else base
+                link_base = child_base(child, base) if doc.has_xml_base else base
                 link = fields.url(child.get("href"), link_base, "feed", issues)
         elif name == "author":
             found = _person(key, child, base, doc.has_xml_base, issues)
@@ -118,7 +118,7 @@ def atom_feed(doc: XmlDocument, feed_format: FeedFormat, url: str) -> ParsedFeed
     feed_authors = tuple(authors)
     root_name = root.tag.rpartition("}")[2]
     items = tuple(
-        _entry(key, element, f"/{root_name}/entry[{index}]", base, doc.has_xml_base, feed_authors)
+        _entry(key, element, f"/{root_name}/entry[{index}]", url, doc.has_xml_base, feed_authors)
         for index, element in enumerate(entries, 1)
     )
     title_raw, title_kind = values.get("title", (None, "text"))
@@ -151,7 +151,7 @@ def _person(
     if name is None and email is None and uri is None and not len(element):
         name = element.text
     if uri and has_xml_base:
-        base = base_of(element, base)
+        base = child_base(element, base)
     return fields.author(name, email, uri, base, issues)
 
 
@@ -159,13 +159,12 @@ def _entry(
     key: TagKey,
     element: etree._Element,
     pointer: str,
-    base: str | None,
+    document_url: str,
     has_xml_base: bool,
     feed_authors: tuple[Author, ...],
 ) -> ParsedItem:
     issues: list[Issue] = []
-    if has_xml_base:
-        base = base_of(element, base)
+    base = base_of(element, document_url) if has_xml_base else document_url
     entry_id = link = published = issued = updated = created = None
     title: tuple[str | None, TextKind] = (None, "text")
     summary: tuple[str | None, TextKind] = (None, "text")
@@ -183,7 +182,7 @@ def _entry(
             href = child.get("href")
             if not href:
                 continue
-            link_base = base_of(child, base) if has_xml_base else base
+            link_base = child_base(child, base) if has_xml_base else base
             if rel == "alternate" and link is None:
                 link = fields.url(href, link_base, "item", issues)
             elif rel == "enclosure":

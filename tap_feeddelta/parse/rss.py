@@ -9,7 +9,7 @@ from tap_feeddelta.models import Author, Enclosure, FeedFormat, ParsedFeed, Pars
 from tap_feeddelta.parse import fields
 from tap_feeddelta.parse.limits import MAX_ITEMS_READ
 from tap_feeddelta.parse.names import RDF_ABOUT, RSS_HOME, TagKey, markup_of, tag_keys, text_of
-from tap_feeddelta.parse.xmldoc import XmlDocument, base_of, kept_items
+from tap_feeddelta.parse.xmldoc import XmlDocument, base_of, child_base, kept_items
 
 
 def rss_format(root_key: str, root: etree._Element) -> FeedFormat | None:
@@ -51,7 +51,7 @@ def rss_feed(doc: XmlDocument, feed_format: FeedFormat, url: str) -> ParsedFeed:
         else f"/{root_name}"
     )
     items = tuple(
-        _item(key, element, f"{parent}/item[{index}]", base, doc.has_xml_base, feed_authors)
+        _item(key, element, f"{parent}/item[{index}]", url, doc.has_xml_base, feed_authors)
         for index, element in enumerate(item_elements, 1)
     )
     return ParsedFeed(
@@ -123,13 +123,12 @@ def _item(
     key: TagKey,
     element: etree._Element,
     pointer: str,
-    base: str | None,
+    document_url: str,
     has_xml_base: bool,
     feed_authors: tuple[Author, ...],
 ) -> ParsedItem:
     issues: list[Issue] = []
-    if has_xml_base:
-        base = base_of(element, base)
+    base = base_of(element, document_url) if has_xml_base else document_url
     title = link = description = encoded = guid = published = dc_date = updated = None
     alternate = itunes_summary = None
     is_permalink = True
@@ -170,9 +169,9 @@ def _item(
         elif name == "tags":
             tags.extend(filter(None, map(fields.tag, text_of(child).split(","))))
         elif name == "enclosure":
-            child_base = base_of(child, base) if has_xml_base else base
+            enclosure_base = child_base(child, base) if has_xml_base else base
             enc = fields.enclosure(
-                child.get("url"), child.get("type"), child.get("length"), child_base, issues
+                child.get("url"), child.get("type"), child.get("length"), enclosure_base, issues
             )
             if enc is not None:
                 enclosures.append(enc)
@@ -235,13 +234,13 @@ def _media(
     issues: list[Issue],
 ) -> None:
     """Media RSS ``media:content``, alone or in a ``media:group``."""
-    contents = (
-        [element]
-        if key[element.tag] == "media:content"
-        else [child for child in element if key[child.tag] == "media:content"]
-    )
+    if key[element.tag] == "media:content":
+        contents = [element]
+    else:
+        contents = [child for child in element if key[child.tag] == "media:content"]
+        base = child_base(element, base) if has_xml_base else base
     for content in contents:
-        media_base = base_of(content, base) if has_xml_base else base
+        media_base = child_base(content, base) if has_xml_base else base
         enc = fields.enclosure(
             content.get("url"), content.get("type"), content.get("fileSize"), media_base, issues
         )

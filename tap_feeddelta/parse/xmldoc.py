@@ -56,6 +56,7 @@ _RSS_TEXT_START: Final = re.compile(
     rb"|<(?P<name>description|title|[A-Za-z_][\w.-]*:encoded)(?:\s[^<>]*)?>",
     re.S,
 )
+_XML_BASE: Final = "{http://www.w3.org/XML/1998/namespace}base"
 _LIMIT_ERRORS: Final = frozenset({114, 1})  # XML_ERR_RESOURCE_LIMIT, XML_ERR_INTERNAL_ERROR
 
 
@@ -334,11 +335,18 @@ def complete_count(data: bytes, local_name: str) -> int:
     return sum(1 for _ in pattern.finditer(data))
 
 
-def base_of(element: etree._Element, url: str | None) -> str | None:
-    """The base URL in effect at ``element``: its ``xml:base`` chain resolved against
-    the document URL."""
+def base_of(element: etree._Element, document_url: str | None) -> str | None:
+    """The base URL in effect at ``element``: its whole ``xml:base`` chain (lxml joins
+    the ancestors' bases) resolved against the document URL. For the feed and its items."""
     base = element.base
-    return safe_base(base, url) if base else url
+    return safe_base(base, document_url) if base else document_url
+
+
+def child_base(element: etree._Element, parent_base: str | None) -> str | None:
+    """The base URL in effect at ``element`` inside an item whose base is already
+    resolved: only the element's own ``xml:base`` applies on top of it."""
+    own = element.get(_XML_BASE)
+    return safe_base(own, parent_base) if own else parent_base
 
 
 def kept_items(
