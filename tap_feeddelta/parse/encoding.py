@@ -125,7 +125,23 @@ def utf8_document(body: bytes, content_type: str | None) -> Decoded:
     issues = []
     if unknown:
         issues.append(Issue("encoding_mismatch", "A declared encoding is unknown; ignored."))
+    if candidates[:1] == ["cp1252"] and _is_default_charset_over_utf8(body, content_type):
+        issues.append(Issue("encoding_mismatch", "The HTTP charset was ignored: UTF-8 bytes."))
+        return Decoded(body, tuple(issues))
     return _decoded(body, candidates, issues)
+
+
+def _is_default_charset_over_utf8(body: bytes, content_type: str | None) -> bool:
+    """Whether the HTTP charset is a Latin-1, windows-1252 or ASCII label (the usual
+    server default, not the author's choice) over bytes that are UTF-8 with non-ASCII
+    text: UTF-8's multi-byte sequences almost never occur in real Latin-1 text."""
+    if _codec(declared_charset(content_type)) != "cp1252" or body.isascii():
+        return False
+    try:
+        body.decode("utf-8")
+    except UnicodeDecodeError:
+        return False
+    return True
 
 
 def _xml_declared(body: bytes) -> str | None:

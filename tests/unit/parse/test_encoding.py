@@ -55,3 +55,26 @@ def test_a_cjk_label_in_the_http_header_is_read_the_same_way() -> None:
     body = _rss("㈱ ①", "Shift_JIS", "cp932")
     feed = parse_feed(body, "application/rss+xml; charset=Shift_JIS", URL)
     assert feed.items[0].title == "㈱ ①"
+
+
+UTF8_BODY = (
+    '<?xml version="1.0" encoding="UTF-8"?>\n<rss version="2.0"><channel><title>Café</title>'
+    "<link>http://example.com/</link><description>x</description>"
+    "<item><title>Naïve — “quoted”</title></item></channel></rss>\n"
+).encode()
+
+
+@pytest.mark.parametrize("charset", ["ISO-8859-1", "latin1", "us-ascii", "windows-1252"])
+def test_utf8_bytes_under_a_latin1_http_charset_are_read_as_utf8(charset: str) -> None:
+    feed = parse_feed(UTF8_BODY, f"application/rss+xml; charset={charset}", URL)
+    assert feed.title == "Café"
+    assert feed.items[0].title == "Naïve — “quoted”"
+    assert "encoding_mismatch" in _codes(feed)
+    assert "encoding_replaced" not in _codes(feed)
+
+
+def test_latin1_bytes_under_a_latin1_http_charset_stay_latin1() -> None:
+    body = UTF8_BODY.decode().replace(" — “quoted”", "").encode("latin-1")
+    feed = parse_feed(body, "text/xml; charset=ISO-8859-1", URL)
+    assert feed.title == "Café"
+    assert feed.items[0].title == "Naïve"
