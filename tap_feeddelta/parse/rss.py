@@ -54,9 +54,10 @@ def rss_feed(doc: XmlDocument, feed_format: FeedFormat, url: str) -> ParsedFeed:
         _item(key, element, f"{parent}/item[{index}]", url, doc.has_xml_base, feed_authors)
         for index, element in enumerate(item_elements, 1)
     )
+    feed_title = feed_values.get("title")
     return ParsedFeed(
         format=feed_format,
-        title=fields.title(feed_values.get("title"), "html", issues),
+        title=fields.title(feed_title, fields.rss_title_kind(feed_title), issues),
         link=fields.url(feed_values.get("link"), base, "feed", issues),
         description=fields.summary(feed_values.get("description"), "html", issues),
         language=fields.language(feed_values.get("language")),
@@ -212,7 +213,7 @@ def _item(
         native_id,  # native_id
         "guid" if native_id is not None else None,  # native_id_source
         url,  # url
-        fields.title(title, "html", issues),  # title
+        fields.title(title, fields.rss_title_kind(title), issues),  # title
         fields.summary(description, "html", issues),  # summary
         fields.content(encoded, "html", issues),  # content_text
         tuple(authors or itunes_authors) or feed_authors,  # authors

@@ -57,3 +57,60 @@ def test_text_after_an_html_embed_and_a_self_closed_svg_is_kept() -> None:
 )
 def test_dropped_elements(raw: str, expected: str) -> None:
     assert html_text(raw) == expected
+
+
+def _rss_titles(*escaped_titles: str) -> bytes:
+    items = "".join(f"<item><title>{title}</title></item>" for title in escaped_titles)
+    return (
+        '<?xml version="1.0"?><rss version="2.0"><channel><title>Code &lt;T&gt;</title>'
+        f"<link>http://example.com/</link>{items}</channel></rss>"
+    ).encode()
+
+
+def test_rss_titles_with_angle_brackets_that_are_no_html_keep_their_words() -> None:
+    feed = parse_feed(
+        _rss_titles(
+            "Understanding Optional&lt;T&gt; in Java",
+            "std::vector&lt;int&gt; tips",
+            "The &lt;details&gt; element",
+            "a &lt; b &amp;&amp; c &gt; d",
+            "Fish &amp; Chips",
+        ),
+        None,
+        URL,
+    )
+    assert feed.title == "Code <T>"
+    assert [item.title for item in feed.items] == [
+        "Understanding Optional<T> in Java",
+        "std::vector<int> tips",
+        "The <details> element",
+        "a < b && c > d",
+        "Fish & Chips",
+    ]
+
+
+def test_rss_titles_that_look_like_html_are_read_as_html() -> None:
+    feed = parse_feed(
+        _rss_titles(
+            "&lt;b&gt;Bold&lt;/b&gt; news",
+            "Line&lt;br&gt;two",
+            "Line&lt;br/&gt;two",
+            "Rule&lt;hr /&gt;d",
+            'Pic&lt;img src="x.png"&gt; here',
+            "AT&amp;amp;T",
+            "caf&amp;eacute; &amp;#8212; &amp;#x41;",
+            "&lt;script&gt;alert(1)&lt;/script&gt;Safe",
+        ),
+        None,
+        URL,
+    )
+    assert [item.title for item in feed.items] == [
+        "Bold news",
+        "Line two",
+        "Line two",
+        "Rule d",
+        "Pic here",
+        "AT&T",
+        "café — A",
+        "Safe",
+    ]
