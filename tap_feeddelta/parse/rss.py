@@ -8,7 +8,15 @@ from tap_feeddelta.errors import Issue, ParseError
 from tap_feeddelta.models import Author, Enclosure, FeedFormat, ParsedFeed, ParsedItem
 from tap_feeddelta.parse import fields
 from tap_feeddelta.parse.limits import MAX_ITEMS_READ
-from tap_feeddelta.parse.names import RDF_ABOUT, RSS_HOME, TagKey, markup_of, tag_keys, text_of
+from tap_feeddelta.parse.names import (
+    RDF_ABOUT,
+    RDF_NAMESPACE,
+    RSS_HOME,
+    TagKey,
+    markup_of,
+    tag_keys,
+    text_of,
+)
 from tap_feeddelta.parse.xmldoc import XmlDocument, base_of, child_base, kept_items
 
 
@@ -24,9 +32,20 @@ def rss_format(root_key: str, root: etree._Element) -> FeedFormat | None:
     return None
 
 
+def _home(root: etree._Element) -> frozenset[str]:
+    """The RSS home namespaces of a document: the known ones, and the root's own (an RSS
+    root is sometimes put in another default namespace, Atom's most often). The RDF
+    namespace of an RSS 1.0 root is none: its children are in the RSS 1.0 namespace."""
+    tag = root.tag
+    namespace = tag[1:].partition("}")[0] if isinstance(tag, str) and tag.startswith("{") else ""
+    if namespace in RSS_HOME or namespace == RDF_NAMESPACE:
+        return RSS_HOME
+    return RSS_HOME | {namespace}
+
+
 def rss_feed(doc: XmlDocument, feed_format: FeedFormat, url: str) -> ParsedFeed:
-    key = tag_keys(RSS_HOME)
     root = doc.root
+    key = tag_keys(_home(root))
     channel = root if key[root.tag] == "channel" else None
     for child in root:
         if channel is None and key[child.tag] == "channel":

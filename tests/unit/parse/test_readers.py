@@ -1,0 +1,37 @@
+"""The format readers: which elements give which fields."""
+
+from __future__ import annotations
+
+import pytest
+
+from tap_feeddelta.parse import parse_feed
+
+URL = "http://example.com/feed"
+
+
+@pytest.mark.parametrize(
+    "namespace", ["http://www.w3.org/2005/Atom", "http://example.com/ns/custom"]
+)
+def test_rss_under_a_foreign_default_namespace_is_read(namespace: str) -> None:
+    body = f"""<?xml version="1.0"?>
+<rss version="2.0" xmlns="{namespace}"><channel><title>Atom NS</title>
+<link>http://example.com/</link><description>x</description>
+<item><title>Item</title><link>http://example.com/a</link>
+<pubDate>Mon, 15 Jan 2024 10:30:00 GMT</pubDate></item></channel></rss>""".encode()
+    feed = parse_feed(body, None, URL)
+    assert (feed.title, feed.link, feed.description) == ("Atom NS", "http://example.com/", "x")
+    item = feed.items[0]
+    assert (item.title, item.url, item.published_at) == (
+        "Item",
+        "http://example.com/a",
+        "2024-01-15T10:30:00Z",
+    )
+
+
+def test_the_rdf_namespace_of_an_rss_1_root_is_no_rss_home() -> None:
+    body = b"""<rdf:RDF xmlns:rdf="http://www.w3.org/1999/02/22-rdf-syntax-ns#"
+ xmlns="http://purl.org/rss/1.0/"><channel><title>t</title></channel>
+<item><title>i</title><rdf:Description>not the description</rdf:Description>
+<description>the description</description></item></rdf:RDF>"""
+    feed = parse_feed(body, None, URL)
+    assert feed.items[0].summary == "the description"
