@@ -116,8 +116,8 @@ def _channel(
             continue
         if name in ("title", "dc:title") and "title" not in values:
             values["title"] = markup_of(child, is_text_markup=True)
-        elif name == "link" and "link" not in values:
-            values["link"] = text_of(child)
+        elif name == "link" and not values.get("link"):
+            values["link"] = text_of(child).strip()  # an empty <link/> hides no later one
         elif name == "atom:link" and "atomlink" not in values:
             if (child.get("rel") or "alternate") == "alternate" and child.get("href"):
                 values["atomlink"] = child.get("href")
@@ -134,7 +134,7 @@ def _channel(
         elif name in ("dc:creator", "itunes:author", "author"):
             found = fields.author(text_of(child), None, None, base, issues)
             authors.extend([found] if found else [])
-    if "link" not in values and "atomlink" in values:
+    if not values.get("link") and "atomlink" in values:
         values["link"] = values["atomlink"]
     return tuple(authors[:1])
 
@@ -163,8 +163,8 @@ def _item(
             if title is None:
                 title = markup_of(child, is_text_markup=True)
         elif name == "link":
-            if link is None:
-                link = text_of(child)
+            if not link:
+                link = text_of(child).strip()  # an empty <link/> hides no later one
         elif name == "description" or name == "dc:description":
             if description is None:
                 description = markup_of(child, is_text_markup=True)

@@ -35,3 +35,22 @@ def test_the_rdf_namespace_of_an_rss_1_root_is_no_rss_home() -> None:
 <description>the description</description></item></rdf:RDF>"""
     feed = parse_feed(body, None, URL)
     assert feed.items[0].summary == "the description"
+
+
+def test_an_empty_first_link_does_not_hide_a_later_one() -> None:
+    body = b"""<rss version="2.0" xmlns:atom="http://www.w3.org/2005/Atom"><channel>
+<title>x</title><link/><link>http://example.com/</link>
+<item><title>x</title><link/><link>http://example.com/real</link></item>
+<item><title>y</title><link> </link><link>http://example.com/y</link></item>
+</channel></rss>"""
+    feed = parse_feed(body, None, URL)
+    assert feed.link == "http://example.com/"
+    assert [item.url for item in feed.items] == ["http://example.com/real", "http://example.com/y"]
+
+
+def test_an_atom_self_link_under_an_atom_default_namespace_does_not_hide_the_link() -> None:
+    body = b"""<rss version="2.0" xmlns="http://www.w3.org/2005/Atom"
+ xmlns:atom="http://www.w3.org/2005/Atom"><channel><title>x</title>
+<atom:link rel="self" href="http://example.com/feed"/><link>http://example.com/</link>
+</channel></rss>"""
+    assert parse_feed(body, None, URL).link == "http://example.com/"
