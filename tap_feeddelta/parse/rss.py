@@ -150,6 +150,7 @@ def _item(
     issues: list[Issue] = []
     base = base_of(element, document_url) if has_xml_base else document_url
     title = link = description = encoded = guid = published = dc_date = updated = None
+    atom_published = None
     alternate = itunes_summary = None
     is_permalink = True
     authors: list[Author] = []
@@ -201,6 +202,9 @@ def _item(
         elif name == "dcterms:modified" or name == "atom:updated":
             if updated is None:
                 updated = text_of(child)
+        elif name == "atom:published":
+            if atom_published is None:
+                atom_published = text_of(child)
         elif name == "media:content" or name == "media:group":
             _media(key, child, base, has_xml_base, media, issues)
         elif name == "atom:link":
@@ -213,6 +217,8 @@ def _item(
                 itunes_authors.append(found)
         elif name == "itunes:summary" and itunes_summary is None:
             itunes_summary = text_of(child)
+    if published is None:
+        published = atom_published
     if published is None:
         published, dc_date = dc_date, None
     if updated is None:

@@ -54,3 +54,20 @@ def test_an_atom_self_link_under_an_atom_default_namespace_does_not_hide_the_lin
 <atom:link rel="self" href="http://example.com/feed"/><link>http://example.com/</link>
 </channel></rss>"""
     assert parse_feed(body, None, URL).link == "http://example.com/"
+
+
+def test_atom_published_in_an_rss_item_is_its_published_date() -> None:
+    body = b"""<rss version="2.0" xmlns:atom="http://www.w3.org/2005/Atom"
+ xmlns:dc="http://purl.org/dc/elements/1.1/"><channel><title>x</title>
+<item><title>y</title><atom:published>2024-01-15T10:30:00Z</atom:published></item>
+<item><title>z</title><dc:date>2024-02-01T00:00:00Z</dc:date>
+<atom:published>2024-01-15T10:30:00Z</atom:published></item>
+<item><title>w</title><pubDate>Tue, 16 Jan 2024 10:30:00 GMT</pubDate>
+<atom:published>2024-01-15T10:30:00Z</atom:published></item>
+</channel></rss>"""
+    feed = parse_feed(body, None, URL)
+    assert [(item.published_at, item.updated_at) for item in feed.items] == [
+        ("2024-01-15T10:30:00Z", None),
+        ("2024-01-15T10:30:00Z", "2024-02-01T00:00:00Z"),
+        ("2024-01-16T10:30:00Z", None),
+    ]
