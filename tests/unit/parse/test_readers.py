@@ -71,3 +71,11 @@ def test_atom_published_in_an_rss_item_is_its_published_date() -> None:
         ("2024-01-15T10:30:00Z", "2024-02-01T00:00:00Z"),
         ("2024-01-16T10:30:00Z", None),
     ]
+
+
+def test_a_pub_date_with_an_offset_and_a_zone_name_is_read() -> None:
+    body = b"""<rss version="2.0"><channel><title>x</title><item><title>x</title>
+<pubDate>Mon, 15 Jan 2024 10:30:00 +0000 GMT</pubDate></item></channel></rss>"""
+    item = parse_feed(body, None, URL).items[0]
+    assert item.published_at == "2024-01-15T10:30:00Z"
+    assert not item.issues
