@@ -155,6 +155,18 @@ def _person(
     return fields.author(name, email, uri, base, issues)
 
 
+def _source_authors(
+    key: TagKey, source: etree._Element, base: str | None, has_xml_base: bool, issues: list[Issue]
+) -> tuple[Author, ...]:
+    """The authors of the feed an entry was copied from (``atom:source``)."""
+    found = (
+        _person(key, child, base, has_xml_base, issues)
+        for child in source
+        if key[child.tag] == "author"
+    )
+    return tuple(author for author in found if author is not None)
+
+
 def _entry(
     key: TagKey,
     element: etree._Element,
@@ -170,6 +182,7 @@ def _entry(
     summary: tuple[str | None, TextKind] = (None, "text")
     content: tuple[str | None, TextKind] = (None, "text")
     authors: list[Author] = []
+    source_authors: tuple[Author, ...] = ()
     tags: list[str] = []
     enclosures: list[Enclosure] = []
     for child in element:
@@ -225,6 +238,9 @@ def _entry(
             found = fields.author(text_of(child), None, None, base, issues)
             if found is not None:
                 authors.append(found)
+        elif name == "source":
+            source_base = child_base(child, base) if has_xml_base else base
+            source_authors = _source_authors(key, child, source_base, has_xml_base, issues)
     native_id = fields.native_id(entry_id, issues)
     # Positional (faster than keywords); the order is checked by test_fields.py.
     return ParsedItem(
@@ -234,7 +250,7 @@ def _entry(
         fields.title(title[0], title[1], issues),  # title
         fields.summary(summary[0], summary[1], issues),  # summary
         fields.content(content[0], content[1], issues),  # content_text
-        tuple(authors) or feed_authors,  # authors
+        tuple(authors) or source_authors or feed_authors,  # authors (RFC 4287 4.2.1)
         fields.unique(tags),  # tags
         fields.date(published or issued or created, "published", issues),  # published_at
         fields.date(updated, "updated", issues),  # updated_at

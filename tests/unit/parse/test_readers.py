@@ -79,3 +79,24 @@ def test_a_pub_date_with_an_offset_and_a_zone_name_is_read() -> None:
     item = parse_feed(body, None, URL).items[0]
     assert item.published_at == "2024-01-15T10:30:00Z"
     assert not item.issues
+
+
+ATOM_PLANET = b"""<?xml version="1.0"?>
+<feed xmlns="http://www.w3.org/2005/Atom"><title>Planet</title><id>urn:p</id>
+<author><name>Planet Admin</name></author>
+<entry><id>urn:1</id><title>From blog</title><source><id>urn:blog</id><title>Blog</title>
+<author><name>Blog Author</name><uri>/about</uri></author></source></entry>
+<entry><id>urn:2</id><author><name>Own Author</name></author>
+<source><author><name>Blog Author</name></author></source></entry>
+<entry><id>urn:3</id><source><title>No authors</title></source></entry>
+</feed>"""
+
+
+def test_an_atom_entry_takes_its_source_authors_before_the_feed_authors() -> None:
+    feed = parse_feed(ATOM_PLANET, None, "http://example.com/planet.xml")
+    assert [[author.name for author in item.authors] for item in feed.items] == [
+        ["Blog Author"],
+        ["Own Author"],
+        ["Planet Admin"],
+    ]
+    assert feed.items[0].authors[0].url == "http://example.com/about"
