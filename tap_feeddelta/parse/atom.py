@@ -22,6 +22,15 @@ _HTML_TYPES = frozenset({"html", "text/html"})
 _XHTML_TYPES = frozenset({"xhtml", "application/xhtml+xml"})
 _TEXT_TYPES = frozenset({"", "text", "text/plain"})
 _KNOWN_TYPES = _TEXT_TYPES | _HTML_TYPES | _XHTML_TYPES
+_PAGE_TYPES = frozenset({"", "text/html", "application/xhtml+xml"})
+
+
+def _is_page_type(media_type: str | None) -> bool:
+    """Whether an alternate link of this type is a web page (an untyped one is), which
+    readers prefer to other representations (a JSON or Atom version of the entry)."""
+    if media_type is None:
+        return True
+    return media_type.partition(";")[0].strip().lower() in _PAGE_TYPES
 
 
 def atom_format(root: etree._Element) -> FeedFormat:
@@ -89,6 +98,7 @@ def atom_feed(doc: XmlDocument, feed_format: FeedFormat, url: str) -> ParsedFeed
     has_more = False
     values: dict[str, tuple[str | None, TextKind]] = {}
     link: str | None = None
+    link_is_page = False  # an alternate link to a web page, which no later one replaces
     authors: list[Author] = []
     for child in root:
         name = key[child.tag]
@@ -103,10 +113,14 @@ def atom_feed(doc: XmlDocument, feed_format: FeedFormat, url: str) -> ParsedFeed
             values["subtitle"] = _construct(child)
         elif name in ("updated", "modified") and "updated" not in values:
             values["updated"] = (text_of(child), "text")
-        elif name == "link" and link is None:
+        elif name == "link" and not link_is_page:
             if (child.get("rel") or "alternate").strip() == "alternate" and child.get("href"):
-                link_base = child_base(child, base) if doc.has_xml_base else base
-                link = fields.url(child.get("href"), link_base, "feed", issues)
+                is_page = _is_page_type(child.get("type"))
+                if link is None or is_page:
+                    link_base = child_base(child, base) if doc.has_xml_base else base
+                    resolved = fields.url(child.get("href"), link_base, "feed", issues)
+                    if resolved is not None:
+                        link, link_is_page = resolved, is_page
         elif name == "author":
             found = _person(key, child, base, doc.has_xml_base, issues)
             authors.extend([found] if found else [])
@@ -178,6 +192,7 @@ def _entry(
     issues: list[Issue] = []
     base = base_of(element, document_url) if has_xml_base else document_url
     entry_id = link = published = issued = updated = created = None
+    link_is_page = False
     title: tuple[str | None, TextKind] = (None, "text")
     summary: tuple[str | None, TextKind] = (None, "text")
     content: tuple[str | None, TextKind] = (None, "text")
@@ -196,8 +211,14 @@ def _entry(
             if not href:
                 continue
             link_base = child_base(child, base) if has_xml_base else base
-            if rel == "alternate" and link is None:
-                link = fields.url(href, link_base, "item", issues)
+            if rel == "alternate":
+                if link_is_page:
+                    continue
+                is_page = _is_page_type(child.get("type"))
+                if link is None or is_page:
+                    resolved = fields.url(href, link_base, "item", issues)
+                    if resolved is not None:
+                        link, link_is_page = resolved, is_page
             elif rel == "enclosure":
                 enc = fields.enclosure(
                     href, child.get("type"), child.get("length"), link_base, issues

@@ -100,3 +100,27 @@ def test_an_atom_entry_takes_its_source_authors_before_the_feed_authors() -> Non
         ["Planet Admin"],
     ]
     assert feed.items[0].authors[0].url == "http://example.com/about"
+
+
+def test_an_html_alternate_link_is_preferred_to_other_types() -> None:
+    body = b"""<?xml version="1.0"?>
+<feed xmlns="http://www.w3.org/2005/Atom"><title>t</title><id>urn:f</id>
+<link rel="alternate" type="application/atom+xml" href="http://example.com/feed.atom"/>
+<link rel="alternate" type="text/html" href="http://example.com/"/>
+<entry><id>urn:1</id>
+<link rel="alternate" type="application/json" href="http://example.com/1.json"/>
+<link rel="alternate" type="text/html" href="http://example.com/1.html"/></entry>
+<entry><id>urn:2</id><link type="application/pdf" href="http://example.com/2.pdf"/>
+<link href="http://example.com/2.html"/><link href="http://example.com/2-other.html"/></entry>
+<entry><id>urn:3</id><link href="http://example.com/3.html"/>
+<link type="TEXT/HTML" href="http://example.com/3-second.html"/></entry>
+<entry><id>urn:4</id><link type="application/pdf" href="http://example.com/4.pdf"/></entry>
+</feed>"""
+    feed = parse_feed(body, None, URL)
+    assert feed.link == "http://example.com/"
+    assert [item.url for item in feed.items] == [
+        "http://example.com/1.html",
+        "http://example.com/2.html",
+        "http://example.com/3.html",
+        "http://example.com/4.pdf",
+    ]
