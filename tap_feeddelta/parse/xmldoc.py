@@ -6,10 +6,12 @@ bounded before parsing. A DOCTYPE is removed before the parser sees it, so that 
 entity it declares is ever expanded (billion laughs, quadratic blowup); declared
 entities are reported with ``doctype_ignored`` and their references stay literal text.
 
-Leniency: a document is first parsed strictly. When that fails it is repaired (stray
-``&`` and ``<`` escaped, HTML named entities made character references, control
-characters removed) and parsed again in recovery mode — reported as ``xml_recovered``.
-A document that breaks off keeps the items that were complete before the break.
+Leniency: text or HTML before the XML (a server's warning) is skipped. A document is
+first parsed strictly. When that fails it is repaired (stray ``&`` and ``<`` escaped,
+HTML named entities made character references, control characters removed, raw HTML in
+RSS text elements escaped) and parsed again in recovery mode — reported as
+``xml_recovered``. A document that breaks off keeps the items that were complete before
+the break.
 """
 
 from __future__ import annotations
