@@ -44,6 +44,7 @@ _LEADING_JUNK: Final = re.compile(rb"<\?xml|<rss|<feed|<rdf:RDF|<RDF|<channel")
 _LATE_DECLARATION: Final = re.compile(rb"<\?xml\s")
 _JUNK_SEARCH_BYTES: Final = 4096
 _TRUNCATED_ERRORS: Final = frozenset({77})  # XML_ERR_TAG_NOT_FINISHED: EOF inside an element
+_TRAILING_MISC_REVERSED: Final = re.compile(rb"(?:\s|>--.*?--!<|>\?.*?\?<)*", re.S)
 _EXTRA_CONTENT_ERROR: Final = 5  # XML_ERR_DOCUMENT_END: the root was closed, text followed
 # The root's end tag at the end of the data; without its ">" it still closes all content.
 _END_TAG_AT_END: Final = re.compile(rb"</(?:[A-Za-z_][\w.-]*:)?(?P<name>[A-Za-z_][\w.-]*)\s*>?\Z")
@@ -198,19 +199,12 @@ def _escaped(content: bytes) -> bytes:
     return b"".join(pieces)
 
 
-def _without_trailing_misc(data: bytes) -> bytes:
-    """The data without the whitespace, comments and PIs that may follow the root."""
-    data = data.rstrip()
-    while True:
-        if data.endswith(b"-->"):
-            start = data.rfind(b"<!--")
-        elif data.endswith(b"?>"):
-            start = data.rfind(b"<?")
-        else:
-            return data
-        if start < 0:
-            return data
-        data = data[:start].rstrip()
+def _content_end(data: bytes) -> int:
+    """Where the data ends without the whitespace, comments and PIs that may follow the
+    root. Read backwards (one pass over the reversed data): a comment reversed is
+    ``>-- ... --!<``."""
+    trailing = _TRAILING_MISC_REVERSED.match(data[::-1])
+    return len(data) - (trailing.end() if trailing else 0)
 
 
 def _breaks_off(data: bytes, root: etree._Element, error_types: set[int]) -> bool:
@@ -224,7 +218,8 @@ def _breaks_off(data: bytes, root: etree._Element, error_types: set[int]) -> boo
         return True
     if _EXTRA_CONTENT_ERROR in error_types:
         return False
-    end = _END_TAG_AT_END.search(_without_trailing_misc(data)[-512:])
+    content_end = _content_end(data)
+    end = _END_TAG_AT_END.search(data, max(0, content_end - 512), content_end)
     return end is None or end.group("name").decode("utf-8", "replace") != _local_name(root)
 
 

@@ -211,3 +211,14 @@ def test_garbage_is_a_parse_error(body: bytes) -> None:
     result = _parse_quickly(body)
     assert isinstance(result, ParseError)
     assert result.code in ("invalid_feed", "not_a_feed")
+
+
+def test_many_comments_after_a_recovered_root_are_read_in_bounded_time() -> None:
+    body = (
+        b"<rss><channel><item><title>A & B</title></item></channel></rss>"
+        + b"<!-- c -->\n<?pi x?>\n" * 200_000
+    )
+    feed = _parse_quickly(body, 3)
+    assert isinstance(feed, ParsedFeed)
+    assert not feed.is_truncated
+    assert [item.title for item in feed.items] == ["A & B"]
