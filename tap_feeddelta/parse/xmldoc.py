@@ -183,8 +183,15 @@ def _with_rss_markup_as_text(data: bytes) -> tuple[bytes, bool]:
 def _text_end_of(data: bytes, name: bytes, at: int) -> tuple[int, bool]:
     """Where the content of the text element ``name`` that starts at ``at`` ends (-1 when
     it never does), and whether it holds markup outside CDATA."""
+    pattern = _text_end(name)
+    first = data.find(b"<", at)
+    if first < 0:
+        return -1, False
+    usual = pattern.match(data, first)
+    if usual is not None and usual.lastgroup == "end":
+        return first, False  # the usual content, escaped: its first "<" ends it
     has_raw = False
-    for found in _text_end(name).finditer(data, at):
+    for found in pattern.finditer(data, first):
         if found.lastgroup == "end":
             return found.start(), has_raw
         if found.lastgroup == "raw":
