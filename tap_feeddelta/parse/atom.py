@@ -14,7 +14,7 @@ from tap_feeddelta.parse import fields
 from tap_feeddelta.parse.fields import TextKind
 from tap_feeddelta.parse.limits import MAX_ITEMS_READ, MAX_RAW_TEXT_CHARS
 from tap_feeddelta.parse.names import ATOM_HOME, XML_LANG, TagKey, markup_of, tag_keys, text_of
-from tap_feeddelta.parse.xmldoc import XmlDocument, base_of, kept_items
+from tap_feeddelta.parse.xmldoc import XmlDocument, base_of, child_base, kept_items
 
 ATOM_03 = "http://purl.org/atom/ns#"
 
@@ -22,6 +22,15 @@ _HTML_TYPES = frozenset({"html", "text/html"})
 _XHTML_TYPES = frozenset({"xhtml", "application/xhtml+xml"})
 _TEXT_TYPES = frozenset({"", "text", "text/plain"})
 _KNOWN_TYPES = _TEXT_TYPES | _HTML_TYPES | _XHTML_TYPES
+_PAGE_TYPES = frozenset({"", "text/html", "application/xhtml+xml"})
+
+
+def _is_page_type(media_type: str | None) -> bool:
+    """Whether an alternate link of this type is a web page (an untyped one is), which
+    readers prefer to other representations (a JSON or Atom version of the entry)."""
+    if media_type is None:
+        return True
+    return media_type.partition(";")[0].strip().lower() in _PAGE_TYPES
 
 
 def atom_format(root: etree._Element) -> FeedFormat:
@@ -89,6 +98,7 @@ def atom_feed(doc: XmlDocument, feed_format: FeedFormat, url: str) -> ParsedFeed
     has_more = False
     values: dict[str, tuple[str | None, TextKind]] = {}
     link: str | None = None
+    link_is_page = False  # an alternate link to a web page, which no later one replaces
     authors: list[Author] = []
     for child in root:
         name = key[child.tag]
@@ -103,10 +113,14 @@ def atom_feed(doc: XmlDocument, feed_format: FeedFormat, url: str) -> ParsedFeed
             values["subtitle"] = _construct(child)
         elif name in ("updated", "modified") and "updated" not in values:
             values["updated"] = (text_of(child), "text")
-        elif name == "link" and link is None:
+        elif name == "link" and not link_is_page:
             if (child.get("rel") or "alternate").strip() == "alternate" and child.get("href"):
-                link_base = base_of(child, base) if doc.has_xml_base else base
-                link = fields.url(child.get("href"), link_base, "feed", issues)
+                is_page = _is_page_type(child.get("type"))
+                if link is None or is_page:
+                    link_base = child_base(child, base) if doc.has_xml_base else base
+                    resolved = fields.url(child.get("href"), link_base, "feed", issues)
+                    if resolved is not None:
+                        link, link_is_page = resolved, is_page
         elif name == "author":
             found = _person(key, child, base, doc.has_xml_base, issues)
             authors.extend([found] if found else [])
@@ -118,7 +132,7 @@ def atom_feed(doc: XmlDocument, feed_format: FeedFormat, url: str) -> ParsedFeed
     feed_authors = tuple(authors)
     root_name = root.tag.rpartition("}")[2]
     items = tuple(
-        _entry(key, element, f"/{root_name}/entry[{index}]", base, doc.has_xml_base, feed_authors)
+        _entry(key, element, f"/{root_name}/entry[{index}]", url, doc.has_xml_base, feed_authors)
         for index, element in enumerate(entries, 1)
     )
     title_raw, title_kind = values.get("title", (None, "text"))
@@ -151,26 +165,39 @@ def _person(
     if name is None and email is None and uri is None and not len(element):
         name = element.text
     if uri and has_xml_base:
-        base = base_of(element, base)
+        base = child_base(element, base)
     return fields.author(name, email, uri, base, issues)
+
+
+def _source_authors(
+    key: TagKey, source: etree._Element, base: str | None, has_xml_base: bool, issues: list[Issue]
+) -> tuple[Author, ...]:
+    """The authors of the feed an entry was copied from (``atom:source``)."""
+    found = (
+        _person(key, child, base, has_xml_base, issues)
+        for child in source
+        if key[child.tag] == "author"
+    )
+    return tuple(author for author in found if author is not None)
 
 
 def _entry(
     key: TagKey,
     element: etree._Element,
     pointer: str,
-    base: str | None,
+    document_url: str,
     has_xml_base: bool,
     feed_authors: tuple[Author, ...],
 ) -> ParsedItem:
     issues: list[Issue] = []
-    if has_xml_base:
-        base = base_of(element, base)
+    base = base_of(element, document_url) if has_xml_base else document_url
     entry_id = link = published = issued = updated = created = None
+    link_is_page = False
     title: tuple[str | None, TextKind] = (None, "text")
     summary: tuple[str | None, TextKind] = (None, "text")
     content: tuple[str | None, TextKind] = (None, "text")
     authors: list[Author] = []
+    source_authors: tuple[Author, ...] = ()
     tags: list[str] = []
     enclosures: list[Enclosure] = []
     for child in element:
@@ -183,9 +210,15 @@ def _entry(
             href = child.get("href")
             if not href:
                 continue
-            link_base = base_of(child, base) if has_xml_base else base
-            if rel == "alternate" and link is None:
-                link = fields.url(href, link_base, "item", issues)
+            link_base = child_base(child, base) if has_xml_base else base
+            if rel == "alternate":
+                if link_is_page:
+                    continue
+                is_page = _is_page_type(child.get("type"))
+                if link is None or is_page:
+                    resolved = fields.url(href, link_base, "item", issues)
+                    if resolved is not None:
+                        link, link_is_page = resolved, is_page
             elif rel == "enclosure":
                 enc = fields.enclosure(
                     href, child.get("type"), child.get("length"), link_base, issues
@@ -226,6 +259,9 @@ def _entry(
             found = fields.author(text_of(child), None, None, base, issues)
             if found is not None:
                 authors.append(found)
+        elif name == "source":
+            source_base = child_base(child, base) if has_xml_base else base
+            source_authors = _source_authors(key, child, source_base, has_xml_base, issues)
     native_id = fields.native_id(entry_id, issues)
     # Positional (faster than keywords); the order is checked by test_fields.py.
     return ParsedItem(
@@ -235,7 +271,7 @@ def _entry(
         fields.title(title[0], title[1], issues),  # title
         fields.summary(summary[0], summary[1], issues),  # summary
         fields.content(content[0], content[1], issues),  # content_text
-        tuple(authors) or feed_authors,  # authors
+        tuple(authors) or source_authors or feed_authors,  # authors (RFC 4287 4.2.1)
         fields.unique(tags),  # tags
         fields.date(published or issued or created, "published", issues),  # published_at
         fields.date(updated, "updated", issues),  # updated_at

@@ -32,7 +32,12 @@ _ZONES: Final = {
     "nzdt": 780,
 }  # fmt: skip
 
-_ZONE: Final = r"(?P<zone>[A-Za-z]{1,5}(?:\s*[+-]\d{1,2}(?::?\d{2})?)?|[+-]\d{1,2}(?::?\d{2})?)"
+# A zone: a name, a name with an offset ("GMT+1"), or an offset that a name may follow
+# ("+0000 GMT", the name then only repeats it).
+_ZONE: Final = (
+    r"(?P<zone>[A-Za-z]{1,5}(?:\s*[+-]\d{1,2}(?::?\d{2})?)?"
+    r"|[+-]\d{1,2}(?::?\d{2})?(?:\s+[A-Za-z]{1,5})?)"
+)
 _TIME: Final = (
     r"(?P<hour>\d{1,2})[:.](?P<minute>\d{2})(?:[:.](?P<second>\d{2})(?:[.,]\d+)?)?"
     r"(?:\s*(?P<ampm>[AaPp]\.?[Mm]\.?))?"
@@ -64,6 +69,8 @@ def _offset_minutes(zone: str | None) -> int | None:
     if not zone:
         return 0
     zone = zone.strip()
+    if zone[0] == "+" or zone[0] == "-":
+        zone = zone.split(None, 1)[0]  # "+0000 GMT": the offset says it all
     sign_at = max(zone.rfind("+"), zone.rfind("-"))
     name = zone if sign_at < 0 else zone[:sign_at].strip()
     base = 0

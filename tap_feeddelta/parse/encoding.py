@@ -1,9 +1,10 @@
 """The document's characters: BOM first, then the HTTP charset, then the XML declaration.
 
 The result is UTF-8 bytes, the one encoding the XML parser is then told to read. Bytes
-declared Latin-1 or ASCII are read as windows-1252 (what their authors meant), a wrong
-declaration is ignored when another reading fits, and bytes that fit no reading are
-replaced — reported, never a crash.
+declared Latin-1 or ASCII are read as windows-1252 (what their authors meant), legacy CJK
+charsets as the supersets browsers read them with (cp932, cp949, Big5-HKSCS, GB 18030),
+a wrong declaration is ignored when another reading fits, and bytes that fit no reading
+are replaced — reported, never a crash.
 """
 
 from __future__ import annotations
@@ -39,7 +40,28 @@ _REFUSED: Final = frozenset(
 )
 _WINDOWS_1252_FOR: Final = frozenset({"latin_1", "iso8859_1", "ascii", "cp1252"})
 _DECODED_NON_ASCII: Final = re.compile("[^\x00-\x7f\ufffd]")
-_ALIASES: Final = {"gb2312": "gb18030", "gbk": "gb18030", "x-sjis": "shift_jis"}
+# Legacy CJK charsets are read with the superset that browsers use for them (WHATWG
+# Encoding Standard): servers label Windows code page text with the older names.
+_SUPERSET_FOR: Final = {
+    "shift_jis": "cp932",
+    "euc_kr": "cp949",
+    "big5": "big5hkscs",
+    "gb2312": "gb18030",
+    "gbk": "gb18030",
+}
+# The WHATWG labels of those encodings that Python's codec registry does not know.
+_ALIASES: Final = {
+    **dict.fromkeys(("windows-31j", "x-sjis"), "cp932"),
+    **dict.fromkeys(
+        (
+            "windows-949", "cseuckr", "csksc56011987", "iso-ir-149", "ks_c_5601-1989",
+            "ksc_5601",
+        ),
+        "cp949",
+    ),
+    **dict.fromkeys(("cn-big5", "x-x-big5"), "big5hkscs"),
+    **dict.fromkeys(("csgb2312", "gb_2312", "gb_2312-80", "x-gbk"), "gb18030"),
+}  # fmt: skip
 
 
 @dataclass(frozen=True, slots=True)
@@ -61,7 +83,7 @@ def _codec(name: str | None) -> str | None:
         return None
     if found in _WINDOWS_1252_FOR:
         return "cp1252"
-    return found
+    return _SUPERSET_FOR.get(found, found)
 
 
 def _read_1252(body: bytes) -> tuple[str, bool]:
@@ -103,7 +125,23 @@ def utf8_document(body: bytes, content_type: str | None) -> Decoded:
     issues = []
     if unknown:
         issues.append(Issue("encoding_mismatch", "A declared encoding is unknown; ignored."))
+    if candidates[:1] == ["cp1252"] and _is_default_charset_over_utf8(body, content_type):
+        issues.append(Issue("encoding_mismatch", "The HTTP charset was ignored: UTF-8 bytes."))
+        return Decoded(body, tuple(issues))
     return _decoded(body, candidates, issues)
+
+
+def _is_default_charset_over_utf8(body: bytes, content_type: str | None) -> bool:
+    """Whether the HTTP charset is a Latin-1, windows-1252 or ASCII label (the usual
+    server default, not the author's choice) over bytes that are UTF-8 with non-ASCII
+    text: UTF-8's multi-byte sequences almost never occur in real Latin-1 text."""
+    if _codec(declared_charset(content_type)) != "cp1252" or body.isascii():
+        return False
+    try:
+        body.decode("utf-8")
+    except UnicodeDecodeError:
+        return False
+    return True
 
 
 def _xml_declared(body: bytes) -> str | None:

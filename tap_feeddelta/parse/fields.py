@@ -32,6 +32,16 @@ _EMAIL: Final = re.compile(r"[^\s@<>()\"',;]+@[^\s@<>()\"',;]+")
 _LANGUAGE: Final = re.compile(r"[A-Za-z]{1,8}(?:[-_][A-Za-z0-9]{1,8})*")
 
 
+# An RSS title is read as HTML only when it shows HTML: an end tag, a character or entity
+# reference, or a void tag. "Optional<T>" and "The <details> element" are plain text.
+_LOOKS_LIKE_HTML: Final = re.compile(
+    r"</[A-Za-z][\w:.-]*\s*>"
+    r"|&(?:#[0-9]{1,7}|#[xX][0-9A-Fa-f]{1,6}|[A-Za-z][A-Za-z0-9]{1,31});"
+    r"|<(?:br|hr|img|wbr)(?:\s[^<>]*)?/?>",
+    re.I,
+)
+
+
 _TITLE_CUT: Final = Issue("title_truncated", "The title was cut to 1 KiB.")
 _SUMMARY_CUT: Final = Issue("summary_truncated", "The summary was cut to 4 KiB.")
 _CONTENT_CUT: Final = Issue("content_truncated", "The content was cut to 64 KiB.")
@@ -40,6 +50,13 @@ _CONTENT_CUT: Final = Issue("content_truncated", "The content was cut to 64 KiB.
 def title(raw: str | None, kind: TextKind, issues: list[Issue]) -> str | None:
     # Titles are unescaped twice: real feeds often double-escape them.
     return _capped_text(raw, kind, issues, MAX_TITLE_BYTES, _TITLE_CUT, unescape_twice=True)
+
+
+def rss_title_kind(raw: str | None) -> TextKind:
+    """How to read an RSS title, whose text may be HTML or plain text holding "<"."""
+    if not raw or ("<" not in raw and "&" not in raw):
+        return "text"
+    return "html" if _LOOKS_LIKE_HTML.search(raw) else "text"
 
 
 def summary(raw: str | None, kind: TextKind, issues: list[Issue]) -> str | None:

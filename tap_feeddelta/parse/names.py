@@ -44,7 +44,8 @@ _PREFIXES: Final = {
 }
 # Prefixes that recovery may leave unbound ("dc:creator" without a namespace).
 _KNOWN_PREFIXES: Final = frozenset({"atom", "dc", "dcterms", "content", "media", "itunes", "rdf"})
-RDF_ABOUT: Final = "{http://www.w3.org/1999/02/22-rdf-syntax-ns#}about"
+RDF_NAMESPACE: Final = "http://www.w3.org/1999/02/22-rdf-syntax-ns#"
+RDF_ABOUT: Final = f"{{{RDF_NAMESPACE}}}about"
 XML_LANG: Final = "{http://www.w3.org/XML/1998/namespace}lang"
 
 

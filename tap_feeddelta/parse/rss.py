@@ -8,8 +8,16 @@ from tap_feeddelta.errors import Issue, ParseError
 from tap_feeddelta.models import Author, Enclosure, FeedFormat, ParsedFeed, ParsedItem
 from tap_feeddelta.parse import fields
 from tap_feeddelta.parse.limits import MAX_ITEMS_READ
-from tap_feeddelta.parse.names import RDF_ABOUT, RSS_HOME, TagKey, markup_of, tag_keys, text_of
-from tap_feeddelta.parse.xmldoc import XmlDocument, base_of, kept_items
+from tap_feeddelta.parse.names import (
+    RDF_ABOUT,
+    RDF_NAMESPACE,
+    RSS_HOME,
+    TagKey,
+    markup_of,
+    tag_keys,
+    text_of,
+)
+from tap_feeddelta.parse.xmldoc import XmlDocument, base_of, child_base, kept_items
 
 
 def rss_format(root_key: str, root: etree._Element) -> FeedFormat | None:
@@ -24,9 +32,20 @@ def rss_format(root_key: str, root: etree._Element) -> FeedFormat | None:
     return None
 
 
+def _home(root: etree._Element) -> frozenset[str]:
+    """The RSS home namespaces of a document: the known ones, and the root's own (an RSS
+    root is sometimes put in another default namespace, Atom's most often). The RDF
+    namespace of an RSS 1.0 root is none: its children are in the RSS 1.0 namespace."""
+    tag = root.tag
+    namespace = tag[1:].partition("}")[0] if isinstance(tag, str) and tag.startswith("{") else ""
+    if namespace in RSS_HOME or namespace == RDF_NAMESPACE:
+        return RSS_HOME
+    return RSS_HOME | {namespace}
+
+
 def rss_feed(doc: XmlDocument, feed_format: FeedFormat, url: str) -> ParsedFeed:
-    key = tag_keys(RSS_HOME)
     root = doc.root
+    key = tag_keys(_home(root))
     channel = root if key[root.tag] == "channel" else None
     for child in root:
         if channel is None and key[child.tag] == "channel":
@@ -51,12 +70,13 @@ def rss_feed(doc: XmlDocument, feed_format: FeedFormat, url: str) -> ParsedFeed:
         else f"/{root_name}"
     )
     items = tuple(
-        _item(key, element, f"{parent}/item[{index}]", base, doc.has_xml_base, feed_authors)
+        _item(key, element, f"{parent}/item[{index}]", url, doc.has_xml_base, feed_authors)
         for index, element in enumerate(item_elements, 1)
     )
+    feed_title = feed_values.get("title")
     return ParsedFeed(
         format=feed_format,
-        title=fields.title(feed_values.get("title"), "html", issues),
+        title=fields.title(feed_title, fields.rss_title_kind(feed_title), issues),
         link=fields.url(feed_values.get("link"), base, "feed", issues),
         description=fields.summary(feed_values.get("description"), "html", issues),
         language=fields.language(feed_values.get("language")),
@@ -96,8 +116,8 @@ def _channel(
             continue
         if name in ("title", "dc:title") and "title" not in values:
             values["title"] = markup_of(child, is_text_markup=True)
-        elif name == "link" and "link" not in values:
-            values["link"] = text_of(child)
+        elif name == "link" and not values.get("link"):
+            values["link"] = text_of(child).strip()  # an empty <link/> hides no later one
         elif name == "atom:link" and "atomlink" not in values:
             if (child.get("rel") or "alternate") == "alternate" and child.get("href"):
                 values["atomlink"] = child.get("href")
@@ -114,7 +134,7 @@ def _channel(
         elif name in ("dc:creator", "itunes:author", "author"):
             found = fields.author(text_of(child), None, None, base, issues)
             authors.extend([found] if found else [])
-    if "link" not in values and "atomlink" in values:
+    if not values.get("link") and "atomlink" in values:
         values["link"] = values["atomlink"]
     return tuple(authors[:1])
 
@@ -123,14 +143,14 @@ def _item(
     key: TagKey,
     element: etree._Element,
     pointer: str,
-    base: str | None,
+    document_url: str,
     has_xml_base: bool,
     feed_authors: tuple[Author, ...],
 ) -> ParsedItem:
     issues: list[Issue] = []
-    if has_xml_base:
-        base = base_of(element, base)
+    base = base_of(element, document_url) if has_xml_base else document_url
     title = link = description = encoded = guid = published = dc_date = updated = None
+    atom_published = None
     alternate = itunes_summary = None
     is_permalink = True
     authors: list[Author] = []
@@ -144,8 +164,8 @@ def _item(
             if title is None:
                 title = markup_of(child, is_text_markup=True)
         elif name == "link":
-            if link is None:
-                link = text_of(child)
+            if not link:
+                link = text_of(child).strip()  # an empty <link/> hides no later one
         elif name == "description" or name == "dc:description":
             if description is None:
                 description = markup_of(child, is_text_markup=True)
@@ -170,9 +190,9 @@ def _item(
         elif name == "tags":
             tags.extend(filter(None, map(fields.tag, text_of(child).split(","))))
         elif name == "enclosure":
-            child_base = base_of(child, base) if has_xml_base else base
+            enclosure_base = child_base(child, base) if has_xml_base else base
             enc = fields.enclosure(
-                child.get("url"), child.get("type"), child.get("length"), child_base, issues
+                child.get("url"), child.get("type"), child.get("length"), enclosure_base, issues
             )
             if enc is not None:
                 enclosures.append(enc)
@@ -182,6 +202,9 @@ def _item(
         elif name == "dcterms:modified" or name == "atom:updated":
             if updated is None:
                 updated = text_of(child)
+        elif name == "atom:published":
+            if atom_published is None:
+                atom_published = text_of(child)
         elif name == "media:content" or name == "media:group":
             _media(key, child, base, has_xml_base, media, issues)
         elif name == "atom:link":
@@ -194,6 +217,8 @@ def _item(
                 itunes_authors.append(found)
         elif name == "itunes:summary" and itunes_summary is None:
             itunes_summary = text_of(child)
+    if published is None:
+        published = atom_published
     if published is None:
         published, dc_date = dc_date, None
     if updated is None:
@@ -213,7 +238,7 @@ def _item(
         native_id,  # native_id
         "guid" if native_id is not None else None,  # native_id_source
         url,  # url
-        fields.title(title, "html", issues),  # title
+        fields.title(title, fields.rss_title_kind(title), issues),  # title
         fields.summary(description, "html", issues),  # summary
         fields.content(encoded, "html", issues),  # content_text
         tuple(authors or itunes_authors) or feed_authors,  # authors
@@ -235,13 +260,13 @@ def _media(
     issues: list[Issue],
 ) -> None:
     """Media RSS ``media:content``, alone or in a ``media:group``."""
-    contents = (
-        [element]
-        if key[element.tag] == "media:content"
-        else [child for child in element if key[child.tag] == "media:content"]
-    )
+    if key[element.tag] == "media:content":
+        contents = [element]
+    else:
+        contents = [child for child in element if key[child.tag] == "media:content"]
+        base = child_base(element, base) if has_xml_base else base
     for content in contents:
-        media_base = base_of(content, base) if has_xml_base else base
+        media_base = child_base(content, base) if has_xml_base else base
         enc = fields.enclosure(
             content.get("url"), content.get("type"), content.get("fileSize"), media_base, issues
         )

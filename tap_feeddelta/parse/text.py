@@ -15,13 +15,15 @@ from typing import Final
 
 _COMMENT: Final = re.compile(r"<!--.*?(?:-->|\Z)", re.S)
 # Elements whose content is not words: dropped with their content (up to the end when
-# the closing tag is missing, so that nothing active leaks into the text).
+# the closing tag is missing, so that nothing active leaks into the text). A self-closed
+# one ("<iframe .../>", as XHTML is serialized) has no content: it is dropped alone.
 _DROPPED_NAMES: Final = (
-    "script", "style", "noscript", "template", "iframe", "object", "embed", "applet", "svg",
-    "math", "head", "select",
+    "script", "style", "noscript", "template", "iframe", "object", "applet", "svg", "math",
+    "head", "select",
 )  # fmt: skip
 _DROPPED: Final = re.compile(
-    r"<(" + "|".join(_DROPPED_NAMES) + r")\b[^>]*>.*?(?:</\1\s*>|\Z)", re.S | re.I
+    r"<(" + "|".join(_DROPPED_NAMES) + r")\b(?:[^>]*?/>|[^>]*>.*?(?:</\1\s*>|\Z))",
+    re.S | re.I,
 )
 # Tags that separate words (a paragraph break must not glue two words together).
 _BLOCK_NAMES: Final = (
@@ -29,6 +31,7 @@ _BLOCK_NAMES: Final = (
     "h6", "tr", "td", "th", "table", "thead", "tbody", "tfoot", "caption", "blockquote", "pre",
     "section", "article", "aside", "header", "footer", "nav", "figure", "figcaption", "main",
     "address", "details", "summary", "center", "img", "video", "audio", "source", "option",
+    "embed",  # void in HTML: no content, never closed
 )  # fmt: skip
 _BLOCK_TAG: Final = re.compile(r"</?(?:" + "|".join(_BLOCK_NAMES) + r")\b[^>]*>", re.I)
 # The fast path: markup where every "<" starts a plain tag (an ASCII name ending at a word

@@ -66,15 +66,17 @@ def _reference_rfc3339(raw: str) -> str | None:
     return None
 
 
-# Pieces that reach every branch: plain and block tags in either case, dropped elements,
-# comments, stray "<", cut tags, names that only look like tag names, entities, C1 and
-# other control characters, and whitespace that is not a space.
+# Pieces that reach every branch: plain and block tags in either case, dropped elements
+# (open, closed and self-closed), void ones, comments, stray "<", cut tags, names that only
+# look like tag names, entities, C1 and other control characters, and whitespace that is
+# not a space.
 PIECES = [
     "<p>", "</p>", "<P class='x'>", "<<b>", "<<br>", "<b>", "</B>", "<br/>", "<BR>",
     "<img src=x />", "<h1>", "<h7>", "<pre>", "<progress>", "<p_x>", "<pé>", "<p\xa0>",
-    "<a href='x>y'>", "</a>",
-    "<span>", "<script>", "</script>", "<Script\n>", "<script-x>", "<scripts>", "<ſcript>",
-    "<style x>", "<select>", "<svg>", "</ p>", "<!x>", "<?x?>", "<!--", "-->", "<", ">",
+    "<a href='x>y'>", "</a>", "<span>", "<script>", "</script>", "<Script\n>", "<script-x>",
+    "<scripts>", "<ſcript>", "<style x>", "<select>", "<svg>", "<svg/>", "<SVG a='1' />",
+    "<iframe/>", "<iframe src='x/'>", "</iframe>", "<script src=x/>", "<embed src=x>",
+    "</embed>", "</ p>", "<!x>", "<?x?>", "<!--", "-->", "<", ">",
     "&", "&amp;", "&amp;amp;", "&lt;b&gt;", "&#133;", "&#x92;", "&nbsp;", "&eacute;",
     "&bogus;", "&#0;", "\x85", "\x92", "\x80", "\x01", "\x1c", "\xad", "\u200b", "\ufffe",
     "\ud800", "Ã©", "é", "中", " ", "  ", "\n", "\t", "a", "word", "K", "İ",

@@ -121,7 +121,23 @@ def test_more_json_items_than_the_limit() -> None:
 @pytest.mark.parametrize("depth", [300, 100_000])
 def test_deep_nesting_is_bounded(depth: int) -> None:
     body = (
-        b"<rss><channel><item><title>kept</title></item><item><description>"
+        b"<rss><channel><item><title>kept</title></item><item><x:nest xmlns:x='urn:x'>"
+        + b"<x:div>" * depth
+        + b"x"
+        + b"</x:div>" * depth
+        + b"</x:nest></item></channel></rss>"
+    )
+    feed = _parse_quickly(body)
+    assert isinstance(feed, ParsedFeed)
+    assert feed.is_truncated
+    assert "limit_exceeded" in _codes(feed)
+    assert [item.title for item in feed.items] == ["kept"]
+
+
+@pytest.mark.parametrize("depth", [300, 100_000])
+def test_deeply_nested_raw_html_in_an_rss_description_is_read_as_text(depth: int) -> None:
+    body = (
+        b"<rss><channel><item><title>kept</title></item><item><title>too</title><description>"
         + b"<div>" * depth
         + b"x"
         + b"</div>" * depth
@@ -129,9 +145,12 @@ def test_deep_nesting_is_bounded(depth: int) -> None:
     )
     feed = _parse_quickly(body)
     assert isinstance(feed, ParsedFeed)
-    assert feed.is_truncated
-    assert "limit_exceeded" in _codes(feed)
-    assert [item.title for item in feed.items] == ["kept"]
+    assert not feed.is_truncated
+    assert "xml_recovered" in _codes(feed)
+    assert [item.title for item in feed.items] == ["kept", "too"]
+    summary = feed.items[1].summary
+    assert summary is not None
+    assert summary.split()[0] == "x"  # the deepest source is cut at MAX_RAW_TEXT_CHARS
 
 
 def test_deep_json_nesting_is_refused() -> None:
@@ -192,3 +211,14 @@ def test_garbage_is_a_parse_error(body: bytes) -> None:
     result = _parse_quickly(body)
     assert isinstance(result, ParseError)
     assert result.code in ("invalid_feed", "not_a_feed")
+
+
+def test_many_comments_after_a_recovered_root_are_read_in_bounded_time() -> None:
+    body = (
+        b"<rss><channel><item><title>A & B</title></item></channel></rss>"
+        + b"<!-- c -->\n<?pi x?>\n" * 200_000
+    )
+    feed = _parse_quickly(body, 3)
+    assert isinstance(feed, ParsedFeed)
+    assert not feed.is_truncated
+    assert [item.title for item in feed.items] == ["A & B"]

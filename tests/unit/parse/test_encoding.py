@@ -1,0 +1,80 @@
+"""Declared charsets: which decoder a label selects, and which declaration wins."""
+
+from __future__ import annotations
+
+import pytest
+
+from tap_feeddelta.models import ParsedFeed
+from tap_feeddelta.parse import parse_feed
+
+URL = "http://example.com/feed"
+
+
+def _rss(title: str, declared: str, codec: str) -> bytes:
+    return (
+        f'<?xml version="1.0" encoding="{declared}"?><rss version="2.0"><channel>'
+        f"<title>x</title><item><title>{title}</title></item></channel></rss>"
+    ).encode(codec)
+
+
+def _codes(feed: ParsedFeed) -> set[str]:
+    return {issue.code for issue in feed.issues}
+
+
+# Text that only the superset a browser reads the label with holds (NEC and IBM rows of
+# cp932, UHC syllables of cp949, HKSCS characters of Big5-HKSCS, GBK and GB 18030).
+CJK = [
+    ("Shift_JIS", "cp932", "株式会社 ㈱ 第①回 ～ 髙橋"),
+    ("sjis", "cp932", "㈱ ①"),
+    ("x-sjis", "cp932", "㈱ ①"),
+    ("MS_Kanji", "cp932", "㈱ ①"),
+    ("windows-31j", "cp932", "㈱ ①"),
+    ("euc-kr", "cp949", "똠방각하 뷁"),
+    ("ks_c_5601-1987", "cp949", "똠방각하 뷁"),
+    ("korean", "cp949", "똠방각하"),
+    ("windows-949", "cp949", "뷁"),
+    ("big5", "big5hkscs", "新聞 嘅 咗"),
+    ("big5-hkscs", "big5hkscs", "嘅 咗"),
+    ("cn-big5", "big5hkscs", "嘅 咗"),
+    ("x-x-big5", "big5hkscs", "嘅 咗"),
+    ("gb2312", "gb18030", "镕 瓩 €"),
+    ("gbk", "gb18030", "镕 瓩"),
+    ("x-gbk", "gb18030", "镕 瓩"),
+    ("chinese", "gb18030", "镕"),
+]
+
+
+@pytest.mark.parametrize(("declared", "codec", "title"), CJK, ids=[label for label, _, _ in CJK])
+def test_cjk_labels_are_read_as_browsers_read_them(declared: str, codec: str, title: str) -> None:
+    feed = parse_feed(_rss(title, declared, codec), None, URL)
+    assert feed.items[0].title == title
+    assert not {"encoding_replaced", "encoding_mismatch"} & _codes(feed)
+
+
+def test_a_cjk_label_in_the_http_header_is_read_the_same_way() -> None:
+    body = _rss("㈱ ①", "Shift_JIS", "cp932")
+    feed = parse_feed(body, "application/rss+xml; charset=Shift_JIS", URL)
+    assert feed.items[0].title == "㈱ ①"
+
+
+UTF8_BODY = (
+    '<?xml version="1.0" encoding="UTF-8"?>\n<rss version="2.0"><channel><title>Café</title>'
+    "<link>http://example.com/</link><description>x</description>"
+    "<item><title>Naïve — “quoted”</title></item></channel></rss>\n"
+).encode()
+
+
+@pytest.mark.parametrize("charset", ["ISO-8859-1", "latin1", "us-ascii", "windows-1252"])
+def test_utf8_bytes_under_a_latin1_http_charset_are_read_as_utf8(charset: str) -> None:
+    feed = parse_feed(UTF8_BODY, f"application/rss+xml; charset={charset}", URL)
+    assert feed.title == "Café"
+    assert feed.items[0].title == "Naïve — “quoted”"
+    assert "encoding_mismatch" in _codes(feed)
+    assert "encoding_replaced" not in _codes(feed)
+
+
+def test_latin1_bytes_under_a_latin1_http_charset_stay_latin1() -> None:
+    body = UTF8_BODY.decode().replace(" — “quoted”", "").encode("latin-1")
+    feed = parse_feed(body, "text/xml; charset=ISO-8859-1", URL)
+    assert feed.title == "Café"
+    assert feed.items[0].title == "Naïve"

@@ -1,0 +1,116 @@
+"""The words of HTML in feeds: what markup is dropped with its content, what is kept."""
+
+from __future__ import annotations
+
+import pytest
+
+from tap_feeddelta.parse import parse_feed
+from tap_feeddelta.parse.text import html_text
+
+URL = "http://example.com/feed"
+
+XHTML_EMPTY_IFRAME = b"""<?xml version="1.0" encoding="utf-8"?>
+<feed xmlns="http://www.w3.org/2005/Atom"><title>t</title><id>urn:f</id>
+<entry><id>urn:1</id><title>Video post</title><updated>2024-01-15T10:30:00Z</updated>
+<content type="xhtml"><div xmlns="http://www.w3.org/1999/xhtml"><p>Watch this:</p>
+<iframe src="https://www.youtube.com/embed/abc"></iframe>
+<p>Most of the article text follows here.</p></div></content></entry></feed>
+"""
+
+VOID_EMBED = b"""<?xml version="1.0"?>
+<rss version="2.0"><channel><title>x</title><link>http://example.com/</link>
+<item><title>embed</title><description>&lt;p&gt;Intro&lt;/p&gt;&lt;embed src="movie.swf"&gt;\
+&lt;p&gt;The rest of the post.&lt;/p&gt;</description></item>
+<item><title>svg</title><description>&lt;p&gt;Icon &lt;svg viewBox="0 0 1 1"/&gt; \
+Download the report.&lt;/p&gt;</description></item>
+</channel></rss>
+"""
+
+
+def test_text_after_an_empty_xhtml_iframe_is_kept() -> None:
+    feed = parse_feed(XHTML_EMPTY_IFRAME, None, URL)
+    assert feed.items[0].content_text == "Watch this: Most of the article text follows here."
+
+
+def test_text_after_an_html_embed_and_a_self_closed_svg_is_kept() -> None:
+    feed = parse_feed(VOID_EMBED, None, URL)
+    assert [item.summary for item in feed.items] == [
+        "Intro The rest of the post.",
+        "Icon Download the report.",
+    ]
+
+
+@pytest.mark.parametrize(
+    ("raw", "expected"),
+    [
+        ('a<iframe src="x"/>b', "a b"),
+        ("a<script src=x/>b", "a b"),
+        ("a<object data='x' />b", "a b"),
+        ("a<SVG/>b", "a b"),
+        ("a<embed src=x>b", "a b"),
+        ("a<embed src=x></embed>b", "a b"),
+        ("a<script>alert(1)</script>b", "a b"),  # still dropped with its content
+        ('a<iframe src="x/">fallback</iframe>b', "a b"),  # "/" in a value closes nothing
+        ("a<svg><text>label</text></svg>b", "a b"),
+        ("a<script>never closed", "a"),
+    ],
+)
+def test_dropped_elements(raw: str, expected: str) -> None:
+    assert html_text(raw) == expected
+
+
+def _rss_titles(*escaped_titles: str) -> bytes:
+    items = "".join(f"<item><title>{title}</title></item>" for title in escaped_titles)
+    return (
+        '<?xml version="1.0"?><rss version="2.0"><channel><title>Code &lt;T&gt;</title>'
+        f"<link>http://example.com/</link>{items}</channel></rss>"
+    ).encode()
+
+
+def test_rss_titles_with_angle_brackets_that_are_no_html_keep_their_words() -> None:
+    feed = parse_feed(
+        _rss_titles(
+            "Understanding Optional&lt;T&gt; in Java",
+            "std::vector&lt;int&gt; tips",
+            "The &lt;details&gt; element",
+            "a &lt; b &amp;&amp; c &gt; d",
+            "Fish &amp; Chips",
+        ),
+        None,
+        URL,
+    )
+    assert feed.title == "Code <T>"
+    assert [item.title for item in feed.items] == [
+        "Understanding Optional<T> in Java",
+        "std::vector<int> tips",
+        "The <details> element",
+        "a < b && c > d",
+        "Fish & Chips",
+    ]
+
+
+def test_rss_titles_that_look_like_html_are_read_as_html() -> None:
+    feed = parse_feed(
+        _rss_titles(
+            "&lt;b&gt;Bold&lt;/b&gt; news",
+            "Line&lt;br&gt;two",
+            "Line&lt;br/&gt;two",
+            "Rule&lt;hr /&gt;d",
+            'Pic&lt;img src="x.png"&gt; here',
+            "AT&amp;amp;T",
+            "caf&amp;eacute; &amp;#8212; &amp;#x41;",
+            "&lt;script&gt;alert(1)&lt;/script&gt;Safe",
+        ),
+        None,
+        URL,
+    )
+    assert [item.title for item in feed.items] == [
+        "Bold news",
+        "Line two",
+        "Line two",
+        "Rule d",
+        "Pic here",
+        "AT&T",
+        "café — A",
+        "Safe",
+    ]

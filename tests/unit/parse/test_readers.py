@@ -1,0 +1,126 @@
+"""The format readers: which elements give which fields."""
+
+from __future__ import annotations
+
+import pytest
+
+from tap_feeddelta.parse import parse_feed
+
+URL = "http://example.com/feed"
+
+
+@pytest.mark.parametrize(
+    "namespace", ["http://www.w3.org/2005/Atom", "http://example.com/ns/custom"]
+)
+def test_rss_under_a_foreign_default_namespace_is_read(namespace: str) -> None:
+    body = f"""<?xml version="1.0"?>
+<rss version="2.0" xmlns="{namespace}"><channel><title>Atom NS</title>
+<link>http://example.com/</link><description>x</description>
+<item><title>Item</title><link>http://example.com/a</link>
+<pubDate>Mon, 15 Jan 2024 10:30:00 GMT</pubDate></item></channel></rss>""".encode()
+    feed = parse_feed(body, None, URL)
+    assert (feed.title, feed.link, feed.description) == ("Atom NS", "http://example.com/", "x")
+    item = feed.items[0]
+    assert (item.title, item.url, item.published_at) == (
+        "Item",
+        "http://example.com/a",
+        "2024-01-15T10:30:00Z",
+    )
+
+
+def test_the_rdf_namespace_of_an_rss_1_root_is_no_rss_home() -> None:
+    body = b"""<rdf:RDF xmlns:rdf="http://www.w3.org/1999/02/22-rdf-syntax-ns#"
+ xmlns="http://purl.org/rss/1.0/"><channel><title>t</title></channel>
+<item><title>i</title><rdf:Description>not the description</rdf:Description>
+<description>the description</description></item></rdf:RDF>"""
+    feed = parse_feed(body, None, URL)
+    assert feed.items[0].summary == "the description"
+
+
+def test_an_empty_first_link_does_not_hide_a_later_one() -> None:
+    body = b"""<rss version="2.0" xmlns:atom="http://www.w3.org/2005/Atom"><channel>
+<title>x</title><link/><link>http://example.com/</link>
+<item><title>x</title><link/><link>http://example.com/real</link></item>
+<item><title>y</title><link> </link><link>http://example.com/y</link></item>
+</channel></rss>"""
+    feed = parse_feed(body, None, URL)
+    assert feed.link == "http://example.com/"
+    assert [item.url for item in feed.items] == ["http://example.com/real", "http://example.com/y"]
+
+
+def test_an_atom_self_link_under_an_atom_default_namespace_does_not_hide_the_link() -> None:
+    body = b"""<rss version="2.0" xmlns="http://www.w3.org/2005/Atom"
+ xmlns:atom="http://www.w3.org/2005/Atom"><channel><title>x</title>
+<atom:link rel="self" href="http://example.com/feed"/><link>http://example.com/</link>
+</channel></rss>"""
+    assert parse_feed(body, None, URL).link == "http://example.com/"
+
+
+def test_atom_published_in_an_rss_item_is_its_published_date() -> None:
+    body = b"""<rss version="2.0" xmlns:atom="http://www.w3.org/2005/Atom"
+ xmlns:dc="http://purl.org/dc/elements/1.1/"><channel><title>x</title>
+<item><title>y</title><atom:published>2024-01-15T10:30:00Z</atom:published></item>
+<item><title>z</title><dc:date>2024-02-01T00:00:00Z</dc:date>
+<atom:published>2024-01-15T10:30:00Z</atom:published></item>
+<item><title>w</title><pubDate>Tue, 16 Jan 2024 10:30:00 GMT</pubDate>
+<atom:published>2024-01-15T10:30:00Z</atom:published></item>
+</channel></rss>"""
+    feed = parse_feed(body, None, URL)
+    assert [(item.published_at, item.updated_at) for item in feed.items] == [
+        ("2024-01-15T10:30:00Z", None),
+        ("2024-01-15T10:30:00Z", "2024-02-01T00:00:00Z"),
+        ("2024-01-16T10:30:00Z", None),
+    ]
+
+
+def test_a_pub_date_with_an_offset_and_a_zone_name_is_read() -> None:
+    body = b"""<rss version="2.0"><channel><title>x</title><item><title>x</title>
+<pubDate>Mon, 15 Jan 2024 10:30:00 +0000 GMT</pubDate></item></channel></rss>"""
+    item = parse_feed(body, None, URL).items[0]
+    assert item.published_at == "2024-01-15T10:30:00Z"
+    assert not item.issues
+
+
+ATOM_PLANET = b"""<?xml version="1.0"?>
+<feed xmlns="http://www.w3.org/2005/Atom"><title>Planet</title><id>urn:p</id>
+<author><name>Planet Admin</name></author>
+<entry><id>urn:1</id><title>From blog</title><source><id>urn:blog</id><title>Blog</title>
+<author><name>Blog Author</name><uri>/about</uri></author></source></entry>
+<entry><id>urn:2</id><author><name>Own Author</name></author>
+<source><author><name>Blog Author</name></author></source></entry>
+<entry><id>urn:3</id><source><title>No authors</title></source></entry>
+</feed>"""
+
+
+def test_an_atom_entry_takes_its_source_authors_before_the_feed_authors() -> None:
+    feed = parse_feed(ATOM_PLANET, None, "http://example.com/planet.xml")
+    assert [[author.name for author in item.authors] for item in feed.items] == [
+        ["Blog Author"],
+        ["Own Author"],
+        ["Planet Admin"],
+    ]
+    assert feed.items[0].authors[0].url == "http://example.com/about"
+
+
+def test_an_html_alternate_link_is_preferred_to_other_types() -> None:
+    body = b"""<?xml version="1.0"?>
+<feed xmlns="http://www.w3.org/2005/Atom"><title>t</title><id>urn:f</id>
+<link rel="alternate" type="application/atom+xml" href="http://example.com/feed.atom"/>
+<link rel="alternate" type="text/html" href="http://example.com/"/>
+<entry><id>urn:1</id>
+<link rel="alternate" type="application/json" href="http://example.com/1.json"/>
+<link rel="alternate" type="text/html" href="http://example.com/1.html"/></entry>
+<entry><id>urn:2</id><link type="application/pdf" href="http://example.com/2.pdf"/>
+<link href="http://example.com/2.html"/><link href="http://example.com/2-other.html"/></entry>
+<entry><id>urn:3</id><link href="http://example.com/3.html"/>
+<link type="TEXT/HTML" href="http://example.com/3-second.html"/></entry>
+<entry><id>urn:4</id><link type="application/pdf" href="http://example.com/4.pdf"/></entry>
+</feed>"""
+    feed = parse_feed(body, None, URL)
+    assert feed.link == "http://example.com/"
+    assert [item.url for item in feed.items] == [
+        "http://example.com/1.html",
+        "http://example.com/2.html",
+        "http://example.com/3.html",
+        "http://example.com/4.pdf",
+    ]

@@ -1,0 +1,221 @@
+"""Malformed documents read by recovery: what is kept, and that it is always reported."""
+
+from __future__ import annotations
+
+import pytest
+
+from tap_feeddelta.errors import ParseError
+from tap_feeddelta.models import ParsedFeed
+from tap_feeddelta.parse import parse_feed
+
+URL = "http://example.com/feed"
+RSS_HEAD = (
+    b'<?xml version="1.0" encoding="utf-8"?>\n<rss version="2.0"><channel><title>T</title>'
+    b"<link>http://example.com/</link><description>d</description>\n"
+)
+FIRST_ITEM = b"<item><title>One</title><link>http://example.com/1</link></item>\n"
+
+
+def _codes(feed: ParsedFeed) -> set[str]:
+    return {issue.code for issue in feed.issues}
+
+
+@pytest.mark.parametrize(
+    "cut_item",
+    [
+        b"<item><title>Two</title><link>http://example.com/2</link><pubDa",
+        b'<item><title>Two</title><enclosure url="http://example.com/2.mp',
+        b"<item><title>Two</title><description><![CDATA[<p>Long article text that is cut",
+        b"<item><title>Two</title><!-- a comment that is cut",
+        b"<item><title>Two</title></ite",
+        b"<item><title>Two</title></item></channel></rs",
+        b"<item><title>Two</title><title>Th",  # the one libxml2 itself calls premature
+    ],
+    ids=["in-tag", "in-attribute", "in-cdata", "in-comment", "in-end-tag", "in-root-end", "text"],
+)
+def test_a_document_that_breaks_off_keeps_its_complete_items(cut_item: bytes) -> None:
+    feed = parse_feed(RSS_HEAD + FIRST_ITEM + cut_item, None, URL)
+    assert feed.is_truncated
+    assert {"xml_recovered", "document_truncated"} <= _codes(feed)
+    expected = ["One", "Two"] if cut_item.endswith(b"</rs") else ["One"]
+    assert [item.title for item in feed.items] == expected
+
+
+def test_a_document_that_breaks_off_inside_its_first_item_is_an_error() -> None:
+    with pytest.raises(ParseError) as caught:
+        parse_feed(RSS_HEAD + b"<item><title>One</title><pubDa", None, URL)
+    assert caught.value.code == "invalid_feed"
+
+
+def test_an_atom_document_that_breaks_off_inside_a_tag_is_truncated() -> None:
+    body = (
+        b'<feed xmlns="http://www.w3.org/2005/Atom"><title>t</title>'
+        b"<entry><id>urn:1</id><title>One</title></entry>"
+        b'<entry><id>urn:2</id><link href="http://example.com/2'
+    )
+    feed = parse_feed(body, None, URL)
+    assert feed.is_truncated
+    assert "document_truncated" in _codes(feed)
+    assert [item.native_id for item in feed.items] == ["urn:1"]
+
+
+@pytest.mark.parametrize(
+    "tail",
+    [
+        b"</channel></rss>\n<!-- cached 2024-01-15 --><?x done?>\n",
+        b"</channel></rss>\n<br />\n<b>Warning</b>: something on line <b>3</b><br />\n",
+        b"</channel></rss>\nWarning: something on line 3\n",
+    ],
+    ids=["comment-and-pi", "html-warning", "text-warning"],
+)
+def test_text_after_the_root_element_is_no_truncation(tail: bytes) -> None:
+    # A stray "&" makes the strict parse fail, so that recovery reads the document.
+    body = RSS_HEAD + b"<item><title>A & B</title></item>\n" + tail
+    feed = parse_feed(body, None, URL)
+    assert not feed.is_truncated
+    assert "document_truncated" not in _codes(feed)
+    assert [item.title for item in feed.items] == ["A & B"]
+
+
+def test_a_root_end_tag_without_its_closing_bracket_loses_nothing() -> None:
+    feed = parse_feed(RSS_HEAD + FIRST_ITEM + b"</channel>\n</rss", None, URL)
+    assert not feed.is_truncated
+    assert [item.title for item in feed.items] == ["One"]
+
+
+def test_a_prefixed_root_that_is_closed_is_no_truncation() -> None:
+    body = (
+        b'<rdf:RDF xmlns:rdf="http://www.w3.org/1999/02/22-rdf-syntax-ns#" '
+        b'xmlns="http://purl.org/rss/1.0/"><channel><title>t</title></channel>'
+        b"<item><title>A & B</title></item></rdf:RDF >\n"
+    )
+    feed = parse_feed(body, None, URL)
+    assert not feed.is_truncated
+    assert [item.title for item in feed.items] == ["A & B"]
+
+
+RAW_BR = b"""<?xml version="1.0"?>
+<rss version="2.0"><channel><title>x</title><link>http://example.com/</link><description>x</description>
+<item><title>One</title><description>Line one<br>Line two</description><link>http://example.com/1</link></item>
+<item><title>Two</title><link>http://example.com/2</link></item>
+<item><title>Three</title><link>http://example.com/3</link></item>
+</channel></rss>
+"""
+
+
+def _rss_with_first_item(item: bytes) -> bytes:
+    return (
+        b'<rss version="2.0" xmlns:content="http://purl.org/rss/1.0/modules/content/">'
+        b"<channel><title>x</title>" + item + b"<item><title>Two</title></item>"
+        b"<item><title>Three</title></item></channel></rss>"
+    )
+
+
+def test_unescaped_html_in_a_description_does_not_swallow_the_next_items() -> None:
+    feed = parse_feed(RAW_BR, None, URL)
+    assert [item.title for item in feed.items] == ["One", "Two", "Three"]
+    first = feed.items[0]
+    assert first.summary == "Line one Line two"
+    assert first.url == "http://example.com/1"
+    assert "xml_recovered" in _codes(feed)
+
+
+@pytest.mark.parametrize(
+    ("item", "field", "expected"),
+    [
+        (
+            b'<item><description>See <img src="a.png" alt="a & b"> here</description></item>',
+            "summary",
+            "See here",
+        ),
+        (b"<item><description><p>Open paragraph</description></item>", "summary", "Open paragraph"),
+        (
+            b"<item><content:encoded><p>One<br>two</content:encoded></item>",
+            "content_text",
+            "One two",
+        ),
+        (b"<item><title>Big <b>news<br></title></item>", "title", "Big news"),
+        (
+            b"<item><description><![CDATA[<p>kept ]]>as<br>is</description></item>",
+            "summary",
+            "kept as is",
+        ),
+        (
+            b"<item><description>a &lt;b&gt;bold&lt;/b&gt;<br>c</description></item>",
+            "summary",
+            "a bold c",
+        ),
+    ],
+    ids=["img", "unclosed-p", "content-encoded", "title", "cdata-then-raw", "escaped-and-raw"],
+)
+def test_raw_markup_in_rss_text_is_read_as_html_source(
+    item: bytes, field: str, expected: str
+) -> None:
+    feed = parse_feed(_rss_with_first_item(item), None, URL)
+    assert [item.title for item in feed.items][1:] == ["Two", "Three"]
+    assert getattr(feed.items[0], field) == expected
+    assert "xml_recovered" in _codes(feed)
+
+
+def test_atom_xhtml_content_keeps_its_child_elements_in_recovery() -> None:
+    body = (
+        b'<feed xmlns="http://www.w3.org/2005/Atom"><title>A & B</title>'
+        b'<entry><id>urn:1</id><title type="xhtml"><div xmlns="http://www.w3.org/1999/xhtml">'
+        b"x<b>y</b></div></title>"
+        b'<content type="xhtml"><div xmlns="http://www.w3.org/1999/xhtml"><p>One</p>'
+        b"<p>Two</p></div></content></entry></feed>"
+    )
+    feed = parse_feed(body, None, URL)
+    assert "xml_recovered" in _codes(feed)
+    assert feed.items[0].title == "xy"
+    assert feed.items[0].content_text == "One Two"
+
+
+PHP_WARNING = (
+    b"<br />\n<b>Deprecated</b>:  Function create_function() is deprecated in "
+    b"<b>/var/www/wp-content/plugins/x.php</b> on line <b>12</b><br />\n"
+    b'<?xml version="1.0" encoding="UTF-8"?>\n'
+    b'<rss version="2.0"><channel><title>WP</title><link>http://example.com/</link>'
+    b"<description>x</description>\n"
+    b"<item><title>Post</title><link>http://example.com/p</link></item></channel></rss>\n"
+)
+
+
+def test_a_server_warning_in_html_before_the_declaration_is_skipped() -> None:
+    feed = parse_feed(PHP_WARNING, None, URL)
+    assert feed.format == "rss-2.0"
+    assert feed.title == "WP"
+    assert [item.url for item in feed.items] == ["http://example.com/p"]
+    assert any(
+        issue.code == "xml_recovered" and issue.message == "Text before the XML was skipped."
+        for issue in feed.issues
+    )
+
+
+def test_a_server_warning_before_a_declaration_and_doctype_is_skipped() -> None:
+    body = PHP_WARNING.replace(b"<rss", b'<!DOCTYPE rss [<!ENTITY a "b">]>\n<rss')
+    feed = parse_feed(body, None, URL)
+    assert feed.title == "WP"
+    assert "doctype_ignored" in _codes(feed)
+
+
+@pytest.mark.parametrize(
+    "prolog",
+    [
+        b"<!-- made from <?xml version='1.0'?> by hand -->\n",
+        b'<?xml-stylesheet type="text/xsl" href="s.xsl"?>\n<!-- a -->\n',
+        b"<!DOCTYPE rss>\n",
+    ],
+    ids=["comment-quoting-a-declaration", "stylesheet-pi", "doctype"],
+)
+def test_a_prolog_before_the_root_is_not_cut(prolog: bytes) -> None:
+    body = (
+        prolog + b"<rss version='2.0'><channel><title>A & B</title><description><![CDATA["
+        b"<?xml version='1.0'?> in a code sample]]></description>"
+        b"<item><title>i</title></item></channel></rss>"
+    )
+    feed = parse_feed(body, None, URL)
+    assert feed.title == "A & B"
+    assert feed.description == "in a code sample"
+    assert [item.title for item in feed.items] == ["i"]
+    assert "Text before the XML was skipped." not in {issue.message for issue in feed.issues}

@@ -1,0 +1,70 @@
+"""xml:base: each relative base in the chain applies once, from the document URL down."""
+
+from __future__ import annotations
+
+from tap_feeddelta.parse import parse_feed
+
+ATOM_URL = "http://example.com/blog/atom.xml"
+RSS_URL = "http://example.com/blog/rss.xml"
+
+
+def test_a_relative_entry_base_applies_once_in_atom() -> None:
+    body = b"""<?xml version="1.0" encoding="utf-8"?>
+<feed xmlns="http://www.w3.org/2005/Atom"><title>t</title><id>urn:f</id>
+<entry xml:base="2024/"><id>urn:1</id><title>e</title><link href="post.html"/>
+<link rel="enclosure" href="a.mp3" type="audio/mpeg" length="1"/></entry>
+</feed>"""
+    item = parse_feed(body, None, ATOM_URL).items[0]
+    assert item.url == "http://example.com/blog/2024/post.html"
+    assert [enclosure.url for enclosure in item.enclosures] == [
+        "http://example.com/blog/2024/a.mp3"
+    ]
+
+
+def test_a_relative_item_base_applies_once_in_rss() -> None:
+    body = b"""<?xml version="1.0"?>
+<rss version="2.0"><channel><title>t</title><link>http://example.com/</link>
+<item xml:base="2024/"><title>r</title><link>post.html</link>
+<enclosure url="a.mp3" type="audio/mpeg" length="1"/></item></channel></rss>"""
+    item = parse_feed(body, None, RSS_URL).items[0]
+    assert item.url == "http://example.com/blog/2024/post.html"
+    assert [enclosure.url for enclosure in item.enclosures] == [
+        "http://example.com/blog/2024/a.mp3"
+    ]
+
+
+def test_relative_bases_on_every_level_apply_once_each_in_atom() -> None:
+    body = b"""<feed xmlns="http://www.w3.org/2005/Atom" xml:base="blog/">
+<link href="index.html"/><link rel="self" href="atom.xml"/>
+<entry xml:base="2024/"><id>urn:1</id><link xml:base="posts/" href="p.html"/>
+<author xml:base="people/"><name>A</name><uri>a.html</uri></author></entry></feed>"""
+    feed = parse_feed(body, None, "http://example.com/feeds/atom.xml")
+    assert feed.link == "http://example.com/feeds/blog/index.html"
+    item = feed.items[0]
+    assert item.url == "http://example.com/feeds/blog/2024/posts/p.html"
+    assert item.authors[0].url == "http://example.com/feeds/blog/2024/people/a.html"
+
+
+def test_relative_bases_on_every_level_apply_once_each_in_rss_2() -> None:
+    body = b"""<rss version="2.0" xmlns:media="http://search.yahoo.com/mrss/" xml:base="blog/">
+<channel xml:base="2024/"><link>index.html</link>
+<item xml:base="01/"><link>p.html</link>
+<media:group xml:base="media/"><media:content url="v.mp4" xml:base="hd/"/></media:group>
+</item></channel></rss>"""
+    feed = parse_feed(body, None, "http://example.com/rss.xml")
+    assert feed.link == "http://example.com/blog/2024/index.html"
+    item = feed.items[0]
+    assert item.url == "http://example.com/blog/2024/01/p.html"
+    assert [enclosure.url for enclosure in item.enclosures] == [
+        "http://example.com/blog/2024/01/media/hd/v.mp4"
+    ]
+
+
+def test_rss_1_items_beside_the_channel_take_the_root_base_not_the_channel_base() -> None:
+    body = b"""<rdf:RDF xmlns:rdf="http://www.w3.org/1999/02/22-rdf-syntax-ns#"
+ xmlns="http://purl.org/rss/1.0/" xml:base="blog/">
+<channel xml:base="channel/"><title>t</title><link>index.html</link></channel>
+<item xml:base="2024/"><title>i</title><link>p.html</link></item></rdf:RDF>"""
+    feed = parse_feed(body, None, "http://example.com/rss.rdf")
+    assert feed.link == "http://example.com/blog/channel/index.html"
+    assert feed.items[0].url == "http://example.com/blog/2024/p.html"
