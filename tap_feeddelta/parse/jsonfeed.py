@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import math
 from typing import Any, Final
 
 from tap_feeddelta.errors import Issue, ParseError
@@ -109,7 +110,11 @@ def _item(
 ) -> ParsedItem:
     issues: list[Issue] = []
     raw_id = raw.get("id")
-    if isinstance(raw_id, bool) or not isinstance(raw_id, str | int | float | type(None)):
+    if (
+        isinstance(raw_id, bool)
+        or not isinstance(raw_id, str | int | float | type(None))
+        or (isinstance(raw_id, float) and not math.isfinite(raw_id))  # NaN, Infinity
+    ):
         issues.append(Issue("invalid_value", "The id is not a string; ignored."))
         raw_id = None
     native_id = fields.native_id(None if raw_id is None else str(raw_id), issues)

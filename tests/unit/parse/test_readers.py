@@ -124,3 +124,14 @@ def test_an_html_alternate_link_is_preferred_to_other_types() -> None:
         "http://example.com/3.html",
         "http://example.com/4.pdf",
     ]
+
+
+@pytest.mark.parametrize("raw_id", ["NaN", "Infinity", "-Infinity"])
+def test_a_json_feed_id_that_is_no_finite_number_is_ignored(raw_id: str) -> None:
+    body = (
+        '{"version": "https://jsonfeed.org/version/1.1", "title": "T", "items": '
+        f'[{{"id": {raw_id}, "url": "https://example.com/a", "title": "A"}}]}}'
+    ).encode()
+    [item] = parse_feed(body, None, URL).items
+    assert item.native_id is None
+    assert "invalid_value" in {issue.code for issue in item.issues}
