@@ -126,7 +126,8 @@ class Fetcher:
         self._context = verifying_context(ca_certs)
         self._pool = ConnectionPool(policy.max_per_host, idle_connection_cap())
         self._slots: dict[str, asyncio.Semaphore] = {}
-        self._stalled_hosts: set[str] = set()  # a fetch from them ran out of time
+        # Per host: fetches that ran out of time in a row, with no answer between them.
+        self._timeouts_in_a_row: dict[str, int] = {}
         self._verdicts: Verdicts = {}
         self._headers = {
             "User-Agent": policy.user_agent,
@@ -318,42 +319,57 @@ class Fetcher:
         Waiting for a slot is not part of the feed's time budget: a host with many feeds
         that answers slowly but surely would otherwise time out the feeds late in its
         queue. The deadline stands still meanwhile (abort() still ends the wait) and the
-        wait is left out of fetch_ms. Once a fetch from the host has run out of time,
-        that host's waits count again, so a host that does not answer ends its whole
-        queue within about one budget, not one budget per feed.
+        wait is left out of fetch_ms. A host whose last ``max_per_host`` fetches all ran
+        out of time, with no answer between them, counts as stalled: waits for it count
+        again, so a host that does not answer ends its whole queue within about one
+        budget, while one stalled feed on a working host holds up nobody.
         """
         slot = self._slot(host)
         progress.doing = "waiting for a connection slot"
-        if slot.locked() and host not in self._stalled_hosts:
-            await self._wait_outside_budget(slot, host, deadline, progress)
+        has_time = True
+        if slot.locked() and not self._is_stalled(host):
+            has_time = await self._wait_outside_budget(slot, host, deadline, progress)
         else:
             await slot.acquire()
+        timed_out = False
         try:
             yield
         except asyncio.CancelledError:
-            if deadline.expired():
-                self._stalled_hosts.add(host)
+            # Only a fetch that had time left tells whether the host answers.
+            timed_out = deadline.expired() and has_time
             raise
         finally:
             slot.release()
+            if timed_out:
+                self._timeouts_in_a_row[host] = self._timeouts_in_a_row.get(host, 0) + 1
+            else:  # the host answered (an error answer too) or the fetch ended otherwise
+                self._timeouts_in_a_row.pop(host, None)
+
+    def _is_stalled(self, host: str) -> bool:
+        return self._timeouts_in_a_row.get(host, 0) >= self._policy.max_per_host
 
     async def _wait_outside_budget(
         self, slot: asyncio.Semaphore, host: str, deadline: asyncio.Timeout, progress: _Progress
-    ) -> None:
+    ) -> bool:
+        """Wait for the slot with the deadline standing still; whether the fetch then
+        has time left (not when stopping, nor when the host stalled meanwhile and the
+        wait, which then counts, used up the budget)."""
         loop = asyncio.get_running_loop()
         when = deadline.when()
         queued_at = loop.time()
         if not self._aborting:
             deadline.reschedule(None)
         await slot.acquire()
-        waited = loop.time() - queued_at
+        now = loop.time()
         if self._aborting:
-            deadline.reschedule(loop.time())
-        elif host in self._stalled_hosts:
+            deadline.reschedule(now)
+            return False
+        if self._is_stalled(host):
             deadline.reschedule(when)  # the host stalled meanwhile: the wait counts
-        else:
-            progress.queued_seconds += waited
-            deadline.reschedule(None if when is None else when + waited)
+            return when is None or when > now
+        progress.queued_seconds += now - queued_at
+        deadline.reschedule(None if when is None else when + now - queued_at)
+        return True
 
     async def _answers(self, target: Target, deadline: asyncio.Timeout) -> tuple[str, ...]:
         """The host's addresses, unchecked: the IP literal, a kept answer, or a lookup.

@@ -189,6 +189,42 @@ def test_waiting_for_a_slow_but_sure_host_is_outside_the_budget(
     assert server.max_active == 1
 
 
+def test_one_stalled_feed_on_a_working_host_holds_up_no_other(
+    server: Server, fetchers: Callable[..., Fetcher]
+) -> None:
+    # One feed of the host never answers; eight others answer in 0.3 s through the
+    # second slot, most of them after more than the 1 s budget in the queue.
+    def stalled(request: Request, wire: Wire) -> bool:
+        wire.sleep(5)
+        return False
+
+    def slow(request: Request, wire: Wire) -> bool:
+        wire.sleep(0.3)
+        wire.respond(200, b"<rss/>")
+        return True
+
+    server.routes["/stalled"] = stalled
+    server.routes["/feed"] = slow
+    fetcher = fetchers(
+        allow_private_networks=True, max_per_host=2, request_timeout_seconds=DEADLINE
+    )
+    results: dict[str, list[str]] = {"/stalled": [], "/feed": []}
+
+    def work(path: str) -> None:
+        result = fetcher.fetch(server.url(path))
+        results[path].append(result.error.code if result.error else result.status)
+
+    first = threading.Thread(target=work, args=("/stalled",))
+    first.start()
+    time.sleep(0.1)
+    others = [threading.Thread(target=work, args=("/feed",)) for _ in range(8)]
+    for thread in others:
+        thread.start()
+    for thread in [first, *others]:
+        thread.join(15)
+    assert results == {"/stalled": ["timeout"], "/feed": ["ok"] * 8}
+
+
 def _concurrent_codes(
     fetcher: Fetcher, url: str, count: int, meanwhile: Callable[[], None] = lambda: None
 ) -> list[str | None]:
