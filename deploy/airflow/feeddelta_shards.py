@@ -3,6 +3,12 @@
 Each task runs the same Meltano project with its own shard index and its own Meltano state
 id (`--state-id-suffix shard-<i>`). Airflow schedules and retries; the tap brings no
 scheduler of its own. Keep SHARD_COUNT in step with the state (README, "Scaling out").
+
+Each shard runs from its own copy of the project (MELTANO_PROJECTS): Meltano 4.4 writes an
+extractor's catalog to one file in the project (.meltano/run/<extractor>/, meltano#8763),
+so two runs of one extractor from the same directory at once collide. The copies share
+one Meltano system database (MELTANO_DATABASE_URI, from an Airflow variable), so every
+shard's state id lives in one place for `meltano state` and re-sharding.
 """
 
 from __future__ import annotations
@@ -13,19 +19,25 @@ from airflow.providers.standard.operators.bash import BashOperator
 from airflow.sdk import DAG
 
 SHARD_COUNT = 4
-MELTANO_PROJECT = "/opt/feeddelta"  # where this project is checked out on the workers
+# One checkout of this project per shard on the workers, each with `meltano install` done.
+MELTANO_PROJECTS = "/opt/feeddelta/shard-{index}"
+MELTANO_DATABASE_URI = "{{ var.value.feeddelta_meltano_database_uri }}"  # shared state store
 LOADER = "target-postgres"
 
 
 def shard_command(index: int) -> str:
     return (
-        f"cd {MELTANO_PROJECT} && "
+        f"cd {MELTANO_PROJECTS.format(index=index)} && "
         f"meltano run --state-id-suffix shard-{index} tap-feeddelta {LOADER}"
     )
 
 
 def shard_env(index: int, count: int = SHARD_COUNT) -> dict[str, str]:
-    return {"TAP_FEEDDELTA_SHARD_COUNT": str(count), "TAP_FEEDDELTA_SHARD_INDEX": str(index)}
+    return {
+        "TAP_FEEDDELTA_SHARD_COUNT": str(count),
+        "TAP_FEEDDELTA_SHARD_INDEX": str(index),
+        "MELTANO_DATABASE_URI": MELTANO_DATABASE_URI,
+    }
 
 
 with DAG(

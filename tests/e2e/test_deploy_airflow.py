@@ -56,9 +56,14 @@ def test_airflow_dag_loads_and_runs_one_meltano_task_per_shard(tmp_path: Path) -
     assert len(tasks) >= 2
     for index, task in enumerate(tasks):
         assert f"--state-id-suffix shard-{index} tap-feeddelta" in task["bash_command"]
-        assert task["env"] == {
+        # Each shard from its own project directory: one extractor's runs in one directory
+        # share Meltano's catalog file and collide.
+        assert task["bash_command"].startswith(f"cd /opt/feeddelta/shard-{index} && ")
+        tap_env = {k: v for k, v in task["env"].items() if k.startswith("TAP_FEEDDELTA_")}
+        assert tap_env == {
             "TAP_FEEDDELTA_SHARD_COUNT": str(len(tasks)),
             "TAP_FEEDDELTA_SHARD_INDEX": str(index),
         }
-        for name in task["env"]:
+        assert "MELTANO_DATABASE_URI" in task["env"]  # one state store for every shard
+        for name in tap_env:
             assert name.removeprefix("TAP_FEEDDELTA_").lower() in CONFIG_SCHEMA["properties"]
