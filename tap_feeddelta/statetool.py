@@ -74,9 +74,17 @@ def split_state(state: dict[str, Any], shard_count: int) -> list[dict[str, Any]]
 def _read(path: str) -> tuple[dict[str, Any], bool]:
     try:
         text = sys.stdin.read() if path == "-" else Path(path).read_text(encoding="utf-8")
-        return _unwrap(json.loads(text))
+        state, wrapped = _unwrap(json.loads(text))
     except json.JSONDecodeError as exc:
         raise StateError(f"{path}: not valid JSON ({exc.msg})") from None
+    if not state:
+        # What `meltano state get` prints for a state id it does not know: a wrong id
+        # must not pass for a shard without feeds.
+        raise StateError(
+            f"{path}: the state is empty; is its state id right? (meltano state get prints "
+            "{} for an unknown id, and an unsharded pipeline's id has no :shard-N suffix)"
+        )
+    return state, wrapped
 
 
 def _dump(state: dict[str, Any], wrapped: bool) -> str:
