@@ -6,6 +6,10 @@ input order. The consumer (another thread) takes them from the queue, which cost
 system call when results are waiting, and gives room back in batches: the loop is woken
 once per half window, not once per item (per item, a submitted coroutine cost a wake-up
 of the loop and one of the consumer, a tenth of what a feed answering 304 costs).
+
+With a ``weight`` (a result's size), the driver also starts no work while the results
+finished but not yet taken weigh ``max_weight`` or more, so results held in order behind
+one slow item take bounded memory, whatever the window.
 """
 
 from __future__ import annotations
@@ -35,6 +39,9 @@ class _Shared(Generic[R]):
     results: queue.SimpleQueue[R | _Failed | _End]
     loop: asyncio.AbstractEventLoop | None = None
     room: asyncio.Semaphore | None = None
+    held_weight: int = 0  # of results finished and not yet taken; changed on the loop only
+    weight_taken: asyncio.Event | None = None  # set when the held weight falls or head moves
+    head: int = 0  # the position of the result delivered next
 
 
 def ordered_results(
@@ -44,6 +51,8 @@ def ordered_results(
     max_concurrency: int,
     window: int,
     submit: Callable[[Coroutine[Any, Any, None]], Future[None]],
+    weight: Callable[[R], int] | None = None,
+    max_weight: int = 0,
 ) -> Iterator[R]:
     """``work(item)`` for every item, run through ``submit`` on a loop; results in order.
 
@@ -51,11 +60,16 @@ def ordered_results(
     ``work`` is raised here, in order; closing this iterator cancels what is running.
     """
     shared: _Shared[R] = _Shared(queue.SimpleQueue())
-    driver = submit(_drive(items, work, max_concurrency, window, shared))
+    driver = submit(_drive(items, work, max_concurrency, window, shared, weight, max_weight))
     batch = max(1, window // 2)
-    consumed = 0
+    consumed = consumed_weight = 0
     try:
         while True:
+            if consumed and weight is not None and shared.results.empty():
+                # About to wait: give back what was taken, or the driver, held back by
+                # the weight, might never start the result waited for.
+                _give_back(shared, consumed, consumed_weight)
+                consumed = consumed_weight = 0
             got = shared.results.get()
             if isinstance(got, _End):
                 break
@@ -63,17 +77,29 @@ def ordered_results(
                 raise got.error
             yield got
             consumed += 1
-            if consumed == batch and shared.loop is not None and shared.room is not None:
-                shared.loop.call_soon_threadsafe(_release, shared.room, consumed)
-                consumed = 0
+            if weight is not None:
+                consumed_weight += weight(got)
+            if consumed == batch:
+                _give_back(shared, consumed, consumed_weight)
+                consumed = consumed_weight = 0
         driver.result()
     finally:
         driver.cancel()
 
 
-def _release(room: asyncio.Semaphore, count: int) -> None:
+def _give_back(shared: _Shared[R], count: int, taken_weight: int) -> None:
+    """Room for ``count`` more items and ``taken_weight`` less held, from the consumer."""
+    if shared.loop is not None and shared.room is not None:
+        shared.loop.call_soon_threadsafe(_release, shared, count, taken_weight)
+
+
+def _release(shared: _Shared[R], count: int, taken_weight: int) -> None:
+    assert shared.room is not None
     for _ in range(count):
-        room.release()
+        shared.room.release()
+    if taken_weight and shared.weight_taken is not None:
+        shared.held_weight -= taken_weight
+        shared.weight_taken.set()
 
 
 async def _drive(
@@ -82,20 +108,34 @@ async def _drive(
     max_concurrency: int,
     window: int,
     shared: _Shared[R],
+    weight: Callable[[R], int] | None,
+    max_weight: int,
 ) -> None:
     shared.loop = asyncio.get_running_loop()
     room = shared.room = asyncio.Semaphore(window)
+    weight_taken = shared.weight_taken = asyncio.Event()
     running = asyncio.Semaphore(max_concurrency)
     # Started work in input order, then None (all started) or the input's failure.
     order: asyncio.Queue[asyncio.Task[R] | _Failed | None] = asyncio.Queue()
     started: set[asyncio.Task[R]] = set()
 
-    async def limited(item: T) -> R:
+    async def limited(position: int, item: T) -> R:
         async with running:
-            return await work(item)
+            # Held back while the results waiting weigh too much, except the one to be
+            # delivered next: every held result waits for it, so it must always run.
+            while weight is not None and shared.held_weight >= max_weight:
+                if position == shared.head:
+                    break
+                weight_taken.clear()
+                await weight_taken.wait()
+            result = await work(item)
+        if weight is not None:
+            shared.held_weight += weight(result)
+        return result
 
     async def deliver() -> None:
         while isinstance(entry := await order.get(), asyncio.Task):
+            weight_taken.set()  # the head moved: it may be among those held back
             try:
                 result = await entry
             except asyncio.CancelledError:
@@ -106,14 +146,15 @@ async def _drive(
             finally:
                 started.discard(entry)
             shared.results.put(result)
+            shared.head += 1
         shared.results.put(_End() if entry is None else entry)
 
     deliverer = asyncio.create_task(deliver())
     try:
         try:
-            for item in items:
+            for position, item in enumerate(items):
                 await room.acquire()
-                task = asyncio.create_task(limited(item))
+                task = asyncio.create_task(limited(position, item))
                 started.add(task)
                 order.put_nowait(task)
         except Exception as exc:  # the input failed: after what was started, in order

@@ -33,6 +33,10 @@ PROGRESS_EVERY_SECONDS: Final = 10.0
 # frees; with Python's default first threshold (700 allocations) the cycle collector
 # still ran ~1,000 times in a cold run of 10,000 feeds, 4% of its CPU.
 RUN_GC_THRESHOLDS: Final = (20_000, 20, 20)
+# Outcomes finished behind a slow feed wait in order; no new feed is started while those
+# waiting were fetched from this many bytes or more, so memory stays bounded whatever
+# max_concurrency is (their records take a few times their documents' size).
+MAX_HELD_FETCHED_BYTES: Final = 32 * 2**20
 # State of a feed removed from the config is kept this long after its last check, so
 # that a feed put back keeps its baseline.
 REMOVED_FEED_GRACE: Final = timedelta(days=30)
@@ -92,6 +96,8 @@ class FeedRun:
                     max_concurrency=self.settings.max_concurrency,
                     window=self.settings.max_concurrency * 4,
                     submit=self.fetcher.submit,
+                    weight=_fetched_bytes,
+                    max_weight=MAX_HELD_FETCHED_BYTES,
                 ),
                 start=1,
             ):
@@ -226,3 +232,7 @@ class FeedRun:
             self._emitted,
             codes,
         )
+
+
+def _fetched_bytes(outcome: FeedOutcome) -> int:
+    return int(outcome.health_record.get("bytes_received") or 0)

@@ -166,3 +166,60 @@ def test_no_items_ends_at_once(loop_thread: LoopThread) -> None:
         )
         == []
     )
+
+
+def test_results_held_behind_a_slow_item_stay_under_the_weight_bound(
+    loop_thread: LoopThread,
+) -> None:
+    # Item 0 is slow; the others finish at once and weigh 10 each. With a bound of 30,
+    # no more than three of them (and the one that reaches the bound) may wait behind it,
+    # although the window would allow 32.
+    started_when_first_done: list[int] = []
+    started: list[int] = []
+
+    async def work(n: int) -> int:
+        started.append(n)
+        if n == 0:
+            await asyncio.sleep(0.3)
+            started_when_first_done.append(len(started))
+        return n
+
+    results = ordered_results(
+        iter(range(50)),
+        work,
+        max_concurrency=8,
+        window=32,
+        submit=loop_thread.submit,
+        weight=lambda n: 0 if n == 0 else 10,
+        max_weight=30,
+    )
+    assert list(results) == list(range(50))
+    assert started_when_first_done[0] <= 1 + 3
+
+
+@pytest.mark.parametrize("max_weight", [1, 25])
+def test_a_consumer_that_waits_gives_its_weight_back_at_once(
+    loop_thread: LoopThread, max_weight: int
+) -> None:
+    # Every result weighs 10, so the bound is reached after a few; the consumer's batch
+    # (half the window) is never reached before it has to wait. It must not hang.
+    done = threading.Event()
+    got: list[int] = []
+
+    def consume() -> None:
+        got.extend(
+            ordered_results(
+                iter(range(200)),
+                Probe().work,
+                max_concurrency=4,
+                window=64,
+                submit=loop_thread.submit,
+                weight=lambda _: 10,
+                max_weight=max_weight,
+            )
+        )
+        done.set()
+
+    threading.Thread(target=consume, daemon=True).start()
+    assert done.wait(10)
+    assert got == [n * n for n in range(200)]
