@@ -9,7 +9,6 @@ anything else gives a key that matches nothing. Lookups are cached per tag strin
 from __future__ import annotations
 
 from collections.abc import Iterator
-from html import unescape
 from typing import Final, cast
 
 from lxml import etree
@@ -101,21 +100,30 @@ def text_of(element: etree._Element) -> str:
 def markup_of(element: etree._Element, *, is_text_markup: bool) -> str:
     """The element's content as HTML source, bounded in length.
 
-    ``is_text_markup`` (RSS ``description``, Atom ``type="html"``): the text is escaped
-    HTML, the source itself. Naked child elements there are serialized and their text is
-    read as source too (a "typepad style" ``<div>`` holding escaped markup). Otherwise
-    (XHTML) the children are markup and all text in them stays text.
+    ``is_text_markup`` (RSS ``description``, Atom ``type="html"``): the element's own text
+    is escaped HTML, the source itself. Naked child elements there are markup as they are,
+    their text stays text (``<p>Use &lt;b&gt;</p>`` says "Use <b>"), except for a lone
+    ``<div>`` holding only text (the "typepad" shape): that text is escaped HTML too.
+    Otherwise (XHTML) the children are markup and all text stays text.
     """
     own = element.text or ""
     if is_text_markup:
-        if len(element) == 0:
-            text = own
-        else:
-            text = own + unescape(
-                "".join(etree.tostring(child, encoding="unicode") for child in element)
-            )
+        text = own if len(element) == 0 else own + _naked_children_markup(element)
     else:
         if "&" in own or "<" in own:
             own = own.replace("&", "&amp;").replace("<", "&lt;")
         text = own + "".join(etree.tostring(child, encoding="unicode") for child in element)
     return text[:MAX_RAW_TEXT_CHARS] if len(text) > MAX_RAW_TEXT_CHARS else text
+
+
+def _naked_children_markup(element: etree._Element) -> str:
+    """The HTML source of the child elements of an element whose own text is escaped
+    HTML: each child serialized as it is, each tail (text of the element) as source."""
+    if len(element) == 1:
+        only = element[0]
+        if not len(only) and isinstance(only.tag, str) and only.tag.rpartition("}")[2] == "div":
+            return (only.text or "") + (only.tail or "")  # typepad: the div holds the source
+    return "".join(
+        etree.tostring(child, encoding="unicode", with_tail=False) + (child.tail or "")
+        for child in element
+    )

@@ -114,3 +114,41 @@ def test_rss_titles_that_look_like_html_are_read_as_html() -> None:
         "café — A",
         "Safe",
     ]
+
+
+RAW_MARKUP_WITH_ESCAPED_TEXT = b"""<?xml version="1.0" encoding="utf-8"?>
+<rss version="2.0" xmlns:content="http://purl.org/rss/1.0/modules/content/"><channel>
+<title>Dev blog</title><link>https://dev.example.com/</link>
+<item><title>Escaping HTML</title><guid isPermaLink="false">1</guid>
+<description><p>Never put user input in a &lt;script&gt; tag; escape &amp;lt; as well.</p>\
+<p>Second paragraph.</p></description>
+<content:encoded><p>Write <code>&lt;img src=x onerror=...&gt;</code> to test.</p>\
+<p>The end.</p></content:encoded></item></channel></rss>
+"""
+
+ATOM_HTML_WITH_CHILDREN = b"""<?xml version="1.0" encoding="utf-8"?>
+<feed xmlns="http://www.w3.org/2005/Atom"><title>T</title><id>urn:t</id>
+<entry><id>urn:1</id><title>Raw XHTML in html content</title>
+<summary type="html"><p>Use the &lt;style&gt; element for CSS. Then more text.</p></summary>
+<content><p>Tip: &lt;b&gt; makes bold &amp; &lt;i&gt; italic.</p><p>Done.</p></content>
+<updated>2024-01-01T00:00:00Z</updated></entry>
+<entry><id>urn:2</id><title>Typepad</title><updated>2024-01-01T00:00:00Z</updated>
+<content type="html"><div xmlns="http://www.w3.org/1999/xhtml">Example \
+&lt;b&gt;Atom&lt;/b&gt; &amp;amp; more</div></content></entry></feed>
+"""
+
+
+def test_escaped_text_inside_raw_markup_in_rss_stays_text() -> None:
+    item = parse_feed(RAW_MARKUP_WITH_ESCAPED_TEXT, None, URL).items[0]
+    assert item.summary == (
+        "Never put user input in a <script> tag; escape &lt; as well. Second paragraph."
+    )
+    assert item.content_text == "Write <img src=x onerror=...> to test. The end."
+
+
+def test_escaped_text_inside_raw_markup_in_atom_html_stays_text() -> None:
+    feed = parse_feed(ATOM_HTML_WITH_CHILDREN, None, URL)
+    assert feed.items[0].summary == "Use the <style> element for CSS. Then more text."
+    assert feed.items[0].content_text == "Tip: <b> makes bold & <i> italic. Done."
+    # A lone div holding only text is the "typepad" shape: its text is the escaped source.
+    assert feed.items[1].content_text == "Example Atom & more"
