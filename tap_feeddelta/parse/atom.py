@@ -13,6 +13,7 @@ from tap_feeddelta.models import Author, Enclosure, FeedFormat, ParsedFeed, Pars
 from tap_feeddelta.parse import fields
 from tap_feeddelta.parse.fields import TextKind
 from tap_feeddelta.parse.limits import MAX_ITEMS_READ, MAX_RAW_TEXT_CHARS
+from tap_feeddelta.parse.media import media_text
 from tap_feeddelta.parse.names import ATOM_HOME, XML_LANG, TagKey, markup_of, tag_keys, text_of
 from tap_feeddelta.parse.xmldoc import XmlDocument, base_of, child_base, kept_items
 
@@ -200,6 +201,7 @@ def _entry(
     source_authors: tuple[Author, ...] = ()
     tags: list[str] = []
     enclosures: list[Enclosure] = []
+    media_elements: list[etree._Element] = []  # read for a missing title or summary
     for child in element:
         name = key[child.tag]
         if name == "title":
@@ -262,6 +264,13 @@ def _entry(
         elif name == "source":
             source_base = child_base(child, base) if has_xml_base else base
             source_authors = _source_authors(key, child, source_base, has_xml_base, issues)
+        elif name.startswith("media:"):
+            media_elements.append(child)
+    if media_elements:
+        if title[0] is None:
+            title = media_text(key, media_elements, "media:title")
+        if summary[0] is None:
+            summary = media_text(key, media_elements, "media:description")
     native_id = fields.native_id(entry_id, issues)
     # Positional (faster than keywords); the order is checked by test_fields.py.
     return ParsedItem(

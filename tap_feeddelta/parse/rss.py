@@ -7,7 +7,9 @@ from lxml import etree
 from tap_feeddelta.errors import Issue, ParseError
 from tap_feeddelta.models import Author, Enclosure, FeedFormat, ParsedFeed, ParsedItem
 from tap_feeddelta.parse import fields
+from tap_feeddelta.parse.fields import TextKind
 from tap_feeddelta.parse.limits import MAX_ITEMS_READ
+from tap_feeddelta.parse.media import media_text
 from tap_feeddelta.parse.names import (
     RDF_ABOUT,
     RDF_NAMESPACE,
@@ -158,6 +160,7 @@ def _item(
     tags: list[str] = []
     enclosures: list[Enclosure] = []
     media: list[Enclosure] = []
+    media_elements: list[etree._Element] = []  # read for a missing title or description
     for child in element:
         name = key[child.tag]
         if name == "title" or name == "dc:title":
@@ -207,6 +210,9 @@ def _item(
                 atom_published = text_of(child)
         elif name == "media:content" or name == "media:group":
             _media(key, child, base, has_xml_base, media, issues)
+            media_elements.append(child)
+        elif name == "media:description" or name == "media:title":
+            media_elements.append(child)
         elif name == "atom:link":
             rel = child.get("rel") or "alternate"
             if rel == "alternate" and alternate is None:
@@ -231,15 +237,23 @@ def _item(
         url = fields.url(alternate, base, "item", issues)
     if url is None and native_id and is_permalink and native_id.startswith(("http://", "https://")):
         url = fields.url(native_id, None, "item", issues)
-    if description is None and itunes_summary:
-        description = itunes_summary.replace("&", "&amp;").replace("<", "&lt;")
+    summary_kind: TextKind = "html"
+    if description is None:
+        if itunes_summary:
+            description = itunes_summary.replace("&", "&amp;").replace("<", "&lt;")
+        elif media_elements:
+            description, summary_kind = media_text(key, media_elements, "media:description")
+    if title is None and media_elements:
+        title, title_kind = media_text(key, media_elements, "media:title")
+    else:
+        title_kind = fields.rss_title_kind(title)
     # Positional (faster than keywords); the order is checked by test_fields.py.
     return ParsedItem(
         native_id,  # native_id
         "guid" if native_id is not None else None,  # native_id_source
         url,  # url
-        fields.title(title, fields.rss_title_kind(title), issues),  # title
-        fields.summary(description, "html", issues),  # summary
+        fields.title(title, title_kind, issues),  # title
+        fields.summary(description, summary_kind, issues),  # summary
         fields.content(encoded, "html", issues),  # content_text
         tuple(authors or itunes_authors) or feed_authors,  # authors
         fields.unique(tags),  # tags

@@ -135,3 +135,60 @@ def test_a_json_feed_id_that_is_no_finite_number_is_ignored(raw_id: str) -> None
     [item] = parse_feed(body, None, URL).items
     assert item.native_id is None
     assert "invalid_value" in {issue.code for issue in item.issues}
+
+
+YOUTUBE_ENTRY = b"""<?xml version="1.0" encoding="UTF-8"?>
+<feed xmlns:media="http://search.yahoo.com/mrss/" xmlns="http://www.w3.org/2005/Atom">
+<id>yt:channel:UCabc</id><title>Some Channel</title>
+<entry><id>yt:video:1</id><title>My video &amp; more</title>
+<link rel="alternate" href="https://www.youtube.com/watch?v=1"/>
+<updated>2024-05-02T08:30:00+00:00</updated>
+<media:group><media:title>My video &amp; more</media:title>
+<media:content url="https://www.youtube.com/v/1" type="application/x-shockwave-flash"/>
+<media:description>In this video I explain things.
+Links: https://example.com</media:description></media:group></entry>
+<entry><id>yt:video:2</id><title>Own title</title><summary>Own summary</summary>
+<updated>2024-05-02T08:30:00+00:00</updated>
+<media:group><media:title>Media title</media:title>
+<media:description>Media description</media:description></media:group></entry>
+</feed>"""
+
+
+def test_a_youtube_entry_takes_its_summary_from_media_description() -> None:
+    feed = parse_feed(YOUTUBE_ENTRY, None, URL)
+    assert feed.items[0].summary == "In this video I explain things. Links: https://example.com"
+    assert (feed.items[1].title, feed.items[1].summary) == ("Own title", "Own summary")
+
+
+MEDIA_RSS = b"""<?xml version="1.0"?>
+<rss version="2.0" xmlns:media="http://search.yahoo.com/mrss/"><channel><title>V</title>
+<item><title>Clip</title><guid isPermaLink="false">1</guid>
+<media:group><media:content url="https://cdn.example.com/1.mp4" type="video/mp4"/>
+<media:description type="html">&lt;b&gt;Great&lt;/b&gt; clip</media:description></media:group>
+</item>
+<item><media:title>Only media title</media:title><guid isPermaLink="false">2</guid>
+<media:description>Only media description &lt;b&gt;</media:description>
+<media:content url="https://cdn.example.com/p.jpg" medium="image"/></item>
+<item><guid isPermaLink="false">3</guid>
+<media:content url="https://cdn.example.com/3.jpg"><media:title>Content title</media:title>
+<media:description>Content description</media:description></media:content></item>
+<item><guid isPermaLink="false">4</guid>
+<media:group><media:content url="https://cdn.example.com/4.mp4">
+<media:description>Rendition</media:description></media:content>
+<media:description> </media:description></media:group>
+<media:description>Item level</media:description></item>
+<item><title>Real title</title><description>Real description</description>
+<guid isPermaLink="false">5</guid><media:title>Media title</media:title>
+<media:description>Media description</media:description></item>
+</channel></rss>"""
+
+
+def test_rss_items_without_title_or_description_fall_back_to_media_rss() -> None:
+    items = parse_feed(MEDIA_RSS, None, URL).items
+    assert [(item.title, item.summary) for item in items] == [
+        ("Clip", "Great clip"),
+        ("Only media title", "Only media description <b>"),
+        ("Content title", "Content description"),
+        (None, "Item level"),
+        ("Real title", "Real description"),
+    ]
