@@ -14,6 +14,14 @@ from html.entities import html5
 from typing import Final
 
 _COMMENT: Final = re.compile(r"<!--.*?(?:-->|\Z)", re.S)
+# The rest of a tag after its name, through its ">": a ">" inside a quoted value ends
+# nothing (alt="Settings > Privacy"). No "<" inside, so a match holds the one "<" it starts
+# at and a scan never runs past the next tag; each alternative starts with its own
+# character, so a failed match backtracks in linear time. The usual tag, without quotes,
+# takes the first ">" branch. With an unbalanced quote this fails: the general passes then
+# end the tag at the first ">", and the fast path below leaves the text to them (there,
+# removing one tag can close another's quote: each pass must see what the last one left).
+_TAG_REST: Final = r"""[^<>"']*(?:>|(?:(?:"[^"<]*"|'[^'<]*')[^<>"']*)+>)"""
 # Elements whose content is not words: dropped with their content (up to the end when
 # the closing tag is missing, so that nothing active leaks into the text). A self-closed
 # one ("<iframe .../>", as XHTML is serialized) has no content: it is dropped alone.
@@ -22,7 +30,9 @@ _DROPPED_NAMES: Final = (
     "head", "select",
 )  # fmt: skip
 _DROPPED: Final = re.compile(
-    r"<(" + "|".join(_DROPPED_NAMES) + r")\b(?:[^>]*?/>|[^>]*>.*?(?:</\1\s*>|\Z))",
+    r"<(" + "|".join(_DROPPED_NAMES) + r")\b"
+    r"(?:" + _TAG_REST + r"(?:(?<=/>)|.*?(?:</\1\s*>|\Z))"
+    r"|[^>]*?/>|[^>]*>.*?(?:</\1\s*>|\Z))",
     re.S | re.I,
 )
 # Tags that separate words (a paragraph break must not glue two words together).
@@ -33,12 +43,14 @@ _BLOCK_NAMES: Final = (
     "address", "details", "summary", "center", "img", "video", "audio", "source", "option",
     "embed",  # void in HTML: no content, never closed
 )  # fmt: skip
-_BLOCK_TAG: Final = re.compile(r"</?(?:" + "|".join(_BLOCK_NAMES) + r")\b[^>]*>", re.I)
+_BLOCK_TAG: Final = re.compile(
+    r"</?(?:" + "|".join(_BLOCK_NAMES) + r")\b(?:" + _TAG_REST + r"|[^>]*>)", re.I
+)
 # The fast path: markup where every "<" starts a plain tag (an ASCII name ending at a word
-# boundary, then anything but "<" up to ">"). There the three passes above come down to
-# one: a block tag becomes a space, any other tag nothing (a dropped element goes the
-# long way). "<" marks a dropped element's name; no real separator is "<".
-_SIMPLE_TAG: Final = re.compile(r"</?([A-Za-z][A-Za-z0-9]*)(?!\w)[^<>]*>")
+# boundary, then no "<" up to the ">" that ends it). There the three passes above come
+# down to one: a block tag becomes a space, any other tag nothing (a dropped element goes
+# the long way). "<" marks a dropped element's name; no real separator is "<".
+_SIMPLE_TAG: Final = re.compile(r"</?([A-Za-z][A-Za-z0-9]*)(?!\w)" + _TAG_REST)
 # Common inline names are listed so that lowercase markup is looked up in one C-level pass.
 _INLINE_NAMES: Final = (
     "a", "abbr", "b", "big", "cite", "code", "del", "dfn", "em", "font", "i", "ins", "kbd",
@@ -50,9 +62,9 @@ _SEPARATOR: Final = {
     **{name: " " for name in _BLOCK_NAMES},
     **{name: "<" for name in _DROPPED_NAMES},
 }
-_USUAL_BLOCK_TAG: Final = re.compile(r"</?(?:" + "|".join(_BLOCK_NAMES) + r")(?!\w)[^<>]*>")
-_USUAL_INLINE_TAG: Final = re.compile(r"</?(?:" + "|".join(_INLINE_NAMES) + r")(?!\w)[^<>]*>")
-_TAG: Final = re.compile(r"<(?:/?[A-Za-z][^>]*|![^>]*|\?[^>]*)(?:>|\Z)")
+_USUAL_BLOCK_TAG: Final = re.compile(r"</?(?:" + "|".join(_BLOCK_NAMES) + r")(?!\w)" + _TAG_REST)
+_USUAL_INLINE_TAG: Final = re.compile(r"</?(?:" + "|".join(_INLINE_NAMES) + r")(?!\w)" + _TAG_REST)
+_TAG: Final = re.compile(r"<(?:/?[A-Za-z](?:" + _TAG_REST + r"|[^>]*(?:>|\Z))|[!?][^>]*(?:>|\Z))")
 # C0 controls and DEL (those Python counts as whitespace are collapsed instead), the C1
 # range, lone surrogates and non-characters that JSON or entity decoding can produce.
 _CONTROL: Final = re.compile(r"[\x00-\x08\x0e-\x1b\x7f-\x84\x86-\x9f\ud800-\udfff\ufffe\uffff]")

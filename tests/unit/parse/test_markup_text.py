@@ -152,3 +152,19 @@ def test_escaped_text_inside_raw_markup_in_atom_html_stays_text() -> None:
     assert feed.items[0].content_text == "Tip: <b> makes bold & <i> italic. Done."
     # A lone div holding only text is the "typepad" shape: its text is the escaped source.
     assert feed.items[1].content_text == "Example Atom & more"
+
+
+@pytest.mark.parametrize(
+    ("raw", "expected"),
+    [
+        ('<img src="s.png" alt="Settings > Privacy > Tracking" width="600">Next', "Next"),
+        ('Then <a href="/more" title="Read more >>">read more</a>.', "Then read more."),
+        ("<p class='a>b'>One</p><p>Two</p>", "One Two"),
+        ('a<iframe title="x/>y">fallback</iframe>b', "a b"),  # "/>" in a value closes nothing
+        ('a<script data-x=">">alert(1)</script>b', "a b"),
+        ('<a title="unbalanced>word</a> more', "word more"),  # the first ">" ends it
+        ("<b title='cut", ""),
+    ],
+)
+def test_a_gt_inside_a_quoted_attribute_value_does_not_end_the_tag(raw: str, expected: str) -> None:
+    assert html_text(raw) == expected
