@@ -36,10 +36,26 @@ _PREFIXES: Final = {
     "http://purl.org/dc/terms/": "dcterms",
     "http://purl.org/rss/1.0/modules/content/": "content",
     "http://search.yahoo.com/mrss/": "media",
-    "http://search.yahoo.com/mrss": "media",
     "http://www.itunes.com/dtds/podcast-1.0.dtd": "itunes",
     "http://www.w3.org/1999/02/22-rdf-syntax-ns#": "rdf",
     "http://www.w3.org/1999/xhtml": "xhtml",
+}
+
+
+def _namespace_key(namespace: str) -> str:
+    """A namespace URI as the prefix table knows it: lowercase, without its scheme, its
+    surrounding whitespace or a trailing "/"."""
+    key = namespace.strip().lower()
+    for scheme in ("http://", "https://"):
+        if key.startswith(scheme):
+            key = key[len(scheme) :]
+            break
+    return key.rstrip("/")
+
+
+# Feeds write the same namespace with https:// and with or without a trailing "/".
+_PREFIX_OF_KEY: Final = {
+    _namespace_key(namespace): prefix for namespace, prefix in _PREFIXES.items()
 }
 # Prefixes that recovery may leave unbound ("dc:creator" without a namespace).
 _KNOWN_PREFIXES: Final = frozenset({"atom", "dc", "dcterms", "content", "media", "itunes", "rdf"})
@@ -67,7 +83,7 @@ class TagKey(dict[object, str]):
             if namespace in self.home:
                 result = local.lower()
             else:
-                prefix = _PREFIXES.get(namespace.lower().rstrip(), "")
+                prefix = _PREFIX_OF_KEY.get(_namespace_key(namespace), "")
                 result = f"{prefix}:{local.lower()}" if prefix else "?:" + local
         elif ":" in tag:
             prefix, _, local = tag.partition(":")

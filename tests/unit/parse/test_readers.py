@@ -192,3 +192,28 @@ def test_rss_items_without_title_or_description_fall_back_to_media_rss() -> None
         (None, "Item level"),
         ("Real title", "Real description"),
     ]
+
+
+@pytest.mark.parametrize("scheme", ["http", "https"])
+@pytest.mark.parametrize("slash", ["", "/"])
+def test_known_namespaces_are_read_with_either_scheme_and_trailing_slash(
+    scheme: str, slash: str
+) -> None:
+    namespaces = {
+        "itunes": "www.itunes.com/dtds/podcast-1.0.dtd",
+        "dc": "purl.org/dc/elements/1.1",
+        "media": "search.yahoo.com/mrss",
+        "content": "purl.org/rss/1.0/modules/content",
+    }
+    declared = " ".join(
+        f'xmlns:{prefix}="{scheme}://{uri}{slash}"' for prefix, uri in namespaces.items()
+    )
+    body = f"""<rss version="2.0" {declared}><channel><title>Pod</title>
+<item><title>Ep</title><dc:creator>Guest</dc:creator>
+<itunes:summary>Summary only in itunes</itunes:summary>
+<media:content url="https://pod.example.com/ep.mp4" type="video/mp4"/>
+<content:encoded>&lt;p&gt;Notes&lt;/p&gt;</content:encoded></item></channel></rss>""".encode()
+    item = parse_feed(body, None, URL).items[0]
+    assert [author.name for author in item.authors] == ["Guest"]
+    assert (item.summary, item.content_text) == ("Summary only in itunes", "Notes")
+    assert [enclosure.url for enclosure in item.enclosures] == ["https://pod.example.com/ep.mp4"]
