@@ -22,6 +22,8 @@ _COMMENT: Final = re.compile(r"<!--.*?(?:-->|\Z)", re.S)
 # end the tag at the first ">", and the fast path below leaves the text to them (there,
 # removing one tag can close another's quote: each pass must see what the last one left).
 _TAG_REST: Final = r"""[^<>"']*(?:>|(?:(?:"[^"<]*"|'[^'<]*')[^<>"']*)+>)"""
+# A namespace prefix, as XHTML is serialized ("<xhtml:p>"): a tag is read by its local name.
+_PREFIX: Final = r"[A-Za-z_][\w.-]*:"
 # Elements whose content is not words: dropped with their content (up to the end when
 # the closing tag is missing, so that nothing active leaks into the text). A self-closed
 # one ("<iframe .../>", as XHTML is serialized) has no content: it is dropped alone.
@@ -30,9 +32,9 @@ _DROPPED_NAMES: Final = (
     "head", "select",
 )  # fmt: skip
 _DROPPED: Final = re.compile(
-    r"<(" + "|".join(_DROPPED_NAMES) + r")\b"
-    r"(?:" + _TAG_REST + r"(?:(?<=/>)|.*?(?:</\1\s*>|\Z))"
-    r"|[^>]*?/>|[^>]*>.*?(?:</\1\s*>|\Z))",
+    r"<((?:" + _PREFIX + r")?)(" + "|".join(_DROPPED_NAMES) + r")\b"
+    r"(?:" + _TAG_REST + r"(?:(?<=/>)|.*?(?:</\1\2\s*>|\Z))"
+    r"|[^>]*?/>|[^>]*>.*?(?:</\1\2\s*>|\Z))",
     re.S | re.I,
 )
 # Tags that separate words (a paragraph break must not glue two words together).
@@ -44,13 +46,14 @@ _BLOCK_NAMES: Final = (
     "embed",  # void in HTML: no content, never closed
 )  # fmt: skip
 _BLOCK_TAG: Final = re.compile(
-    r"</?(?:" + "|".join(_BLOCK_NAMES) + r")\b(?:" + _TAG_REST + r"|[^>]*>)", re.I
+    r"</?(?:" + _PREFIX + r")?(?:" + "|".join(_BLOCK_NAMES) + r")\b(?:" + _TAG_REST + r"|[^>]*>)",
+    re.I,
 )
 # The fast path: markup where every "<" starts a plain tag (an ASCII name ending at a word
 # boundary, then no "<" up to the ">" that ends it). There the three passes above come
 # down to one: a block tag becomes a space, any other tag nothing (a dropped element goes
 # the long way). "<" marks a dropped element's name; no real separator is "<".
-_SIMPLE_TAG: Final = re.compile(r"</?([A-Za-z][A-Za-z0-9]*)(?!\w)" + _TAG_REST)
+_SIMPLE_TAG: Final = re.compile(r"</?(?:" + _PREFIX + r")?([A-Za-z][A-Za-z0-9]*)(?!\w)" + _TAG_REST)
 # Common inline names are listed so that lowercase markup is looked up in one C-level pass.
 _INLINE_NAMES: Final = (
     "a", "abbr", "b", "big", "cite", "code", "del", "dfn", "em", "font", "i", "ins", "kbd",
@@ -62,8 +65,14 @@ _SEPARATOR: Final = {
     **{name: " " for name in _BLOCK_NAMES},
     **{name: "<" for name in _DROPPED_NAMES},
 }
-_USUAL_BLOCK_TAG: Final = re.compile(r"</?(?:" + "|".join(_BLOCK_NAMES) + r")(?!\w)" + _TAG_REST)
-_USUAL_INLINE_TAG: Final = re.compile(r"</?(?:" + "|".join(_INLINE_NAMES) + r")(?!\w)" + _TAG_REST)
+# The name then a space, "/" or ">": a prefixed tag ("<b:p>" is a "p") is left to the
+# pattern above.
+_USUAL_BLOCK_TAG: Final = re.compile(
+    r"</?(?:" + "|".join(_BLOCK_NAMES) + r")(?=[\s/>])" + _TAG_REST
+)
+_USUAL_INLINE_TAG: Final = re.compile(
+    r"</?(?:" + "|".join(_INLINE_NAMES) + r")(?=[\s/>])" + _TAG_REST
+)
 _TAG: Final = re.compile(r"<(?:/?[A-Za-z](?:" + _TAG_REST + r"|[^>]*(?:>|\Z))|[!?][^>]*(?:>|\Z))")
 # C0 controls and DEL (those Python counts as whitespace are collapsed instead), the C1
 # range, lone surrogates and non-characters that JSON or entity decoding can produce.

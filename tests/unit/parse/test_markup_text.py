@@ -168,3 +168,32 @@ def test_escaped_text_inside_raw_markup_in_atom_html_stays_text() -> None:
 )
 def test_a_gt_inside_a_quoted_attribute_value_does_not_end_the_tag(raw: str, expected: str) -> None:
     assert html_text(raw) == expected
+
+
+PREFIXED_XHTML = b"""<?xml version="1.0" encoding="utf-8"?>
+<feed xmlns="http://www.w3.org/2005/Atom" xmlns:xhtml="http://www.w3.org/1999/xhtml">
+<title>T</title><id>urn:t</id><entry><id>urn:1</id><title>Prefixed XHTML</title>
+<updated>2024-01-01T00:00:00Z</updated><content type="xhtml"><xhtml:div>\
+<xhtml:p>First paragraph.</xhtml:p><xhtml:p>Second paragraph.</xhtml:p><xhtml:ul>\
+<xhtml:li>alpha</xhtml:li><xhtml:li>beta</xhtml:li></xhtml:ul>\
+<xhtml:script>alert(1)</xhtml:script><xhtml:style>p {}</xhtml:style>End</xhtml:div>\
+</content></entry></feed>"""
+
+
+def test_prefixed_xhtml_tags_are_read_by_their_local_name() -> None:
+    feed = parse_feed(PREFIXED_XHTML, None, URL)
+    assert feed.items[0].content_text == "First paragraph. Second paragraph. alpha beta End"
+
+
+@pytest.mark.parametrize(
+    ("raw", "expected"),
+    [
+        ("<x:p>one</x:p><x:p>two</x:p>", "one two"),
+        ("a<h:br/>b", "a b"),
+        ("a<x:script>alert(1)</x:script>b", "a b"),
+        ("a<X:SVG a='1'/>b", "a b"),
+        ("a<x:b>bold</x:b>b", "aboldb"),
+    ],
+)
+def test_prefixed_tags_in_html_text(raw: str, expected: str) -> None:
+    assert html_text(raw) == expected
