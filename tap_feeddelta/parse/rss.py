@@ -237,12 +237,10 @@ def _item(
         url = fields.url(alternate, base, "item", issues)
     if url is None and native_id and is_permalink and native_id.startswith(("http://", "https://")):
         url = fields.url(native_id, None, "item", issues)
-    summary_kind: TextKind = "html"
-    if description is None:
-        if itunes_summary:
-            description = itunes_summary.replace("&", "&amp;").replace("<", "&lt;")
-        elif media_elements:
-            description, summary_kind = media_text(key, media_elements, "media:description")
+    summary = fields.summary(description, "html", issues)
+    if summary is None:  # no description, or one without words ("<![CDATA[ ]]>")
+        summary = _fallback_summary(key, itunes_summary, media_elements, issues)
+    title_kind: TextKind
     if title is None and media_elements:
         title, title_kind = media_text(key, media_elements, "media:title")
     else:
@@ -253,7 +251,7 @@ def _item(
         "guid" if native_id is not None else None,  # native_id_source
         url,  # url
         fields.title(title, title_kind, issues),  # title
-        fields.summary(description, summary_kind, issues),  # summary
+        summary,  # summary
         fields.content(encoded, "html", issues),  # content_text
         tuple(authors or itunes_authors) or feed_authors,  # authors
         fields.unique(tags),  # tags
@@ -263,6 +261,25 @@ def _item(
         pointer,  # source_pointer
         tuple(issues),  # issues
     )
+
+
+def _fallback_summary(
+    key: TagKey,
+    itunes_summary: str | None,
+    media_elements: list[etree._Element],
+    issues: list[Issue],
+) -> str | None:
+    """The summary of an item whose description gives none: its ``itunes:summary`` (plain
+    text), else its Media RSS description."""
+    if itunes_summary:
+        escaped = itunes_summary.replace("&", "&amp;").replace("<", "&lt;")
+        summary = fields.summary(escaped, "html", issues)
+        if summary is not None:
+            return summary
+    if media_elements:
+        raw, kind = media_text(key, media_elements, "media:description")
+        return fields.summary(raw, kind, issues)
+    return None
 
 
 def _media(

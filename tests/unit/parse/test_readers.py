@@ -217,3 +217,23 @@ def test_known_namespaces_are_read_with_either_scheme_and_trailing_slash(
     assert [author.name for author in item.authors] == ["Guest"]
     assert (item.summary, item.content_text) == ("Summary only in itunes", "Notes")
     assert [enclosure.url for enclosure in item.enclosures] == ["https://pod.example.com/ep.mp4"]
+
+
+def test_an_empty_description_does_not_stop_the_itunes_summary_fallback() -> None:
+    body = b"""<rss version="2.0" xmlns:itunes="http://www.itunes.com/dtds/podcast-1.0.dtd">
+<channel><title>Pod</title>
+<item><title>Ep 9</title><description></description>
+<itunes:summary>What this episode is about.</itunes:summary></item>
+<item><title>Ep 10</title><description><![CDATA[ ]]></description>
+<itunes:summary>Episode ten summary.</itunes:summary></item>
+<item><title>Ep 11</title><description><![CDATA[<p> </p>]]></description>
+<itunes:summary>Episode eleven.</itunes:summary></item>
+<item><title>Ep 12</title><description>Own words</description>
+<itunes:summary>Not this.</itunes:summary></item>
+</channel></rss>"""
+    assert [item.summary for item in parse_feed(body, None, URL).items] == [
+        "What this episode is about.",
+        "Episode ten summary.",
+        "Episode eleven.",
+        "Own words",
+    ]
