@@ -152,6 +152,18 @@ def without_controls(text: str) -> str:
     return _CONTROL.sub("", text)
 
 
+def repaired_text(text: str) -> str:
+    """Text from a source that may hold any character (JSON) as the readers of XML text
+    see it: C1 controls read as the mis-decoded bytes they are (``plain_text`` and
+    ``html_text`` read them so), every other control, lone surrogate or non-character
+    removed, and whitespace left for collapsing."""
+    if text.isprintable():
+        return text
+    if _has_c1(text):
+        text = _without_c1(text)
+    return _CONTROL.sub("", text)
+
+
 def _has_c1(text: str) -> bool:
     """Whether the text holds a C1 control character (U+0080 to U+009F).
 

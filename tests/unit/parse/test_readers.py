@@ -2,8 +2,12 @@
 
 from __future__ import annotations
 
+import json
+from typing import Any
+
 import pytest
 
+from tap_feeddelta.models import Author
 from tap_feeddelta.parse import parse_feed
 
 URL = "http://example.com/feed"
@@ -236,4 +240,55 @@ def test_an_empty_description_does_not_stop_the_itunes_summary_fallback() -> Non
         "Episode ten summary.",
         "Episode eleven.",
         "Own words",
+    ]
+
+
+def _json_feed(document: dict[str, Any]) -> bytes:
+    return json.dumps({"version": "https://jsonfeed.org/version/1.1", **document}).encode()
+
+
+def test_json_feed_c1_controls_are_windows_1252_and_other_controls_are_removed() -> None:
+    body = _json_feed(
+        {
+            "title": "Caf\u00e9\u0092s feed",
+            "home_page_url": "https://example.com/\u0001home",
+            "items": [
+                {
+                    "id": "a\u0001b\u0092",
+                    "url": "https://example.com/\u0092post",
+                    "title": "It\u0092s here \u0096 now",
+                    "summary": "don\u0092t\u0001",
+                    "content_html": "<p>don\u0092t\u0001 \ud800\ufffe</p>",
+                    "date_published": "2024-01-02T03:04:05Z\u0001",
+                    "authors": [{"name": "Ann\u0096Lee\u0001"}],
+                }
+            ],
+        }
+    )
+    feed = parse_feed(body, None, URL)
+    assert (feed.title, feed.link) == ("Café’s feed", "https://example.com/home")
+    item = feed.items[0]
+    assert (item.native_id, item.url) == ("ab", "https://example.com/post")
+    assert (item.title, item.summary, item.content_text) == ("It’s here – now", "don’t", "don’t")
+    assert item.published_at == "2024-01-02T03:04:05Z"
+    assert [author.name for author in item.authors] == ["Ann–Lee"]
+
+
+def test_json_feed_authors_mailto_url_and_empty_authors() -> None:
+    body = _json_feed(
+        {
+            "authors": [{"name": "Site"}],
+            "items": [
+                {"id": "1", "authors": [{"name": "Ann", "url": "mailto:ann@example.com"}]},
+                {"id": "2", "authors": [], "author": {"name": "Real Writer"}},
+                {"id": "3", "authors": []},
+            ],
+        }
+    )
+    items = parse_feed(body, None, URL).items
+    assert items[0].authors == (Author(name="Ann", email="ann@example.com", url=None),)
+    assert not items[0].issues  # no unsafe_url for an address
+    assert [[author.name for author in item.authors] for item in items[1:]] == [
+        ["Real Writer"],
+        ["Site"],
     ]
