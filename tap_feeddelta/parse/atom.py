@@ -14,7 +14,15 @@ from tap_feeddelta.parse import fields
 from tap_feeddelta.parse.fields import TextKind
 from tap_feeddelta.parse.limits import MAX_ITEMS_READ, MAX_RAW_TEXT_CHARS
 from tap_feeddelta.parse.media import media_text
-from tap_feeddelta.parse.names import ATOM_HOME, XML_LANG, TagKey, markup_of, tag_keys, text_of
+from tap_feeddelta.parse.names import (
+    ATOM_HOME,
+    XML_LANG,
+    TagKey,
+    link_relation,
+    markup_of,
+    tag_keys,
+    text_of,
+)
 from tap_feeddelta.parse.xmldoc import XmlDocument, base_of, child_base, kept_items
 
 ATOM_03 = "http://purl.org/atom/ns#"
@@ -115,7 +123,7 @@ def atom_feed(doc: XmlDocument, feed_format: FeedFormat, url: str) -> ParsedFeed
         elif name in ("updated", "modified") and "updated" not in values:
             values["updated"] = (text_of(child), "text")
         elif name == "link" and not link_is_page:
-            if (child.get("rel") or "alternate").strip() == "alternate" and child.get("href"):
+            if link_relation(child.get("rel")) == "alternate" and child.get("href"):
                 is_page = _is_page_type(child.get("type"))
                 if link is None or is_page:
                     link_base = child_base(child, base) if doc.has_xml_base else base
@@ -208,7 +216,7 @@ def _entry(
             if title[0] is None:
                 title = _construct(child)
         elif name == "link":
-            rel = (child.get("rel") or "alternate").strip()
+            rel = link_relation(child.get("rel"))
             href = child.get("href")
             if not href:
                 continue

@@ -64,6 +64,20 @@ RDF_ABOUT: Final = f"{{{RDF_NAMESPACE}}}about"
 XML_LANG: Final = "{http://www.w3.org/XML/1998/namespace}lang"
 
 
+_IANA_RELATION: Final = "http://www.iana.org/assignments/relation/"
+
+
+def link_relation(raw: str | None) -> str:
+    """An Atom link's relation: "alternate" when it has none, and a registered relation
+    written as its IANA URI (RFC 4287 4.2.7.2) read as its name."""
+    if not raw:
+        return "alternate"
+    rel = raw.strip()
+    if rel.startswith(_IANA_RELATION):
+        return rel[len(_IANA_RELATION) :] or "alternate"
+    return rel
+
+
 class TagKey(dict[object, str]):
     """Element tag → key, for a document whose own namespaces are ``home``: read as
     ``key[element.tag]``, a plain dict lookup once a tag has been seen (a document has

@@ -15,6 +15,7 @@ from tap_feeddelta.parse.names import (
     RDF_NAMESPACE,
     RSS_HOME,
     TagKey,
+    link_relation,
     markup_of,
     tag_keys,
     text_of,
@@ -121,7 +122,7 @@ def _channel(
         elif name == "link" and not values.get("link"):
             values["link"] = text_of(child).strip()  # an empty <link/> hides no later one
         elif name == "atom:link" and "atomlink" not in values:
-            if (child.get("rel") or "alternate") == "alternate" and child.get("href"):
+            if link_relation(child.get("rel")) == "alternate" and child.get("href"):
                 values["atomlink"] = child.get("href")
         elif name in ("description", "dc:description") and "description" not in values:
             values["description"] = markup_of(child, is_text_markup=True)
@@ -214,7 +215,7 @@ def _item(
         elif name == "media:description" or name == "media:title":
             media_elements.append(child)
         elif name == "atom:link":
-            rel = child.get("rel") or "alternate"
+            rel = link_relation(child.get("rel"))
             if rel == "alternate" and alternate is None:
                 alternate = child.get("href")
         elif name == "itunes:author":

@@ -292,3 +292,20 @@ def test_json_feed_authors_mailto_url_and_empty_authors() -> None:
         ["Real Writer"],
         ["Site"],
     ]
+
+
+def test_an_atom_rel_written_as_its_iana_uri_is_that_relation() -> None:
+    iana = "http://www.iana.org/assignments/relation/"
+    body = f"""<feed xmlns="http://www.w3.org/2005/Atom"><title>t</title><id>urn:f</id>
+<link rel="{iana}self" href="https://example.com/feed"/>
+<link rel="{iana}alternate" href="https://example.com/"/>
+<entry><title>IANA rel only</title><id>urn:1</id><updated>2024-05-02T00:00:00Z</updated>
+<link rel="{iana}alternate" href="https://example.com/post"/>
+<link rel="{iana}enclosure" href="https://example.com/a.mp3" type="audio/mpeg"/>
+</entry></feed>""".encode()
+    feed = parse_feed(body, None, URL)
+    assert feed.link == "https://example.com/"
+    assert feed.items[0].url == "https://example.com/post"
+    assert [enclosure.url for enclosure in feed.items[0].enclosures] == [
+        "https://example.com/a.mp3"
+    ]
