@@ -152,6 +152,14 @@ def without_controls(text: str) -> str:
     return _CONTROL.sub("", text)
 
 
+def decoded_references(text: str) -> str:
+    """The text with its character references decoded when it holds a well-formed one
+    (``News &amp; Events``, ``O&#8217;Brien``); with none, a "&" is plain text (``AT&T``)."""
+    if "&" in text and _ENTITY_LEFT.search(text):
+        return unescape(text)
+    return text
+
+
 def repaired_text(text: str) -> str:
     """Text from a source that may hold any character (JSON) as the readers of XML text
     see it: C1 controls read as the mis-decoded bytes they are (``plain_text`` and

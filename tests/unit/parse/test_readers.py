@@ -309,3 +309,18 @@ def test_an_atom_rel_written_as_its_iana_uri_is_that_relation() -> None:
     assert [enclosure.url for enclosure in feed.items[0].enclosures] == [
         "https://example.com/a.mp3"
     ]
+
+
+def test_references_in_cdata_categories_and_author_names_are_decoded() -> None:
+    body = b"""<rss version="2.0" xmlns:dc="http://purl.org/dc/elements/1.1/"><channel>
+<title>Site</title><item><title>Post</title>
+<dc:creator><![CDATA[Sean O&#8217;Brien]]></dc:creator>
+<category><![CDATA[News &amp; Events]]></category>
+<category><![CDATA[Rock &#039;n&#039; Roll]]></category>
+<category><![CDATA[AT&T]]></category><category>Fish &amp; Chips</category>
+</item><item><title>Plain</title><dc:creator>Barnes &amp; Noble</dc:creator></item>
+</channel></rss>"""
+    items = parse_feed(body, None, URL).items
+    assert [author.name for author in items[0].authors] == ["Sean O’Brien"]
+    assert items[0].tags == ("News & Events", "Rock 'n' Roll", "AT&T", "Fish & Chips")
+    assert [author.name for author in items[1].authors] == ["Barnes & Noble"]
