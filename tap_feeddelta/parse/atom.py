@@ -13,7 +13,16 @@ from tap_feeddelta.models import Author, Enclosure, FeedFormat, ParsedFeed, Pars
 from tap_feeddelta.parse import fields
 from tap_feeddelta.parse.fields import TextKind
 from tap_feeddelta.parse.limits import MAX_ITEMS_READ, MAX_RAW_TEXT_CHARS
-from tap_feeddelta.parse.names import ATOM_HOME, XML_LANG, TagKey, markup_of, tag_keys, text_of
+from tap_feeddelta.parse.media import media_text
+from tap_feeddelta.parse.names import (
+    ATOM_HOME,
+    XML_LANG,
+    TagKey,
+    link_relation,
+    markup_of,
+    tag_keys,
+    text_of,
+)
 from tap_feeddelta.parse.xmldoc import XmlDocument, base_of, child_base, kept_items
 
 ATOM_03 = "http://purl.org/atom/ns#"
@@ -114,7 +123,7 @@ def atom_feed(doc: XmlDocument, feed_format: FeedFormat, url: str) -> ParsedFeed
         elif name in ("updated", "modified") and "updated" not in values:
             values["updated"] = (text_of(child), "text")
         elif name == "link" and not link_is_page:
-            if (child.get("rel") or "alternate").strip() == "alternate" and child.get("href"):
+            if link_relation(child.get("rel")) == "alternate" and child.get("href"):
                 is_page = _is_page_type(child.get("type"))
                 if link is None or is_page:
                     link_base = child_base(child, base) if doc.has_xml_base else base
@@ -200,13 +209,14 @@ def _entry(
     source_authors: tuple[Author, ...] = ()
     tags: list[str] = []
     enclosures: list[Enclosure] = []
+    media_elements: list[etree._Element] = []  # read for a missing title or summary
     for child in element:
         name = key[child.tag]
         if name == "title":
             if title[0] is None:
                 title = _construct(child)
         elif name == "link":
-            rel = (child.get("rel") or "alternate").strip()
+            rel = link_relation(child.get("rel"))
             href = child.get("href")
             if not href:
                 continue
@@ -262,6 +272,13 @@ def _entry(
         elif name == "source":
             source_base = child_base(child, base) if has_xml_base else base
             source_authors = _source_authors(key, child, source_base, has_xml_base, issues)
+        elif name.startswith("media:"):
+            media_elements.append(child)
+    if media_elements:
+        if title[0] is None:
+            title = media_text(key, media_elements, "media:title")
+        if summary[0] is None:
+            summary = media_text(key, media_elements, "media:description")
     native_id = fields.native_id(entry_id, issues)
     # Positional (faster than keywords); the order is checked by test_fields.py.
     return ParsedItem(

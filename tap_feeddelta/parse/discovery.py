@@ -17,8 +17,12 @@ FEED_TYPES: Final = frozenset(
         "application/x.atom+xml",
         "application/x-atom+xml",
         "application/x-rss+xml",
+        "text/xml",  # RSS 0.9x pages
     }
 )
+# JSON Feed's first registered type, still used; WordPress also advertises its REST API
+# with it on every page, so such links come after every other feed the page advertises.
+WEAK_FEED_TYPES: Final = frozenset({"application/json"})
 MAX_ADVERTISED: Final = 32
 
 
@@ -37,28 +41,52 @@ def _html_parser() -> etree.HTMLParser:
 
 
 def advertised_feeds(data: bytes, url: str) -> tuple[str, ...]:
-    """Absolute http(s) URLs of the advertised feeds, in document order (``data`` is UTF-8)."""
+    """Absolute http(s) URLs of the advertised feeds, in document order, those advertised
+    as plain JSON last (``data`` is UTF-8)."""
     try:
         root = etree.fromstring(data, _html_parser())
     except (etree.LxmlError, ValueError):
         return ()
     if root is None:
         return ()
-    base: str | None = url
+    base = _document_base(root, url)
     found: dict[str, None] = {}
-    for element in root.iter("base", "link"):
-        if element.tag == "base":
-            if base == url and element.get("href"):
-                base = safe_base(element.get("href"), url)
-            continue
+    weak: dict[str, None] = {}
+    for element in root.iter("link"):
         rels = (element.get("rel") or "").lower().split()
         media_type = (element.get("type") or "").split(";")[0].strip().lower()
         href = element.get("href")
-        if "alternate" not in rels or media_type not in FEED_TYPES or not href:
+        if "alternate" not in rels or not href:
             continue
-        absolute, _ = safe_url(href, base)
+        if media_type in FEED_TYPES:
+            kept = found
+        elif media_type in WEAK_FEED_TYPES and len(weak) < MAX_ADVERTISED:
+            kept = weak
+        else:
+            continue
+        absolute, _ = safe_url(_without_feed_scheme(href), base)
         if absolute is not None:
-            found.setdefault(absolute, None)
+            kept.setdefault(absolute, None)
             if len(found) == MAX_ADVERTISED:
                 break
-    return tuple(found)
+    found.update(weak)  # a URL advertised both ways keeps its first place
+    return tuple(found)[:MAX_ADVERTISED]
+
+
+def _document_base(root: etree._Element, url: str) -> str | None:
+    """The base URL of the page's links: its first ``<base href>``, wherever it stands
+    (HTML applies it to links before it too), else the page's own URL."""
+    for element in root.iter("base"):
+        if element.get("href"):
+            return safe_base(element.get("href"), url)
+    return url
+
+
+def _without_feed_scheme(href: str) -> str:
+    """An href in the old ``feed:`` scheme as the URL it names: ``feed://host/x`` is
+    ``http://host/x``, ``feed:https://host/x`` is ``https://host/x``."""
+    text = href.strip()
+    if text[:5].lower() != "feed:":
+        return href
+    rest = text[5:]
+    return "http:" + rest if rest.startswith("//") else rest

@@ -22,7 +22,14 @@ from tap_feeddelta.parse.limits import (
     MAX_SUMMARY_BYTES,
     MAX_TITLE_BYTES,
 )
-from tap_feeddelta.parse.text import capped, html_text, plain_text, utf8_length, without_controls
+from tap_feeddelta.parse.text import (
+    capped,
+    decoded_references,
+    html_text,
+    plain_text,
+    utf8_length,
+    without_controls,
+)
 from tap_feeddelta.parse.urls import safe_url
 
 TextKind = Literal["html", "text"]
@@ -171,7 +178,8 @@ def _author(
     base: str | None,
     issues: list[Issue],
 ) -> Author | None:
-    clean_name = plain_text(name) if name else None
+    # Names and categories come CDATA-wrapped with references in them (WordPress).
+    clean_name = plain_text(decoded_references(name)) if name else None
     if clean_name:
         clean_name, was_cut = capped(clean_name, MAX_AUTHOR_NAME_BYTES)
         if was_cut:
@@ -266,7 +274,7 @@ def tag(raw: str | None) -> str | None:
         return None
     value = _TAGS.get(raw)
     if value is None:
-        value = plain_text(raw)
+        value = plain_text(decoded_references(raw))
         if len(raw) <= _CACHED_INPUT_CHARS:
             _remember(_TAGS, raw, value)
     return value or None

@@ -10,7 +10,7 @@ from tap_feeddelta.errors import Issue, ParseError
 from tap_feeddelta.models import Author, Enclosure, FeedFormat, ParsedFeed, ParsedItem
 from tap_feeddelta.parse import fields
 from tap_feeddelta.parse.limits import MAX_ITEMS_READ, MAX_RAW_TEXT_CHARS
-from tap_feeddelta.parse.text import without_controls
+from tap_feeddelta.parse.text import repaired_text, without_controls
 
 _VERSION_PREFIXES: Final = ("https://jsonfeed.org/version/", "http://jsonfeed.org/version/")
 
@@ -35,19 +35,35 @@ def json_format(document: dict[str, Any]) -> FeedFormat:
 
 
 def _string(value: object, what: str, issues: list[Issue]) -> str | None:
-    if value is None:
-        return None
+    """A string value without control characters (a URL, a date, a type)."""
     if isinstance(value, str):
-        if len(value) > MAX_RAW_TEXT_CHARS:
-            value = value[:MAX_RAW_TEXT_CHARS]
-        return without_controls(value)
-    issues.append(Issue("invalid_value", f"The {what} is not a string; ignored."))
+        return without_controls(
+            value[:MAX_RAW_TEXT_CHARS] if len(value) > MAX_RAW_TEXT_CHARS else value
+        )
+    if value is not None:
+        issues.append(_not_a_string(what))
     return None
+
+
+def _text(value: object, what: str, issues: list[Issue]) -> str | None:
+    """A string value that is text for people (a title, a summary, content, a name): its
+    C1 controls are windows-1252 punctuation read wrongly (``don\x92t``), as in XML."""
+    if isinstance(value, str):
+        return repaired_text(
+            value[:MAX_RAW_TEXT_CHARS] if len(value) > MAX_RAW_TEXT_CHARS else value
+        )
+    if value is not None:
+        issues.append(_not_a_string(what))
+    return None
+
+
+def _not_a_string(what: str) -> Issue:
+    return Issue("invalid_value", f"The {what} is not a string; ignored.")
 
 
 def _authors(holder: dict[str, Any], base: str | None, issues: list[Issue]) -> list[Author]:
     raw = holder.get("authors")
-    if raw is None and "author" in holder:
+    if (raw is None or raw == []) and "author" in holder:  # JSON Feed 1.0's one author
         raw = [holder["author"]]
     if raw is None:
         return []
@@ -59,12 +75,12 @@ def _authors(holder: dict[str, Any], base: str | None, issues: list[Issue]) -> l
         if not isinstance(person, dict):
             issues.append(Issue("invalid_value", "An author is not an object; ignored."))
             continue
+        link = _string(person.get("url"), "author url", issues)
+        email = None
+        if link is not None and link.lstrip()[:7].lower() == "mailto:":
+            email, link = link, None  # an address, not a page
         author = fields.author(
-            _string(person.get("name"), "author name", issues),
-            None,
-            _string(person.get("url"), "author url", issues),
-            base,
-            issues,
+            _text(person.get("name"), "author name", issues), email, link, base, issues
         )
         if author is not None:
             found.append(author)
@@ -90,12 +106,12 @@ def json_feed(document: dict[str, Any], feed_format: FeedFormat, url: str) -> Pa
             issues.append(Issue("invalid_value", "An item is not an object; ignored."))
     return ParsedFeed(
         format=feed_format,
-        title=fields.title(_string(document.get("title"), "feed title", issues), "text", issues),
+        title=fields.title(_text(document.get("title"), "feed title", issues), "text", issues),
         link=fields.url(
             _string(document.get("home_page_url"), "home page url", issues), url, "feed", issues
         ),
         description=fields.summary(
-            _string(document.get("description"), "feed description", issues), "text", issues
+            _text(document.get("description"), "feed description", issues), "text", issues
         ),
         language=fields.language(_string(document.get("language"), "language", issues)),
         updated_at=None,
@@ -123,13 +139,11 @@ def _item(
         url = fields.url(
             _string(raw.get("external_url"), "external url", issues), base, "item", issues
         )
-    html = _string(raw.get("content_html"), "content_html", issues)
+    html = _text(raw.get("content_html"), "content_html", issues)
     content = (
         fields.content(html, "html", issues)
         if html
-        else fields.content(
-            _string(raw.get("content_text"), "content_text", issues), "text", issues
-        )
+        else fields.content(_text(raw.get("content_text"), "content_text", issues), "text", issues)
     )
     tags: list[str] = []
     raw_tags = raw.get("tags")
@@ -145,8 +159,8 @@ def _item(
         native_id,  # native_id
         "json_id" if native_id is not None else None,  # native_id_source
         url,  # url
-        fields.title(_string(raw.get("title"), "title", issues), "text", issues),  # title
-        fields.summary(_string(raw.get("summary"), "summary", issues), "text", issues),  # summary
+        fields.title(_text(raw.get("title"), "title", issues), "text", issues),  # title
+        fields.summary(_text(raw.get("summary"), "summary", issues), "text", issues),  # summary
         content,  # content_text
         tuple(_authors(raw, base, issues)) or feed_authors,  # authors
         fields.unique(tags),  # tags

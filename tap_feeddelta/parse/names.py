@@ -9,7 +9,6 @@ anything else gives a key that matches nothing. Lookups are cached per tag strin
 from __future__ import annotations
 
 from collections.abc import Iterator
-from html import unescape
 from typing import Final, cast
 
 from lxml import etree
@@ -37,16 +36,46 @@ _PREFIXES: Final = {
     "http://purl.org/dc/terms/": "dcterms",
     "http://purl.org/rss/1.0/modules/content/": "content",
     "http://search.yahoo.com/mrss/": "media",
-    "http://search.yahoo.com/mrss": "media",
     "http://www.itunes.com/dtds/podcast-1.0.dtd": "itunes",
     "http://www.w3.org/1999/02/22-rdf-syntax-ns#": "rdf",
     "http://www.w3.org/1999/xhtml": "xhtml",
+}
+
+
+def _namespace_key(namespace: str) -> str:
+    """A namespace URI as the prefix table knows it: lowercase, without its scheme, its
+    surrounding whitespace or a trailing "/"."""
+    key = namespace.strip().lower()
+    for scheme in ("http://", "https://"):
+        if key.startswith(scheme):
+            key = key[len(scheme) :]
+            break
+    return key.rstrip("/")
+
+
+# Feeds write the same namespace with https:// and with or without a trailing "/".
+_PREFIX_OF_KEY: Final = {
+    _namespace_key(namespace): prefix for namespace, prefix in _PREFIXES.items()
 }
 # Prefixes that recovery may leave unbound ("dc:creator" without a namespace).
 _KNOWN_PREFIXES: Final = frozenset({"atom", "dc", "dcterms", "content", "media", "itunes", "rdf"})
 RDF_NAMESPACE: Final = "http://www.w3.org/1999/02/22-rdf-syntax-ns#"
 RDF_ABOUT: Final = f"{{{RDF_NAMESPACE}}}about"
 XML_LANG: Final = "{http://www.w3.org/XML/1998/namespace}lang"
+
+
+_IANA_RELATION: Final = "http://www.iana.org/assignments/relation/"
+
+
+def link_relation(raw: str | None) -> str:
+    """An Atom link's relation: "alternate" when it has none, and a registered relation
+    written as its IANA URI (RFC 4287 4.2.7.2) read as its name."""
+    if not raw:
+        return "alternate"
+    rel = raw.strip()
+    if rel.startswith(_IANA_RELATION):
+        return rel[len(_IANA_RELATION) :] or "alternate"
+    return rel
 
 
 class TagKey(dict[object, str]):
@@ -68,7 +97,7 @@ class TagKey(dict[object, str]):
             if namespace in self.home:
                 result = local.lower()
             else:
-                prefix = _PREFIXES.get(namespace.lower().rstrip(), "")
+                prefix = _PREFIX_OF_KEY.get(_namespace_key(namespace), "")
                 result = f"{prefix}:{local.lower()}" if prefix else "?:" + local
         elif ":" in tag:
             prefix, _, local = tag.partition(":")
@@ -101,21 +130,30 @@ def text_of(element: etree._Element) -> str:
 def markup_of(element: etree._Element, *, is_text_markup: bool) -> str:
     """The element's content as HTML source, bounded in length.
 
-    ``is_text_markup`` (RSS ``description``, Atom ``type="html"``): the text is escaped
-    HTML, the source itself. Naked child elements there are serialized and their text is
-    read as source too (a "typepad style" ``<div>`` holding escaped markup). Otherwise
-    (XHTML) the children are markup and all text in them stays text.
+    ``is_text_markup`` (RSS ``description``, Atom ``type="html"``): the element's own text
+    is escaped HTML, the source itself. Naked child elements there are markup as they are,
+    their text stays text (``<p>Use &lt;b&gt;</p>`` says "Use <b>"), except for a lone
+    ``<div>`` holding only text (the "typepad" shape): that text is escaped HTML too.
+    Otherwise (XHTML) the children are markup and all text stays text.
     """
     own = element.text or ""
     if is_text_markup:
-        if len(element) == 0:
-            text = own
-        else:
-            text = own + unescape(
-                "".join(etree.tostring(child, encoding="unicode") for child in element)
-            )
+        text = own if len(element) == 0 else own + _naked_children_markup(element)
     else:
         if "&" in own or "<" in own:
             own = own.replace("&", "&amp;").replace("<", "&lt;")
         text = own + "".join(etree.tostring(child, encoding="unicode") for child in element)
     return text[:MAX_RAW_TEXT_CHARS] if len(text) > MAX_RAW_TEXT_CHARS else text
+
+
+def _naked_children_markup(element: etree._Element) -> str:
+    """The HTML source of the child elements of an element whose own text is escaped
+    HTML: each child serialized as it is, each tail (text of the element) as source."""
+    if len(element) == 1:
+        only = element[0]
+        if not len(only) and isinstance(only.tag, str) and only.tag.rpartition("}")[2] == "div":
+            return (only.text or "") + (only.tail or "")  # typepad: the div holds the source
+    return "".join(
+        etree.tostring(child, encoding="unicode", with_tail=False) + (child.tail or "")
+        for child in element
+    )

@@ -7,12 +7,15 @@ from lxml import etree
 from tap_feeddelta.errors import Issue, ParseError
 from tap_feeddelta.models import Author, Enclosure, FeedFormat, ParsedFeed, ParsedItem
 from tap_feeddelta.parse import fields
+from tap_feeddelta.parse.fields import TextKind
 from tap_feeddelta.parse.limits import MAX_ITEMS_READ
+from tap_feeddelta.parse.media import media_text
 from tap_feeddelta.parse.names import (
     RDF_ABOUT,
     RDF_NAMESPACE,
     RSS_HOME,
     TagKey,
+    link_relation,
     markup_of,
     tag_keys,
     text_of,
@@ -119,7 +122,7 @@ def _channel(
         elif name == "link" and not values.get("link"):
             values["link"] = text_of(child).strip()  # an empty <link/> hides no later one
         elif name == "atom:link" and "atomlink" not in values:
-            if (child.get("rel") or "alternate") == "alternate" and child.get("href"):
+            if link_relation(child.get("rel")) == "alternate" and child.get("href"):
                 values["atomlink"] = child.get("href")
         elif name in ("description", "dc:description") and "description" not in values:
             values["description"] = markup_of(child, is_text_markup=True)
@@ -158,6 +161,7 @@ def _item(
     tags: list[str] = []
     enclosures: list[Enclosure] = []
     media: list[Enclosure] = []
+    media_elements: list[etree._Element] = []  # read for a missing title or description
     for child in element:
         name = key[child.tag]
         if name == "title" or name == "dc:title":
@@ -207,8 +211,11 @@ def _item(
                 atom_published = text_of(child)
         elif name == "media:content" or name == "media:group":
             _media(key, child, base, has_xml_base, media, issues)
+            media_elements.append(child)
+        elif name == "media:description" or name == "media:title":
+            media_elements.append(child)
         elif name == "atom:link":
-            rel = child.get("rel") or "alternate"
+            rel = link_relation(child.get("rel"))
             if rel == "alternate" and alternate is None:
                 alternate = child.get("href")
         elif name == "itunes:author":
@@ -231,15 +238,21 @@ def _item(
         url = fields.url(alternate, base, "item", issues)
     if url is None and native_id and is_permalink and native_id.startswith(("http://", "https://")):
         url = fields.url(native_id, None, "item", issues)
-    if description is None and itunes_summary:
-        description = itunes_summary.replace("&", "&amp;").replace("<", "&lt;")
+    summary = fields.summary(description, "html", issues)
+    if summary is None:  # no description, or one without words ("<![CDATA[ ]]>")
+        summary = _fallback_summary(key, itunes_summary, media_elements, issues)
+    title_kind: TextKind
+    if title is None and media_elements:
+        title, title_kind = media_text(key, media_elements, "media:title")
+    else:
+        title_kind = fields.rss_title_kind(title)
     # Positional (faster than keywords); the order is checked by test_fields.py.
     return ParsedItem(
         native_id,  # native_id
         "guid" if native_id is not None else None,  # native_id_source
         url,  # url
-        fields.title(title, fields.rss_title_kind(title), issues),  # title
-        fields.summary(description, "html", issues),  # summary
+        fields.title(title, title_kind, issues),  # title
+        summary,  # summary
         fields.content(encoded, "html", issues),  # content_text
         tuple(authors or itunes_authors) or feed_authors,  # authors
         fields.unique(tags),  # tags
@@ -249,6 +262,25 @@ def _item(
         pointer,  # source_pointer
         tuple(issues),  # issues
     )
+
+
+def _fallback_summary(
+    key: TagKey,
+    itunes_summary: str | None,
+    media_elements: list[etree._Element],
+    issues: list[Issue],
+) -> str | None:
+    """The summary of an item whose description gives none: its ``itunes:summary`` (plain
+    text), else its Media RSS description."""
+    if itunes_summary:
+        escaped = itunes_summary.replace("&", "&amp;").replace("<", "&lt;")
+        summary = fields.summary(escaped, "html", issues)
+        if summary is not None:
+            return summary
+    if media_elements:
+        raw, kind = media_text(key, media_elements, "media:description")
+        return fields.summary(raw, kind, issues)
+    return None
 
 
 def _media(

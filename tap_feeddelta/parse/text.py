@@ -14,6 +14,16 @@ from html.entities import html5
 from typing import Final
 
 _COMMENT: Final = re.compile(r"<!--.*?(?:-->|\Z)", re.S)
+# The rest of a tag after its name, through its ">": a ">" inside a quoted value ends
+# nothing (alt="Settings > Privacy"). No "<" inside, so a match holds the one "<" it starts
+# at and a scan never runs past the next tag; each alternative starts with its own
+# character, so a failed match backtracks in linear time. The usual tag, without quotes,
+# takes the first ">" branch. With an unbalanced quote this fails: the general passes then
+# end the tag at the first ">", and the fast path below leaves the text to them (there,
+# removing one tag can close another's quote: each pass must see what the last one left).
+_TAG_REST: Final = r"""[^<>"']*(?:>|(?:(?:"[^"<]*"|'[^'<]*')[^<>"']*)+>)"""
+# A namespace prefix, as XHTML is serialized ("<xhtml:p>"): a tag is read by its local name.
+_PREFIX: Final = r"[A-Za-z_][\w.-]*:"
 # Elements whose content is not words: dropped with their content (up to the end when
 # the closing tag is missing, so that nothing active leaks into the text). A self-closed
 # one ("<iframe .../>", as XHTML is serialized) has no content: it is dropped alone.
@@ -22,7 +32,9 @@ _DROPPED_NAMES: Final = (
     "head", "select",
 )  # fmt: skip
 _DROPPED: Final = re.compile(
-    r"<(" + "|".join(_DROPPED_NAMES) + r")\b(?:[^>]*?/>|[^>]*>.*?(?:</\1\s*>|\Z))",
+    r"<((?:" + _PREFIX + r")?)(" + "|".join(_DROPPED_NAMES) + r")\b"
+    r"(?:" + _TAG_REST + r"(?:(?<=/>)|.*?(?:</\1\2\s*>|\Z))"
+    r"|[^>]*?/>|[^>]*>.*?(?:</\1\2\s*>|\Z))",
     re.S | re.I,
 )
 # Tags that separate words (a paragraph break must not glue two words together).
@@ -33,12 +45,15 @@ _BLOCK_NAMES: Final = (
     "address", "details", "summary", "center", "img", "video", "audio", "source", "option",
     "embed",  # void in HTML: no content, never closed
 )  # fmt: skip
-_BLOCK_TAG: Final = re.compile(r"</?(?:" + "|".join(_BLOCK_NAMES) + r")\b[^>]*>", re.I)
+_BLOCK_TAG: Final = re.compile(
+    r"</?(?:" + _PREFIX + r")?(?:" + "|".join(_BLOCK_NAMES) + r")\b(?:" + _TAG_REST + r"|[^>]*>)",
+    re.I,
+)
 # The fast path: markup where every "<" starts a plain tag (an ASCII name ending at a word
-# boundary, then anything but "<" up to ">"). There the three passes above come down to
-# one: a block tag becomes a space, any other tag nothing (a dropped element goes the
-# long way). "<" marks a dropped element's name; no real separator is "<".
-_SIMPLE_TAG: Final = re.compile(r"</?([A-Za-z][A-Za-z0-9]*)(?!\w)[^<>]*>")
+# boundary, then no "<" up to the ">" that ends it). There the three passes above come
+# down to one: a block tag becomes a space, any other tag nothing (a dropped element goes
+# the long way). "<" marks a dropped element's name; no real separator is "<".
+_SIMPLE_TAG: Final = re.compile(r"</?(?:" + _PREFIX + r")?([A-Za-z][A-Za-z0-9]*)(?!\w)" + _TAG_REST)
 # Common inline names are listed so that lowercase markup is looked up in one C-level pass.
 _INLINE_NAMES: Final = (
     "a", "abbr", "b", "big", "cite", "code", "del", "dfn", "em", "font", "i", "ins", "kbd",
@@ -50,9 +65,15 @@ _SEPARATOR: Final = {
     **{name: " " for name in _BLOCK_NAMES},
     **{name: "<" for name in _DROPPED_NAMES},
 }
-_USUAL_BLOCK_TAG: Final = re.compile(r"</?(?:" + "|".join(_BLOCK_NAMES) + r")(?!\w)[^<>]*>")
-_USUAL_INLINE_TAG: Final = re.compile(r"</?(?:" + "|".join(_INLINE_NAMES) + r")(?!\w)[^<>]*>")
-_TAG: Final = re.compile(r"<(?:/?[A-Za-z][^>]*|![^>]*|\?[^>]*)(?:>|\Z)")
+# The name then a space, "/" or ">": a prefixed tag ("<b:p>" is a "p") is left to the
+# pattern above.
+_USUAL_BLOCK_TAG: Final = re.compile(
+    r"</?(?:" + "|".join(_BLOCK_NAMES) + r")(?=[\s/>])" + _TAG_REST
+)
+_USUAL_INLINE_TAG: Final = re.compile(
+    r"</?(?:" + "|".join(_INLINE_NAMES) + r")(?=[\s/>])" + _TAG_REST
+)
+_TAG: Final = re.compile(r"<(?:/?[A-Za-z](?:" + _TAG_REST + r"|[^>]*(?:>|\Z))|[!?][^>]*(?:>|\Z))")
 # C0 controls and DEL (those Python counts as whitespace are collapsed instead), the C1
 # range, lone surrogates and non-characters that JSON or entity decoding can produce.
 _CONTROL: Final = re.compile(r"[\x00-\x08\x0e-\x1b\x7f-\x84\x86-\x9f\ud800-\udfff\ufffe\uffff]")
@@ -128,6 +149,26 @@ def without_controls(text: str) -> str:
     """The text without control characters, lone surrogates or non-characters."""
     if text.isprintable():  # every character _CONTROL removes is unprintable
         return text
+    return _CONTROL.sub("", text)
+
+
+def decoded_references(text: str) -> str:
+    """The text with its character references decoded when it holds a well-formed one
+    (``News &amp; Events``, ``O&#8217;Brien``); with none, a "&" is plain text (``AT&T``)."""
+    if "&" in text and _ENTITY_LEFT.search(text):
+        return unescape(text)
+    return text
+
+
+def repaired_text(text: str) -> str:
+    """Text from a source that may hold any character (JSON) as the readers of XML text
+    see it: C1 controls read as the mis-decoded bytes they are (``plain_text`` and
+    ``html_text`` read them so), every other control, lone surrogate or non-character
+    removed, and whitespace left for collapsing."""
+    if text.isprintable():
+        return text
+    if _has_c1(text):
+        text = _without_c1(text)
     return _CONTROL.sub("", text)
 
 

@@ -68,8 +68,9 @@ def _reference_rfc3339(raw: str) -> str | None:
 
 # Pieces that reach every branch: plain and block tags in either case, dropped elements
 # (open, closed and self-closed), void ones, comments, stray "<", cut tags, names that only
-# look like tag names, entities, C1 and other control characters, and whitespace that is
-# not a space.
+# look like tag names, quoted attribute values holding ">", "/>" or "<" and unbalanced
+# quotes, namespace prefixes, entities, C1 and other control characters, and whitespace
+# that is not a space.
 PIECES = [
     "<p>", "</p>", "<P class='x'>", "<<b>", "<<br>", "<b>", "</B>", "<br/>", "<BR>",
     "<img src=x />", "<h1>", "<h7>", "<pre>", "<progress>", "<p_x>", "<pé>", "<p\xa0>",
@@ -77,6 +78,10 @@ PIECES = [
     "<scripts>", "<ſcript>", "<style x>", "<select>", "<svg>", "<svg/>", "<SVG a='1' />",
     "<iframe/>", "<iframe src='x/'>", "</iframe>", "<script src=x/>", "<embed src=x>",
     "</embed>", "</ p>", "<!x>", "<?x?>", "<!--", "-->", "<", ">",
+    '<img alt="a > b">', "<P title='>>'>", '<a title="x>', "<b c='", '<br d="/>"/>',
+    '<script a=">">', "<iframe src='/>'>", '<svg a="/>"/>', '<em x="<">', '"', "'", '=">"',
+    "<xhtml:p>", "</xhtml:p>", "<x:script>", "</x:script>", "<b:p>", "<b-x:p>", "<a:1>",
+    "<h:svg/>", "<X.Y:STYLE a='>'>", "</x.y:style>", "<x:b>", "<_:br/>", "<:p>", ":",
     "&", "&amp;", "&amp;amp;", "&lt;b&gt;", "&#133;", "&#x92;", "&nbsp;", "&eacute;",
     "&bogus;", "&#0;", "\x85", "\x92", "\x80", "\x01", "\x1c", "\xad", "\u200b", "\ufffe",
     "\ud800", "Ã©", "é", "中", " ", "  ", "\n", "\t", "a", "word", "K", "İ",
@@ -102,6 +107,8 @@ def test_plain_tags_take_the_one_pass_path() -> None:
     assert html_text(raw) == "one two three four"
     usual = "<p>one <b>two</b></p><br/><a href='x'>three</a><img src='x'>"
     assert text._simple_tags_removed(usual) == " one two  three "  # the two-pass path
+    prefixed = "<x:p>one <x:b>two</x:b></x:p>"  # read by the local name
+    assert text._simple_tags_removed(prefixed) == " one two "
 
 
 @pytest.mark.parametrize(
@@ -109,6 +116,7 @@ def test_plain_tags_take_the_one_pass_path() -> None:
     [
         "<p>a</p><script>x</script>",  # a dropped element
         "<SCRIPT>x</SCRIPT>",
+        "<x:script>x</x:script>",
         "a < b <p>",  # a stray "<"
         "<p>cut <b",  # a cut tag
         "<p_x>y",  # a name that does not end at a word boundary
@@ -116,6 +124,9 @@ def test_plain_tags_take_the_one_pass_path() -> None:
         "<<b>p>x",  # removing the inline tag would join a new tag
         "<<br>i>x",
         "<p<b>>x",
+        '<a title="x>y',  # an unbalanced quote
+        # Once the img is gone, the a's quote closes: only the passes in turn see that.
+        '<a title="x>=<IMG src=x />K =">"z',
     ],
 )
 def test_other_markup_takes_the_general_passes(raw: str) -> None:

@@ -114,3 +114,86 @@ def test_rss_titles_that_look_like_html_are_read_as_html() -> None:
         "café — A",
         "Safe",
     ]
+
+
+RAW_MARKUP_WITH_ESCAPED_TEXT = b"""<?xml version="1.0" encoding="utf-8"?>
+<rss version="2.0" xmlns:content="http://purl.org/rss/1.0/modules/content/"><channel>
+<title>Dev blog</title><link>https://dev.example.com/</link>
+<item><title>Escaping HTML</title><guid isPermaLink="false">1</guid>
+<description><p>Never put user input in a &lt;script&gt; tag; escape &amp;lt; as well.</p>\
+<p>Second paragraph.</p></description>
+<content:encoded><p>Write <code>&lt;img src=x onerror=...&gt;</code> to test.</p>\
+<p>The end.</p></content:encoded></item></channel></rss>
+"""
+
+ATOM_HTML_WITH_CHILDREN = b"""<?xml version="1.0" encoding="utf-8"?>
+<feed xmlns="http://www.w3.org/2005/Atom"><title>T</title><id>urn:t</id>
+<entry><id>urn:1</id><title>Raw XHTML in html content</title>
+<summary type="html"><p>Use the &lt;style&gt; element for CSS. Then more text.</p></summary>
+<content><p>Tip: &lt;b&gt; makes bold &amp; &lt;i&gt; italic.</p><p>Done.</p></content>
+<updated>2024-01-01T00:00:00Z</updated></entry>
+<entry><id>urn:2</id><title>Typepad</title><updated>2024-01-01T00:00:00Z</updated>
+<content type="html"><div xmlns="http://www.w3.org/1999/xhtml">Example \
+&lt;b&gt;Atom&lt;/b&gt; &amp;amp; more</div></content></entry></feed>
+"""
+
+
+def test_escaped_text_inside_raw_markup_in_rss_stays_text() -> None:
+    item = parse_feed(RAW_MARKUP_WITH_ESCAPED_TEXT, None, URL).items[0]
+    assert item.summary == (
+        "Never put user input in a <script> tag; escape &lt; as well. Second paragraph."
+    )
+    assert item.content_text == "Write <img src=x onerror=...> to test. The end."
+
+
+def test_escaped_text_inside_raw_markup_in_atom_html_stays_text() -> None:
+    feed = parse_feed(ATOM_HTML_WITH_CHILDREN, None, URL)
+    assert feed.items[0].summary == "Use the <style> element for CSS. Then more text."
+    assert feed.items[0].content_text == "Tip: <b> makes bold & <i> italic. Done."
+    # A lone div holding only text is the "typepad" shape: its text is the escaped source.
+    assert feed.items[1].content_text == "Example Atom & more"
+
+
+@pytest.mark.parametrize(
+    ("raw", "expected"),
+    [
+        ('<img src="s.png" alt="Settings > Privacy > Tracking" width="600">Next', "Next"),
+        ('Then <a href="/more" title="Read more >>">read more</a>.', "Then read more."),
+        ("<p class='a>b'>One</p><p>Two</p>", "One Two"),
+        ('a<iframe title="x/>y">fallback</iframe>b', "a b"),  # "/>" in a value closes nothing
+        ('a<script data-x=">">alert(1)</script>b', "a b"),
+        ('<a title="unbalanced>word</a> more', "word more"),  # the first ">" ends it
+        ("<b title='cut", ""),
+    ],
+)
+def test_a_gt_inside_a_quoted_attribute_value_does_not_end_the_tag(raw: str, expected: str) -> None:
+    assert html_text(raw) == expected
+
+
+PREFIXED_XHTML = b"""<?xml version="1.0" encoding="utf-8"?>
+<feed xmlns="http://www.w3.org/2005/Atom" xmlns:xhtml="http://www.w3.org/1999/xhtml">
+<title>T</title><id>urn:t</id><entry><id>urn:1</id><title>Prefixed XHTML</title>
+<updated>2024-01-01T00:00:00Z</updated><content type="xhtml"><xhtml:div>\
+<xhtml:p>First paragraph.</xhtml:p><xhtml:p>Second paragraph.</xhtml:p><xhtml:ul>\
+<xhtml:li>alpha</xhtml:li><xhtml:li>beta</xhtml:li></xhtml:ul>\
+<xhtml:script>alert(1)</xhtml:script><xhtml:style>p {}</xhtml:style>End</xhtml:div>\
+</content></entry></feed>"""
+
+
+def test_prefixed_xhtml_tags_are_read_by_their_local_name() -> None:
+    feed = parse_feed(PREFIXED_XHTML, None, URL)
+    assert feed.items[0].content_text == "First paragraph. Second paragraph. alpha beta End"
+
+
+@pytest.mark.parametrize(
+    ("raw", "expected"),
+    [
+        ("<x:p>one</x:p><x:p>two</x:p>", "one two"),
+        ("a<h:br/>b", "a b"),
+        ("a<x:script>alert(1)</x:script>b", "a b"),
+        ("a<X:SVG a='1'/>b", "a b"),
+        ("a<x:b>bold</x:b>b", "aboldb"),
+    ],
+)
+def test_prefixed_tags_in_html_text(raw: str, expected: str) -> None:
+    assert html_text(raw) == expected

@@ -2,8 +2,12 @@
 
 from __future__ import annotations
 
+import json
+from typing import Any
+
 import pytest
 
+from tap_feeddelta.models import Author
 from tap_feeddelta.parse import parse_feed
 
 URL = "http://example.com/feed"
@@ -135,3 +139,188 @@ def test_a_json_feed_id_that_is_no_finite_number_is_ignored(raw_id: str) -> None
     [item] = parse_feed(body, None, URL).items
     assert item.native_id is None
     assert "invalid_value" in {issue.code for issue in item.issues}
+
+
+YOUTUBE_ENTRY = b"""<?xml version="1.0" encoding="UTF-8"?>
+<feed xmlns:media="http://search.yahoo.com/mrss/" xmlns="http://www.w3.org/2005/Atom">
+<id>yt:channel:UCabc</id><title>Some Channel</title>
+<entry><id>yt:video:1</id><title>My video &amp; more</title>
+<link rel="alternate" href="https://www.youtube.com/watch?v=1"/>
+<updated>2024-05-02T08:30:00+00:00</updated>
+<media:group><media:title>My video &amp; more</media:title>
+<media:content url="https://www.youtube.com/v/1" type="application/x-shockwave-flash"/>
+<media:description>In this video I explain things.
+Links: https://example.com</media:description></media:group></entry>
+<entry><id>yt:video:2</id><title>Own title</title><summary>Own summary</summary>
+<updated>2024-05-02T08:30:00+00:00</updated>
+<media:group><media:title>Media title</media:title>
+<media:description>Media description</media:description></media:group></entry>
+</feed>"""
+
+
+def test_a_youtube_entry_takes_its_summary_from_media_description() -> None:
+    feed = parse_feed(YOUTUBE_ENTRY, None, URL)
+    assert feed.items[0].summary == "In this video I explain things. Links: https://example.com"
+    assert (feed.items[1].title, feed.items[1].summary) == ("Own title", "Own summary")
+
+
+MEDIA_RSS = b"""<?xml version="1.0"?>
+<rss version="2.0" xmlns:media="http://search.yahoo.com/mrss/"><channel><title>V</title>
+<item><title>Clip</title><guid isPermaLink="false">1</guid>
+<media:group><media:content url="https://cdn.example.com/1.mp4" type="video/mp4"/>
+<media:description type="html">&lt;b&gt;Great&lt;/b&gt; clip</media:description></media:group>
+</item>
+<item><media:title>Only media title</media:title><guid isPermaLink="false">2</guid>
+<media:description>Only media description &lt;b&gt;</media:description>
+<media:content url="https://cdn.example.com/p.jpg" medium="image"/></item>
+<item><guid isPermaLink="false">3</guid>
+<media:content url="https://cdn.example.com/3.jpg"><media:title>Content title</media:title>
+<media:description>Content description</media:description></media:content></item>
+<item><guid isPermaLink="false">4</guid>
+<media:group><media:content url="https://cdn.example.com/4.mp4">
+<media:description>Rendition</media:description></media:content>
+<media:description> </media:description></media:group>
+<media:description>Item level</media:description></item>
+<item><title>Real title</title><description>Real description</description>
+<guid isPermaLink="false">5</guid><media:title>Media title</media:title>
+<media:description>Media description</media:description></item>
+</channel></rss>"""
+
+
+def test_rss_items_without_title_or_description_fall_back_to_media_rss() -> None:
+    items = parse_feed(MEDIA_RSS, None, URL).items
+    assert [(item.title, item.summary) for item in items] == [
+        ("Clip", "Great clip"),
+        ("Only media title", "Only media description <b>"),
+        ("Content title", "Content description"),
+        (None, "Item level"),
+        ("Real title", "Real description"),
+    ]
+
+
+@pytest.mark.parametrize("scheme", ["http", "https"])
+@pytest.mark.parametrize("slash", ["", "/"])
+def test_known_namespaces_are_read_with_either_scheme_and_trailing_slash(
+    scheme: str, slash: str
+) -> None:
+    namespaces = {
+        "itunes": "www.itunes.com/dtds/podcast-1.0.dtd",
+        "dc": "purl.org/dc/elements/1.1",
+        "media": "search.yahoo.com/mrss",
+        "content": "purl.org/rss/1.0/modules/content",
+    }
+    declared = " ".join(
+        f'xmlns:{prefix}="{scheme}://{uri}{slash}"' for prefix, uri in namespaces.items()
+    )
+    body = f"""<rss version="2.0" {declared}><channel><title>Pod</title>
+<item><title>Ep</title><dc:creator>Guest</dc:creator>
+<itunes:summary>Summary only in itunes</itunes:summary>
+<media:content url="https://pod.example.com/ep.mp4" type="video/mp4"/>
+<content:encoded>&lt;p&gt;Notes&lt;/p&gt;</content:encoded></item></channel></rss>""".encode()
+    item = parse_feed(body, None, URL).items[0]
+    assert [author.name for author in item.authors] == ["Guest"]
+    assert (item.summary, item.content_text) == ("Summary only in itunes", "Notes")
+    assert [enclosure.url for enclosure in item.enclosures] == ["https://pod.example.com/ep.mp4"]
+
+
+def test_an_empty_description_does_not_stop_the_itunes_summary_fallback() -> None:
+    body = b"""<rss version="2.0" xmlns:itunes="http://www.itunes.com/dtds/podcast-1.0.dtd">
+<channel><title>Pod</title>
+<item><title>Ep 9</title><description></description>
+<itunes:summary>What this episode is about.</itunes:summary></item>
+<item><title>Ep 10</title><description><![CDATA[ ]]></description>
+<itunes:summary>Episode ten summary.</itunes:summary></item>
+<item><title>Ep 11</title><description><![CDATA[<p> </p>]]></description>
+<itunes:summary>Episode eleven.</itunes:summary></item>
+<item><title>Ep 12</title><description>Own words</description>
+<itunes:summary>Not this.</itunes:summary></item>
+</channel></rss>"""
+    assert [item.summary for item in parse_feed(body, None, URL).items] == [
+        "What this episode is about.",
+        "Episode ten summary.",
+        "Episode eleven.",
+        "Own words",
+    ]
+
+
+def _json_feed(document: dict[str, Any]) -> bytes:
+    return json.dumps({"version": "https://jsonfeed.org/version/1.1", **document}).encode()
+
+
+def test_json_feed_c1_controls_are_windows_1252_and_other_controls_are_removed() -> None:
+    body = _json_feed(
+        {
+            "title": "Caf\u00e9\u0092s feed",
+            "home_page_url": "https://example.com/\u0001home",
+            "items": [
+                {
+                    "id": "a\u0001b\u0092",
+                    "url": "https://example.com/\u0092post",
+                    "title": "It\u0092s here \u0096 now",
+                    "summary": "don\u0092t\u0001",
+                    "content_html": "<p>don\u0092t\u0001 \ud800\ufffe</p>",
+                    "date_published": "2024-01-02T03:04:05Z\u0001",
+                    "authors": [{"name": "Ann\u0096Lee\u0001"}],
+                }
+            ],
+        }
+    )
+    feed = parse_feed(body, None, URL)
+    assert (feed.title, feed.link) == ("Café’s feed", "https://example.com/home")
+    item = feed.items[0]
+    assert (item.native_id, item.url) == ("ab", "https://example.com/post")
+    assert (item.title, item.summary, item.content_text) == ("It’s here – now", "don’t", "don’t")
+    assert item.published_at == "2024-01-02T03:04:05Z"
+    assert [author.name for author in item.authors] == ["Ann–Lee"]
+
+
+def test_json_feed_authors_mailto_url_and_empty_authors() -> None:
+    body = _json_feed(
+        {
+            "authors": [{"name": "Site"}],
+            "items": [
+                {"id": "1", "authors": [{"name": "Ann", "url": "mailto:ann@example.com"}]},
+                {"id": "2", "authors": [], "author": {"name": "Real Writer"}},
+                {"id": "3", "authors": []},
+            ],
+        }
+    )
+    items = parse_feed(body, None, URL).items
+    assert items[0].authors == (Author(name="Ann", email="ann@example.com", url=None),)
+    assert not items[0].issues  # no unsafe_url for an address
+    assert [[author.name for author in item.authors] for item in items[1:]] == [
+        ["Real Writer"],
+        ["Site"],
+    ]
+
+
+def test_an_atom_rel_written_as_its_iana_uri_is_that_relation() -> None:
+    iana = "http://www.iana.org/assignments/relation/"
+    body = f"""<feed xmlns="http://www.w3.org/2005/Atom"><title>t</title><id>urn:f</id>
+<link rel="{iana}self" href="https://example.com/feed"/>
+<link rel="{iana}alternate" href="https://example.com/"/>
+<entry><title>IANA rel only</title><id>urn:1</id><updated>2024-05-02T00:00:00Z</updated>
+<link rel="{iana}alternate" href="https://example.com/post"/>
+<link rel="{iana}enclosure" href="https://example.com/a.mp3" type="audio/mpeg"/>
+</entry></feed>""".encode()
+    feed = parse_feed(body, None, URL)
+    assert feed.link == "https://example.com/"
+    assert feed.items[0].url == "https://example.com/post"
+    assert [enclosure.url for enclosure in feed.items[0].enclosures] == [
+        "https://example.com/a.mp3"
+    ]
+
+
+def test_references_in_cdata_categories_and_author_names_are_decoded() -> None:
+    body = b"""<rss version="2.0" xmlns:dc="http://purl.org/dc/elements/1.1/"><channel>
+<title>Site</title><item><title>Post</title>
+<dc:creator><![CDATA[Sean O&#8217;Brien]]></dc:creator>
+<category><![CDATA[News &amp; Events]]></category>
+<category><![CDATA[Rock &#039;n&#039; Roll]]></category>
+<category><![CDATA[AT&T]]></category><category>Fish &amp; Chips</category>
+</item><item><title>Plain</title><dc:creator>Barnes &amp; Noble</dc:creator></item>
+</channel></rss>"""
+    items = parse_feed(body, None, URL).items
+    assert [author.name for author in items[0].authors] == ["Sean O’Brien"]
+    assert items[0].tags == ("News & Events", "Rock 'n' Roll", "AT&T", "Fish & Chips")
+    assert [author.name for author in items[1].authors] == ["Barnes & Noble"]
