@@ -25,7 +25,10 @@ _TAG_REST: Final = r"""[^<>"']*(?:>|(?:(?:"[^"<]*"|'[^'<]*')[^<>"']*)+>)"""
 # A namespace prefix, as XHTML is serialized ("<xhtml:p>"): a tag is read by its local name.
 _PREFIX: Final = r"[A-Za-z_][\w.-]*:"
 # Elements whose content is not words: dropped with their content (up to the end when
-# the closing tag is missing, so that nothing active leaks into the text). A self-closed
+# the closing tag is missing, so that nothing active leaks into the text). The fallbacks
+# for a tag TAG_REST cannot read (an unbalanced quote) end at its first ">" or, without
+# one, at the end of the text, as _TAG does: a fallback that could fail after scanning to
+# the end would make text full of "<script" or "<p" quadratic (a minute per megabyte). A self-closed
 # one ("<iframe .../>", as XHTML is serialized) has no content: it is dropped alone.
 _DROPPED_NAMES: Final = (
     "script", "style", "noscript", "template", "iframe", "object", "applet", "svg", "math",
@@ -34,7 +37,7 @@ _DROPPED_NAMES: Final = (
 _DROPPED: Final = re.compile(
     r"<((?:" + _PREFIX + r")?)(" + "|".join(_DROPPED_NAMES) + r")\b"
     r"(?:" + _TAG_REST + r"(?:(?<=/>)|.*?(?:</\1\2\s*>|\Z))"
-    r"|[^>]*?/>|[^>]*>.*?(?:</\1\2\s*>|\Z))",
+    r"|[^>]*(?:(?<=/)>|>.*?(?:</\1\2\s*>|\Z)|\Z))",
     re.S | re.I,
 )
 # Tags that separate words (a paragraph break must not glue two words together).
@@ -46,7 +49,13 @@ _BLOCK_NAMES: Final = (
     "embed",  # void in HTML: no content, never closed
 )  # fmt: skip
 _BLOCK_TAG: Final = re.compile(
-    r"</?(?:" + _PREFIX + r")?(?:" + "|".join(_BLOCK_NAMES) + r")\b(?:" + _TAG_REST + r"|[^>]*>)",
+    r"</?(?:"
+    + _PREFIX
+    + r")?(?:"
+    + "|".join(_BLOCK_NAMES)
+    + r")\b(?:"
+    + _TAG_REST
+    + r"|[^>]*(?:>|\Z))",
     re.I,
 )
 # The fast path: markup where every "<" starts a plain tag (an ASCII name ending at a word

@@ -222,3 +222,21 @@ def test_many_comments_after_a_recovered_root_are_read_in_bounded_time() -> None
     assert isinstance(feed, ParsedFeed)
     assert not feed.is_truncated
     assert [item.title for item in feed.items] == ["A & B"]
+
+
+@pytest.mark.parametrize(
+    "piece", ["<script", "<p", "<br", "</p", "<iframe src=x/", "<p title='", "<xhtml:p"]
+)
+def test_html_full_of_unclosed_tags_is_read_in_bounded_time(piece: str) -> None:
+    # A megabyte of tag starts with no ">": each must not scan to the end of the text
+    # (that was quadratic: about a minute for "<script").
+    html = piece * ((1 << 20) // len(piece))
+    escaped = html.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+    body = (
+        '<?xml version="1.0"?><rss version="2.0"><channel><title>T</title>'
+        f"<item><title>x</title><description>{escaped}</description></item>"
+        "</channel></rss>"
+    ).encode()
+    feed = _parse_quickly(body)
+    assert isinstance(feed, ParsedFeed)
+    assert feed.items[0].title == "x"
