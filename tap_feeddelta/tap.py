@@ -4,11 +4,10 @@ from __future__ import annotations
 
 import contextlib
 import copy
-import io
 import os
 from functools import cached_property
 from types import FrameType
-from typing import IO, Any
+from typing import IO, Any, cast
 
 from singer_sdk import Stream, Tap
 from singer_sdk.exceptions import ConfigValidationError
@@ -24,6 +23,18 @@ from tap_feeddelta.messages import EncodedStateWriter, FeedDeltaWriter
 from tap_feeddelta.run import FeedRun
 from tap_feeddelta.state import feed_items_state, index_partitions
 from tap_feeddelta.streams import FeedHealthStream, FeedItemsStream
+
+
+class _ReadOnce:
+    """A state file's text for the SDK, which reads it once: the text is not held after
+    that (an io.StringIO would keep four bytes a character for the whole run)."""
+
+    def __init__(self, text: str) -> None:
+        self._text = text
+
+    def read(self) -> str:
+        text, self._text = self._text, ""
+        return text
 
 
 class TapFeedDelta(Tap):
@@ -56,10 +67,16 @@ class TapFeedDelta(Tap):
             super().invoke(**options)
             return
         text = state.read()
+        # Kept to tell the state's JSON error from another file's: not the text itself,
+        # which (megabytes at 10,000 feeds) must not live through the whole run.
+        marker = (len(text), text[:256], text[-256:])
+        source = _ReadOnce(text)
+        del text
         try:
-            super().invoke(state=io.StringIO(text), **options)
+            super().invoke(state=cast("IO[str]", source), **options)
         except ValueError as exc:
-            if getattr(exc, "doc", None) != text:
+            doc = getattr(exc, "doc", None)
+            if not isinstance(doc, str) or (len(doc), doc[:256], doc[-256:]) != marker:
                 raise  # not the state's JSON (the catalog's, say)
             line, column = getattr(exc, "lineno", None), getattr(exc, "colno", None)
             where = f" (line {line}, column {column})" if line is not None else ""
