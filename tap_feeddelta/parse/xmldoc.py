@@ -106,7 +106,37 @@ def _without_doctype(data: bytes, issues: list[Issue]) -> bytes:
     return data[:at] + data[match.end() :]
 
 
+# The same repairs as _REPAIR, in passes of fixed replacements (C-level, no call per
+# match) for a document without CDATA sections or comments, whose text _REPAIR must
+# skip. Order matters: controls go last, as _REPAIR removes them after reading what
+# stands around them ("&am\x01p;" is a stray "&", not "&amp;").
+_STRAY_LT: Final = re.compile(rb"<(?![A-Za-z_/!?])")
+_STRAY_AMP: Final = re.compile(
+    rb"&(?![A-Za-z_][A-Za-z0-9._-]{0,31};|#[0-9]{1,7};|#[xX][0-9A-Fa-f]{1,6};)"
+)
+_HTML_NAME: Final = re.compile(rb"&(?!(?:amp|lt|gt|quot|apos);)([A-Za-z_][A-Za-z0-9._-]{0,31});")
+_UPPER_HEX_REF: Final = re.compile(rb"&#X(?=[0-9A-Fa-f]{1,6};)")
+_CONTROL_BYTES: Final = re.compile(rb"[\x00-\x08\x0b\x0c\x0e-\x1f]")
+
+
 def _repaired(data: bytes) -> bytes:
+    """The data with stray ``&`` and ``<`` escaped, HTML named entities made characters
+    and control characters removed."""
+    if b"<![CDATA[" in data or b"<!--" in data:
+        return _repaired_by_match(data)
+    data = _STRAY_AMP.sub(b"&amp;", _STRAY_LT.sub(b"&lt;", data))
+    if b"&" in data:
+        data = _UPPER_HEX_REF.sub(b"&#x", _HTML_NAME.sub(_html_entity, data))
+    return _CONTROL_BYTES.sub(b"", data)
+
+
+def _html_entity(match: re.Match[bytes]) -> bytes:
+    name = match.group(1)
+    char = html5.get(name.decode("ascii") + ";")
+    return b"&amp;" + name + b";" if char is None else char.encode("utf-8")
+
+
+def _repaired_by_match(data: bytes) -> bytes:
     def fix(match: re.Match[bytes]) -> bytes:
         kind = match.lastgroup
         if kind == "keep":

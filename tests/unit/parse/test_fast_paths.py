@@ -11,13 +11,13 @@ from __future__ import annotations
 from html import unescape
 
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 from lxml import etree
 
 from tap_feeddelta.errors import Issue
 from tap_feeddelta.models import ParsedItem
-from tap_feeddelta.parse import atom, dates, text
+from tap_feeddelta.parse import atom, dates, text, xmldoc
 from tap_feeddelta.parse import fields as field_values
 from tap_feeddelta.parse.dates import rfc3339
 from tap_feeddelta.parse.text import html_text, plain_text
@@ -248,3 +248,23 @@ CONTENTS = ["", "words", "&lt;b&gt;bold&lt;/b&gt;", "<div>x</div>", " <div>y</di
 def test_atom_construct_shortcuts_match_the_general_reading(attributes: str, content: str) -> None:
     element = etree.fromstring(f'<summary xmlns:x="urn:x"{attributes}>{content}</summary>'.encode())
     assert atom._construct(element) == _reference_construct(element)
+
+
+# Pieces for the recovery repair: stray and tag-starting "<", every kind of reference
+# (XML's own, HTML's in either case, numeric with "x" or "X", broken ones), controls
+# that can split a reference, and bytes that are no ASCII.
+REPAIR_PIECES = [
+    b"<", b"<b>", b"</b>", b"<1", b"<!", b"<?", b"< ", b"&", b"&amp;", b"&lt;", b"&LT;",
+    b"&AMP;", b"&nbsp;", b"&nbsp", b"&bogus;", b"&#65;", b"&#x41;", b"&#X41;", b"&#;",
+    b"&am", b"p;", b";", b"#", b"x", b"\x01", b"\x0b", b"\t", b"\n", b"a", b" ", b"\xc3\xa9",
+]  # fmt: skip
+repair_inputs = st.lists(st.sampled_from(REPAIR_PIECES) | st.binary(max_size=3), max_size=20).map(
+    b"".join
+)
+
+
+@SETTINGS
+@given(repair_inputs)
+def test_repair_in_passes_matches_the_one_pass_repair(data: bytes) -> None:
+    assume(b"<![CDATA[" not in data and b"<!--" not in data)
+    assert xmldoc._repaired(data) == xmldoc._repaired_by_match(data)
