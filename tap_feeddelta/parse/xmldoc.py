@@ -30,13 +30,19 @@ MAX_MARKUP_TAGS: Final = 1_000_000  # "<" characters in one document
 _XML_ENTITIES: Final = frozenset({b"amp", b"lt", b"gt", b"quot", b"apos"})
 _PROLOG_TO_DOCTYPE: Final = re.compile(rb"(?:\s|<\?.*?\?>|<!--.*?-->)*", re.S)
 _DOCTYPE: Final = re.compile(rb"<!DOCTYPE[^\[>]*(?:\[.*?\]\s*)?>", re.S)
+# What the repair before recovery reads: an entity name, a numeric reference, a "<"
+# that starts no markup, a control character XML refuses.
+_ENTITY_NAME: Final = rb"[A-Za-z_][A-Za-z0-9._-]{0,31}"
+_NUMERIC_REF: Final = rb"#[0-9]{1,7};|#[xX][0-9A-Fa-f]{1,6};"
+_STRAY_LT_PATTERN: Final = rb"<(?![A-Za-z_/!?])"
+_CONTROL_PATTERN: Final = rb"[\x00-\x08\x0b\x0c\x0e-\x1f]"
 _REPAIR: Final = re.compile(
     rb"(?P<keep><!\[CDATA\[.*?(?:\]\]>|\Z)|<!--.*?(?:-->|\Z))"
-    rb"|&(?P<name>[A-Za-z_][A-Za-z0-9._-]{0,31});"
-    rb"|&(?P<ref>#[0-9]{1,7};|#[xX][0-9A-Fa-f]{1,6};)"
+    rb"|&(?P<name>" + _ENTITY_NAME + rb");"
+    rb"|&(?P<ref>" + _NUMERIC_REF + rb")"
     rb"|(?P<amp>&)"
-    rb"|(?P<lt><)(?![A-Za-z_/!?])"
-    rb"|(?P<ctl>[\x00-\x08\x0b\x0c\x0e-\x1f])",
+    rb"|(?P<lt>" + _STRAY_LT_PATTERN + rb")"
+    rb"|(?P<ctl>" + _CONTROL_PATTERN + rb")",
     re.S,
 )
 _LEADING_JUNK: Final = re.compile(rb"<\?xml|<rss|<feed|<rdf:RDF|<RDF|<channel")
@@ -110,13 +116,13 @@ def _without_doctype(data: bytes, issues: list[Issue]) -> bytes:
 # match) for a document without CDATA sections or comments, whose text _REPAIR must
 # skip. Order matters: controls go last, as _REPAIR removes them after reading what
 # stands around them ("&am\x01p;" is a stray "&", not "&amp;").
-_STRAY_LT: Final = re.compile(rb"<(?![A-Za-z_/!?])")
-_STRAY_AMP: Final = re.compile(
-    rb"&(?![A-Za-z_][A-Za-z0-9._-]{0,31};|#[0-9]{1,7};|#[xX][0-9A-Fa-f]{1,6};)"
+_STRAY_LT: Final = re.compile(_STRAY_LT_PATTERN)
+_STRAY_AMP: Final = re.compile(rb"&(?!" + _ENTITY_NAME + rb";|" + _NUMERIC_REF + rb")")
+_HTML_NAME: Final = re.compile(
+    rb"&(?!(?:" + b"|".join(sorted(_XML_ENTITIES)) + rb");)(" + _ENTITY_NAME + rb");"
 )
-_HTML_NAME: Final = re.compile(rb"&(?!(?:amp|lt|gt|quot|apos);)([A-Za-z_][A-Za-z0-9._-]{0,31});")
 _UPPER_HEX_REF: Final = re.compile(rb"&#X(?=[0-9A-Fa-f]{1,6};)")
-_CONTROL_BYTES: Final = re.compile(rb"[\x00-\x08\x0b\x0c\x0e-\x1f]")
+_CONTROL_BYTES: Final = re.compile(_CONTROL_PATTERN)
 
 
 def _repaired(data: bytes) -> bytes:
@@ -131,7 +137,12 @@ def _repaired(data: bytes) -> bytes:
 
 
 def _html_entity(match: re.Match[bytes]) -> bytes:
-    name = match.group(1)
+    return _html_entity_bytes(match.group(1))
+
+
+def _html_entity_bytes(name: bytes) -> bytes:
+    """An HTML named entity (not one of XML's own) as its character, or escaped as text
+    when HTML has no such name."""
     char = html5.get(name.decode("ascii") + ";")
     return b"&amp;" + name + b";" if char is None else char.encode("utf-8")
 
@@ -143,12 +154,7 @@ def _repaired_by_match(data: bytes) -> bytes:
             return match.group(0)
         if kind == "name":
             name = match.group("name")
-            if name in _XML_ENTITIES:
-                return match.group(0)
-            char = html5.get(name.decode("ascii") + ";")
-            if char is None:
-                return b"&amp;" + name + b";"
-            return char.encode("utf-8")
+            return match.group(0) if name in _XML_ENTITIES else _html_entity_bytes(name)
         if kind == "ref":
             return b"&" + match.group("ref").replace(b"X", b"x")
         if kind == "amp":
