@@ -36,22 +36,21 @@ def json_format(document: dict[str, Any]) -> FeedFormat:
 
 def _string(value: object, what: str, issues: list[Issue]) -> str | None:
     """A string value without control characters (a URL, a date, a type)."""
-    if isinstance(value, str):
-        return without_controls(
-            value[:MAX_RAW_TEXT_CHARS] if len(value) > MAX_RAW_TEXT_CHARS else value
-        )
-    if value is not None:
-        issues.append(_not_a_string(what))
-    return None
+    raw = _bounded_string(value, what, issues)
+    return None if raw is None else without_controls(raw)
 
 
 def _text(value: object, what: str, issues: list[Issue]) -> str | None:
     """A string value that is text for people (a title, a summary, content, a name): its
     C1 controls are windows-1252 punctuation read wrongly (``don\x92t``), as in XML."""
+    raw = _bounded_string(value, what, issues)
+    return None if raw is None else repaired_text(raw)
+
+
+def _bounded_string(value: object, what: str, issues: list[Issue]) -> str | None:
+    """A string value cut to the raw text bound; anything else but null is reported."""
     if isinstance(value, str):
-        return repaired_text(
-            value[:MAX_RAW_TEXT_CHARS] if len(value) > MAX_RAW_TEXT_CHARS else value
-        )
+        return value[:MAX_RAW_TEXT_CHARS] if len(value) > MAX_RAW_TEXT_CHARS else value
     if value is not None:
         issues.append(_not_a_string(what))
     return None
