@@ -9,24 +9,29 @@ from typing import Any
 
 import pytest
 
-from tap_feeddelta.config import settings_from_config
+from tap_feeddelta.config import Settings, settings_from_config
 from tap_feeddelta.fetch import Fetcher, FetchPolicy
 from tap_feeddelta.run import RUN_GC_THRESHOLDS, FeedRun
 from tests.feedserver import FeedServer, rss
 
 
-def test_the_run_raises_gc_thresholds_while_it_runs_and_restores_them(
-    server: FeedServer,
-) -> None:
+def _two_feeds(server: FeedServer) -> Settings:
+    """Settings for two one-item feeds on the server, read in full on the first run."""
     server.put("/a.xml", rss([("id-1", "One", "first")]))
     server.put("/b.xml", rss([("id-2", "Two", "second")]))
-    settings = settings_from_config(
+    return settings_from_config(
         {
             "feed_urls": [server.url("/a.xml"), server.url("/b.xml")],
             "first_run_mode": "emit_all",
             "allow_private_networks": True,
         }
     )
+
+
+def test_the_run_raises_gc_thresholds_while_it_runs_and_restores_them(
+    server: FeedServer,
+) -> None:
+    settings = _two_feeds(server)
     fetcher = Fetcher(FetchPolicy(user_agent="test", allow_private_networks=True))
     run = FeedRun(settings, fetcher, logging.getLogger("test"))
     before = gc.get_threshold()
@@ -44,15 +49,7 @@ def test_the_run_raises_gc_thresholds_while_it_runs_and_restores_them(
 
 
 def test_the_run_closes_its_fetcher_when_the_pass_ends(server: FeedServer) -> None:
-    server.put("/a.xml", rss([("id-1", "One", "first")]))
-    server.put("/b.xml", rss([("id-2", "Two", "second")]))
-    settings = settings_from_config(
-        {
-            "feed_urls": [server.url("/a.xml"), server.url("/b.xml")],
-            "first_run_mode": "emit_all",
-            "allow_private_networks": True,
-        }
-    )
+    settings = _two_feeds(server)
     for stop_early in (False, True):
         fetcher = Fetcher(FetchPolicy(user_agent="test", allow_private_networks=True))
         run = FeedRun(settings, fetcher, logging.getLogger("test"))
