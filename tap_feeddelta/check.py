@@ -1,21 +1,23 @@
 """Checks one feed: fetch (conditional) → discovery → parse → delta → records + bookmark.
 
 Runs as a coroutine on the fetcher's event loop: it reads only its own task and never
-touches the Singer state or writes messages. Parsing runs on the loop too, between
-awaits: one document at a time, so memory stays flat however many fetches are in
-flight (under the interpreter lock it is one at a time anyway). The outcome's bookmark
-is applied by the main thread after the feed's records have been written
-(at-least-once).
+touches the Singer state or writes messages. A usual document is parsed on the loop
+too, between awaits; a big one on one worker thread, so that its parse (up to seconds
+for a hostile body) never stops the loop while other feeds' deadlines run. Either way
+one document of each kind at a time, so memory stays flat however many fetches are in
+flight. The outcome's bookmark is applied by the main thread after the feed's records
+have been written (at-least-once).
 """
 
 from __future__ import annotations
 
+import asyncio
 import concurrent.futures
 import time
 from collections.abc import Callable, Coroutine
 from dataclasses import dataclass, replace
 from datetime import datetime, timedelta
-from typing import Any, Protocol, TypeVar
+from typing import Any, Final, Protocol, TypeVar
 
 from tap_feeddelta.config import Settings
 from tap_feeddelta.delta import DeltaSettings, diff_items
@@ -31,6 +33,14 @@ from tap_feeddelta.records import (
 from tap_feeddelta.state import FeedBookmark
 
 T = TypeVar("T")
+
+# Bodies up to this size are parsed on the loop: a few milliseconds for a feed, a
+# tenth of a second for a hostile one, while a thread hand-off would cost every feed.
+INLINE_PARSE_MAX_BYTES: Final = 256 * 1024
+# Bigger ones, one at a time, on this thread (started on first use).
+_big_document_parser = concurrent.futures.ThreadPoolExecutor(
+    max_workers=1, thread_name_prefix="feeddelta-parse"
+)
 
 
 class FeedFetcher(Protocol):
@@ -89,7 +99,7 @@ async def check_feed(
     feed: ParsedFeed | None = None
     error: Issue | None = result.error
     if result.status == "ok":
-        feed, parse_ms, error, advertised = _read(result)
+        feed, parse_ms, error, advertised = await _read(result)
         if (
             error is not None
             and error.code == "not_a_feed"
@@ -104,7 +114,7 @@ async def check_feed(
             error = result.error
             feed = None
             if result.status == "ok":
-                feed, more_ms, error, _ = _read(result)
+                feed, more_ms, error, _ = await _read(result)
                 parse_ms += more_ms
 
     common: dict[str, Any] = {
@@ -207,7 +217,16 @@ async def _fetch(fetcher: FeedFetcher, url: str, bookmark: FeedBookmark | None) 
     )
 
 
-def _read(result: FetchResult) -> tuple[ParsedFeed | None, int, Issue | None, tuple[str, ...]]:
+async def _read(
+    result: FetchResult,
+) -> tuple[ParsedFeed | None, int, Issue | None, tuple[str, ...]]:
+    if len(result.body or b"") <= INLINE_PARSE_MAX_BYTES:
+        return _parse(result)
+    loop = asyncio.get_running_loop()
+    return await loop.run_in_executor(_big_document_parser, _parse, result)
+
+
+def _parse(result: FetchResult) -> tuple[ParsedFeed | None, int, Issue | None, tuple[str, ...]]:
     # Imported on first use: a run where every feed answers 304 never loads the parser
     # (lxml and friends are a tenth of the tap's start-up).
     from tap_feeddelta.parse import parse_feed

@@ -26,6 +26,7 @@ class Document:
     # As many servers do for static files: no ETag, and a 304 whenever If-Modified-Since
     # is not older than the document (a date comparison, not an exact match).
     compares_dates: bool = False
+    delay_seconds: float = 0.0  # this document's own wait before answering
 
     @property
     def etag(self) -> str:
@@ -107,6 +108,8 @@ class FeedServer:
         with self._lock:
             self.requests.append(seen)
             document = self.documents.get(path)
+        if document is not None and document.delay_seconds:
+            time.sleep(document.delay_seconds)
         if document is None:
             self._send(handler, 404, b"not found", {"Content-Type": "text/plain"})
             return

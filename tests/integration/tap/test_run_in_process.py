@@ -64,3 +64,47 @@ def test_the_run_closes_its_fetcher_when_the_pass_ends(server: FeedServer) -> No
         assert not loop_threads[0].is_alive()
         with pytest.raises(RuntimeError):
             fetcher.fetch(server.url("/a.xml"))
+
+
+def test_a_slow_parse_does_not_eat_the_time_budget_of_feeds_in_flight(
+    server: FeedServer,
+) -> None:
+    """A hostile body takes seconds to read by recovery. Feeds whose answers arrive
+    meanwhile must not time out: the fetch loop goes on while it is parsed."""
+    stray = b"a < b & c " * 1_200_000  # 12 MB of stray markup after a CDATA section
+    server.put(
+        "/hostile.xml",
+        b'<?xml version="1.0"?><rss version="2.0"><channel><title>h</title>'
+        b"<item><title>a</title><description><![CDATA[x]]>"
+        + stray
+        + b"</description></item></channel></rss>",
+    )
+    urls = [server.url("/hostile.xml")]
+    for n in range(4):
+        path = f"/slow-{n}.xml"
+        # answers while the hostile body is being parsed
+        server.put(path, rss([(f"id-{n}", "T", "d")]), delay_seconds=0.6)
+        urls.append(server.url(path))
+    settings = settings_from_config(
+        {
+            "feed_urls": urls,
+            "first_run_mode": "emit_all",
+            "allow_private_networks": True,
+            "request_timeout_seconds": 1.5,
+            "max_per_host": 8,
+            "max_feed_bytes": 16 * 2**20,
+        }
+    )
+    fetcher = Fetcher(
+        FetchPolicy(
+            user_agent="test",
+            allow_private_networks=True,
+            request_timeout_seconds=1.5,
+            max_per_host=8,
+            max_feed_bytes=16 * 2**20,
+        )
+    )
+    run = FeedRun(settings, fetcher, logging.getLogger("test"))
+    outcomes = list(run.outcomes({}, commit=True))
+    assert outcomes[0].health_record["parse_ms"] > 1500  # the parse outlasted the budget
+    assert [o.status for o in outcomes[1:]] == ["ok"] * 4
