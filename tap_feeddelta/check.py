@@ -90,7 +90,7 @@ async def check_feed(
         )
         return _outcome(task, ctx, facts, None)
 
-    result = await _fetch(fetcher, task.feed_url, bookmark)
+    result = await _fetch(fetcher, task.feed_url, bookmark, task.feed_url)
     fetch_ms, redirects, received = result.fetch_ms, result.redirects, result.bytes_received
 
     parse_ms = 0
@@ -107,7 +107,7 @@ async def check_feed(
             and settings.discover_from_websites
         ):
             discovered_from = result.final_url or task.feed_url
-            result = await _fetch(fetcher, advertised[0], bookmark)
+            result = await _fetch(fetcher, advertised[0], bookmark, task.feed_url)
             fetch_ms += result.fetch_ms
             redirects += result.redirects
             received += result.bytes_received
@@ -152,9 +152,16 @@ async def check_feed(
             return _outcome(task, ctx, facts, replace(kept, retry_after_at=result.retry_after_at))
         return _outcome(task, ctx, facts, None)
 
-    delta = diff_items(bookmark, feed.items, _delta_settings(settings, task.feed_url))
     final_url = result.final_url or task.feed_url
     shown_final_url = shown_url(final_url, task.feed_url)
+    delta = diff_items(
+        bookmark,
+        feed.items,
+        _delta_settings(settings, task.feed_url),
+        from_another_feed=bool(
+            discovered_from and bookmark and bookmark.final_url not in (None, shown_final_url)
+        ),
+    )
     records = [
         item_record(ctx, feed, shown_final_url, change, settings.content_mode)
         for change in delta.changes
@@ -181,21 +188,26 @@ async def check_feed(
     new_bookmark = FeedBookmark(
         etag=result.etag if keep_validators else None,
         last_modified=result.last_modified if keep_validators else None,
-        final_url=final_url,
+        # As the records show it: a signed token a redirect handed out is not stored.
+        final_url=shown_final_url,
         format=feed.format,
         checked_at=ctx.checked_at,
         success_at=ctx.checked_at,
         retry_after_at=None,
         newest_item_at=newest,
+        largest_document=delta.largest_document,
         items=delta.remembered_items,
     )
     return _outcome(task, ctx, facts, new_bookmark, records)
 
 
-async def _fetch(fetcher: FeedFetcher, url: str, bookmark: FeedBookmark | None) -> FetchResult:
+async def _fetch(
+    fetcher: FeedFetcher, url: str, bookmark: FeedBookmark | None, feed_url: str
+) -> FetchResult:
     """``url`` fetched on the bookmark's validators.
 
-    They belong to the resource last read (the bookmark's ``final_url``). A 304 from
+    They belong to the resource last read (the bookmark's ``final_url``, kept as
+    ``shown_url`` shows it for the configured ``feed_url``). A 304 from
     another resource, such as the web page a feed was found through (servers that compare
     If-Modified-Since by date answer 304 for an older page), says nothing about that
     feed: the URL is then fetched again without them.
@@ -206,7 +218,10 @@ async def _fetch(fetcher: FeedFetcher, url: str, bookmark: FeedBookmark | None) 
         url, etag=bookmark.etag, last_modified=bookmark.last_modified
     )
     read_from = bookmark.final_url
-    if result.status != "not_modified" or read_from in (None, result.final_url or url):
+    if result.status != "not_modified" or read_from in (
+        None,
+        shown_url(result.final_url or url, feed_url),
+    ):
         return result
     again = await fetcher.fetch_async(url)
     return replace(

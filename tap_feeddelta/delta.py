@@ -35,6 +35,10 @@ FINGERPRINT_FIELDS: Final = (
     "updated_at",
     "enclosures",
 )
+# Items remembered per feed: at least its largest document's, and history of gone
+# items up to this many times that, or this many more (see _memory_bound).
+HISTORY_FACTOR: Final = 4
+MIN_HISTORY_ITEMS: Final = 100
 _SEP: Final = "\x1f"
 _NONE: Final = "\x00"
 
@@ -79,6 +83,7 @@ class Delta:
     counts: ItemCounts
     remembered_items: bytes
     issues: tuple[Issue, ...]  # feed-level
+    largest_document: int  # items of the feed's largest document so far (tracked ones)
 
 
 class _Identified(NamedTuple):
@@ -170,6 +175,12 @@ def _item_date(item: ParsedItem) -> str | None:
     return item.published_at or item.updated_at
 
 
+def _latest_date(item: ParsedItem) -> str | None:
+    if item.published_at and item.updated_at:
+        return max(item.published_at, item.updated_at)
+    return item.published_at or item.updated_at
+
+
 def _newest_first(candidates: list[_Identified]) -> list[_Identified]:
     """Dated items newest first, then undated ones in document order."""
     dated = [c for c in candidates if _item_date(c.item)]
@@ -179,9 +190,18 @@ def _newest_first(candidates: list[_Identified]) -> list[_Identified]:
 
 
 def diff_items(
-    bookmark: FeedBookmark | None, items: Sequence[ParsedItem], settings: DeltaSettings
+    bookmark: FeedBookmark | None,
+    items: Sequence[ParsedItem],
+    settings: DeltaSettings,
+    *,
+    from_another_feed: bool = False,
 ) -> Delta:
-    """Compare a document's items with what the bookmark remembers."""
+    """Compare a document's items with what the bookmark remembers.
+
+    ``from_another_feed``: the document is not the one the bookmark was last read from
+    (a web page now advertises another feed first). If none of its items is remembered,
+    it is a feed never read before, and its items are read as on a first run.
+    """
     identified, duplicates = _identify(items)
     # Only as many items as can be remembered are tracked (the first, in document
     # order): an item that cannot be remembered would come out as new on every run.
@@ -189,6 +209,21 @@ def diff_items(
     identified = identified[: settings.max_state_items]
     remembered = unpack_items(bookmark.items) if bookmark else {}
     is_first_run = bookmark is None or not bookmark.has_baseline
+    issues: list[Issue] = []
+    if (
+        from_another_feed
+        and not is_first_run
+        and identified
+        and not any(entry.key_hash in remembered for entry in identified)
+    ):
+        is_first_run = True
+        issues.append(
+            Issue(
+                "feed_discovered",
+                "the web page advertises another feed than before; its items were read "
+                "as on a first run",
+            )
+        )
 
     changed: list[tuple[_Identified, ChangeType]] = []
     unchanged = 0
@@ -202,11 +237,16 @@ def diff_items(
             unchanged += 1
 
     to_emit = _select_for_emission(changed, is_first_run, settings)
+    if len(to_emit) > settings.max_items_per_run:
+        # The oldest changes go first: a feed that keeps publishing at the cap's pace
+        # would otherwise push its backlog back run after run until it leaves the feed.
+        to_emit = _oldest_first(to_emit)
     emit_ids = {id(entry) for entry, _ in to_emit[: settings.max_items_per_run]}
     deferred = [entry for entry, _ in to_emit[settings.max_items_per_run :]]
     deferred_ids = {id(entry) for entry in deferred}
 
     prefix = _delivery_prefix(settings.monitor_id, settings.feed_url)
+    # Emitted in document order, whatever order chose them.
     changes = tuple(
         [
             _change(entry, change_type, prefix)
@@ -214,9 +254,11 @@ def diff_items(
             if id(entry) in emit_ids
         ]
     )
-    memory = _remember(identified, remembered, deferred_ids, settings.max_state_items)
+    largest = max(len(identified), (bookmark.largest_document or 0) if bookmark else 0)
+    memory = _remember(
+        identified, remembered, deferred_ids, _memory_bound(largest, settings.max_state_items)
+    )
 
-    issues: list[Issue] = []
     if duplicates:
         issues.append(Issue("duplicate_id", f"{duplicates} items repeat an earlier item's id"))
     if deferred:
@@ -235,7 +277,33 @@ def diff_items(
         deferred=len(deferred),
         remembered=len(memory) // ITEM_BYTES,
     )
-    return Delta(changes, counts, memory, tuple(issues))
+    return Delta(changes, counts, memory, tuple(issues), largest)
+
+
+def _memory_bound(largest_document: int, max_state_items: int) -> int:
+    """How many items a feed remembers: its largest document's and some history.
+
+    History (items gone from the document) guards against items that come back: a
+    document cut short for a run, items rotating in and out, a deleted item letting an
+    older one back in. Kept without bound, an ordinary 20-item feed would grow towards
+    max_state_items (80 KB of state) over the years. It is bounded by the largest
+    document the feed has had, so a document cut short for a run loses nothing.
+    """
+    return min(
+        max_state_items,
+        max(HISTORY_FACTOR * largest_document, largest_document + MIN_HISTORY_ITEMS),
+    )
+
+
+def _oldest_first(
+    changes: list[tuple[_Identified, ChangeType]],
+) -> list[tuple[_Identified, ChangeType]]:
+    """Dated changes oldest first, then undated ones from the end of the document (feeds
+    list newest first)."""
+    dated = [c for c in changes if _item_date(c[0].item)]
+    undated = [c for c in changes if not _item_date(c[0].item)]
+    dated.sort(key=lambda c: _item_date(c[0].item) or "")
+    return dated + undated[::-1]
 
 
 def _short(full: bytes) -> int:
@@ -254,9 +322,13 @@ def _select_for_emission(
             keep = {id(entry) for entry in recent}
             changed = [(entry, kind) for entry, kind in changed if id(entry) in keep]
     if settings.start_date is not None:
+        # Only new items: an edit of an item already remembered happens now, whatever
+        # the item's own dates say.
         start = settings.start_date
         changed = [
-            (entry, kind) for entry, kind in changed if (_item_date(entry.item) or start) >= start
+            (entry, kind)
+            for entry, kind in changed
+            if kind == "updated" or (_latest_date(entry.item) or start) >= start
         ]
     return changed
 

@@ -5,7 +5,7 @@ A partition is plain JSON inside ``bookmarks.feed_items.partitions``::
     {"context": {"monitor_id": "default", "feed_url": "https://…"},
      "v": 1, "etag": "…", "last_modified": "…", "final_url": "…", "format": "rss-2.0",
      "checked_at": "…Z", "success_at": "…Z", "retry_after_at": null, "newest_item_at": "…Z",
-     "items": "<base64>"}
+     "largest_document": 20, "items": "<base64>"}
 
 ``items`` packs each remembered item into 12 bytes (a 64-bit identity hash and a 32-bit
 content hash), so it costs exactly 16 characters of base64 per item. Decoding checks every
@@ -34,7 +34,9 @@ _FORMATS: Final = frozenset(
 )
 _TEXT_FIELDS: Final = ("etag", "last_modified", "final_url")
 _DATE_FIELDS: Final = ("checked_at", "success_at", "retry_after_at", "newest_item_at")
-_KNOWN_KEYS: Final = frozenset({"context", "v", "format", "items", *_TEXT_FIELDS, *_DATE_FIELDS})
+_KNOWN_KEYS: Final = frozenset(
+    {"context", "v", "format", "items", "largest_document", *_TEXT_FIELDS, *_DATE_FIELDS}
+)
 
 
 @dataclass(frozen=True, slots=True)
@@ -49,6 +51,9 @@ class FeedBookmark:
     success_at: str | None = None  # last run that read a document
     retry_after_at: str | None = None
     newest_item_at: str | None = None
+    # Items of the largest document read so far: bounds how much history is kept. None in
+    # partitions written before it was kept.
+    largest_document: int | None = None
     items: bytes = b""  # packed (identity hash, content hash) pairs, most relevant first
 
     @property
@@ -72,6 +77,8 @@ def encode_bookmark(bookmark: FeedBookmark) -> dict[str, Any]:
         value = getattr(bookmark, name)
         if value is not None:
             data[name] = value
+    if bookmark.largest_document is not None:
+        data["largest_document"] = bookmark.largest_document
     data["items"] = base64.b64encode(bookmark.items).decode("ascii")
     return data
 
@@ -101,6 +108,10 @@ def decode_bookmark(partition: Any, where: str) -> FeedBookmark:
     if feed_format is not None and feed_format not in _FORMATS:
         raise StateError(f"{where}: 'format' is not a known feed format")
     values["format"] = feed_format
+    largest = partition.get("largest_document")
+    if largest is not None and (type(largest) is not int or not 0 <= largest <= _MAX_ITEMS):
+        raise StateError(f"{where}: 'largest_document' must be an integer from 0 to {_MAX_ITEMS}")
+    values["largest_document"] = largest
     values["items"] = _decode_items(partition.get("items"), where)
     return FeedBookmark(**values)
 

@@ -248,3 +248,80 @@ def test_a_state_of_another_shape_is_refused_not_read_as_empty(
 )
 def test_an_empty_state_is_no_state(tap_state: object) -> None:
     assert feed_items_state(tap_state) is None
+
+
+def test_a_capped_run_emits_the_oldest_changes_first_and_drains_the_backlog() -> None:
+    """With max_items_per_run 2 and a feed publishing 2 a run after a burst of 5, the
+    deferred posts go out first and none leaves the 10-item window undelivered."""
+    s = DeltaSettings("m", "u", max_items_per_run=2)
+    window = 10
+    published = list(range(10))
+    bookmark = baseline([item(n) for n in published[-window:]])
+    delivered: list[int] = []
+    for burst in (5, 2, 2, 2, 2, 2, 2):
+        published += range(published[-1] + 1, published[-1] + 1 + burst)
+        document = [item(n, published_at=f"2024-{n // 28 + 1:02d}-{n % 28 + 1:02d}T00:00:00Z")
+                    for n in reversed(published[-window:])]  # fmt: skip
+        delta = diff_items(bookmark, document, s)
+        delivered += [int(c.item_id.removeprefix("id-")) for c in delta.changes]
+        # emitted in document order (newest first), chosen oldest first
+        assert [c.item_id for c in delta.changes] == sorted(
+            (c.item_id for c in delta.changes), key=lambda i: -int(i[3:])
+        )
+        bookmark = FeedBookmark(success_at="x", items=delta.remembered_items)
+    assert sorted(delivered) == published[10:-3]  # the last 3 are still waiting, in order
+
+
+def test_start_date_holds_back_old_new_items_but_never_an_edit() -> None:
+    s = DeltaSettings("m", "u", start_date="2024-06-01T00:00:00Z")
+    old = item(1, published_at="2024-01-01T00:00:00Z")
+    bookmark = baseline([old])
+    edited = item(1, published_at="2024-01-01T00:00:00Z", title="Corrected")
+    backdated_new = item(2, published_at="2024-01-05T00:00:00Z")
+    touched_new = item(3, published_at="2024-01-05T00:00:00Z", updated_at="2024-07-01T00:00:00Z")
+    delta = diff_items(bookmark, [edited, backdated_new, touched_new], s)
+    assert [(c.item_id, c.change_type) for c in delta.changes] == [
+        ("id-1", "updated"),
+        ("id-3", "new"),
+    ]
+
+
+def test_history_is_bounded_by_the_largest_document_not_only_by_max_state_items() -> None:
+    """A 20-item feed that publishes 5 items a run keeps 4 times its document or 100
+    items more, whichever is more: not the 5,000 of max_state_items."""
+    bookmark: FeedBookmark | None = None
+    for run in range(100):
+        document = [item(n) for n in range(run * 5, run * 5 + 20)]
+        delta = diff_items(bookmark, document, SETTINGS)
+        bookmark = FeedBookmark(
+            success_at="x", items=delta.remembered_items, largest_document=delta.largest_document
+        )
+    assert delta.counts.remembered == 120
+    assert delta.largest_document == 20
+
+
+def test_a_document_cut_short_for_a_run_loses_no_memory() -> None:
+    full = [item(n) for n in range(1000)]
+    first = diff_items(None, full, SETTINGS)
+    bookmark = FeedBookmark(
+        success_at="x", items=first.remembered_items, largest_document=first.largest_document
+    )
+    glitch = diff_items(bookmark, full[:10], SETTINGS)
+    assert glitch.largest_document == 1000
+    bookmark = FeedBookmark(
+        success_at="x", items=glitch.remembered_items, largest_document=glitch.largest_document
+    )
+    assert diff_items(bookmark, full, SETTINGS).changes == ()
+
+
+def test_another_feed_found_through_a_web_page_is_read_as_on_a_first_run() -> None:
+    bookmark = baseline([item(n) for n in range(5)])
+    comments = [item(n, native_id=f"comment-{n}") for n in range(30)]
+    delta = diff_items(bookmark, comments, SETTINGS, from_another_feed=True)
+    assert delta.changes == ()  # baseline_only: a silent baseline
+    assert "feed_discovered" in {i.code for i in delta.issues}
+    assert delta.counts.remembered == 35  # and the first feed's items stay remembered
+    # The same feed at a new address (its items known) is read as usual.
+    moved = [item(9)] + [item(n) for n in range(5)]
+    assert [c.item_id for c in diff_items(bookmark, moved, SETTINGS, from_another_feed=True)
+            .changes] == ["id-9"]  # fmt: skip
