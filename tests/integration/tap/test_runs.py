@@ -383,6 +383,34 @@ def test_a_token_a_redirect_adds_is_not_shown_in_the_records(server: FeedServer)
     records = [m for m in run.messages if m["type"] == "RECORD"]
     assert len(records) == 3
     assert "redirsecret" not in json.dumps(records)
+    # Nor in the state (Meltano stores it), and the next run still gets its 304.
+    assert "redirsecret" not in json.dumps(run.final_state)
+    again = run_tap(config(server, "/old"), run.final_state)
+    assert again.health[0]["status"] == "not_modified"
+
+
+def test_a_page_that_advertises_another_feed_first_gives_it_a_baseline(
+    server: FeedServer,
+) -> None:
+    server.put("/blog", PAGE, content_type="text/html; charset=utf-8")
+    server.put("/feed.xml", rss(ITEMS[:2]))
+    server.put("/atom.xml", rss([(f"comment-{n}", "C", "c") for n in range(30)]))
+    cfg = config(server, "/blog", discover_from_websites=True)
+    first = run_tap(cfg)
+    assert first.health[0]["final_url"] == server.url("/feed.xml")
+
+    rss_link, atom_link = (line for line in PAGE.splitlines() if line.startswith("<link"))
+    swapped = PAGE.replace(rss_link, "@").replace(atom_link, rss_link).replace("@", atom_link)
+    server.put("/blog", swapped, content_type="text/html")
+    second = run_tap(cfg, first.final_state)
+    [row] = second.health
+    assert (row["status"], row["final_url"]) == ("ok", server.url("/atom.xml"))
+    assert second.items == []  # baseline_only: the comments' backlog is not emitted
+    assert "another feed" in json.dumps(row["issues"])
+    comments = [(f"comment-{n}", "C", "c") for n in range(30)]
+    server.put("/atom.xml", rss([("comment-new", "C", "c"), *comments]))
+    third = run_tap(cfg, second.final_state)
+    assert [r["item_id"] for r in third.items] == ["comment-new"]
 
 
 def test_stale_feed_is_flagged(server: FeedServer) -> None:
