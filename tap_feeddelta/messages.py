@@ -79,6 +79,10 @@ class EncodedStateWriter(StateWriter):
         self._writer = message_writer
         self._last_line: bytes | None = None
 
+    def mark_written(self, state: TapState) -> None:
+        """Take ``state`` as written already: it is written only once it changes."""
+        self._last_line = bytes(self._writer.format_message(StateMessage(value=state)))
+
     def write_state(self, state: TapState) -> None:
         # serialize_jsonl reuses one buffer: keep an immutable copy of the line.
         line = bytes(self._writer.format_message(StateMessage(value=state)))

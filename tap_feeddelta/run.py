@@ -22,6 +22,7 @@ from tap_feeddelta.config import Settings
 from tap_feeddelta.ordered import ordered_results
 from tap_feeddelta.sharding import shard_of
 from tap_feeddelta.state import (
+    ITEM_BYTES,
     FeedBookmark,
     decode_bookmark,
     encode_bookmark,
@@ -101,6 +102,8 @@ class FeedRun:
                 ),
                 start=1,
             ):
+                if partitions is None:
+                    _as_not_committed(outcome)
                 self._count(outcome)
                 self._health.append(outcome.health_record)
                 yield outcome
@@ -232,6 +235,16 @@ class FeedRun:
             self._emitted,
             codes,
         )
+
+
+def _as_not_committed(outcome: FeedOutcome) -> None:
+    """The counts of a run that neither emits items nor moves the state (feed_items not
+    selected): every change is left for a later run, and the memory is as it was."""
+    counts = outcome.health_record["item_counts"]
+    bookmark = outcome.task.bookmark
+    counts["deferred"] = counts["new"] + counts["updated"]
+    counts["emitted"] = 0
+    counts["remembered"] = len(bookmark.items) // ITEM_BYTES if bookmark else 0
 
 
 def _fetched_bytes(outcome: FeedOutcome) -> int:
