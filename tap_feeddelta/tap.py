@@ -11,6 +11,7 @@ from typing import IO, Any, cast
 
 from singer_sdk import Stream, Tap
 from singer_sdk.exceptions import ConfigValidationError
+from singer_sdk.helpers.capabilities import TapCapabilities
 
 from tap_feeddelta.config import (
     CONFIG_SCHEMA,
@@ -42,6 +43,9 @@ class TapFeedDelta(Tap):
 
     name = "tap-feeddelta"
     message_writer_class = FeedDeltaWriter
+    # Not activate-version: the streams are change streams, and ACTIVATE_VERSION would
+    # let a target delete every row of an earlier run (the config refuses the setting).
+    capabilities = [c for c in Tap.capabilities if c != TapCapabilities.ACTIVATE_VERSION]  # noqa: RUF012
     # A copy: the SDK adds its built-in settings to this dict in place.
     config_jsonschema = copy.deepcopy(CONFIG_SCHEMA)
 

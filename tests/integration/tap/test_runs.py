@@ -500,3 +500,14 @@ def test_a_run_writes_the_state_once_and_only_once_it_has_moved(server: FeedServ
         assert len(states) == 1
         assert set(states[0]["value"]["bookmarks"]) == {"feed_items", "feed_health"}
     assert second.health[0]["status"] == "not_modified"
+
+
+def test_about_does_not_offer_activate_version() -> None:
+    """The config refuses emit_activate_version_messages (ACTIVATE_VERSION would let a
+    target delete the rows of earlier runs of a change stream): --about must agree."""
+    about = subprocess.run(
+        [*TAP, "--about", "--format=json"], capture_output=True, text=True, timeout=60, check=True
+    )
+    capabilities = json.loads(about.stdout)["capabilities"]
+    assert "activate-version" not in capabilities
+    assert {"catalog", "state", "discover", "about", "stream-maps"} <= set(capabilities)
