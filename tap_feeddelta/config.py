@@ -249,6 +249,25 @@ def _rule_broken(error: Any) -> str:
     return f"fails the schema's {rule!r} rule"
 
 
+def feed_key(url: str) -> str:
+    """``url`` with what does not change the resource made uniform: the scheme and host
+    in lower case, no default port, no fragment (never sent), "/" for an empty path.
+    Two spellings with one key are one feed."""
+    try:
+        parts = urlsplit(url)
+        port = parts.port
+    except ValueError:
+        return url
+    scheme = parts.scheme.lower()
+    host = (parts.hostname or "").rstrip(".")
+    if ":" in host:
+        host = f"[{host}]"
+    if port is not None and (scheme, port) not in (("http", 80), ("https", 443)):
+        host += f":{port}"
+    query = f"?{parts.query}" if parts.query else ""
+    return f"{scheme}://{host}{parts.path or '/'}{query}"
+
+
 def config_problems(config: dict[str, Any]) -> list[str]:
     """Checks JSON schema cannot express; each message names the key."""
     problems: list[str] = []
@@ -263,6 +282,16 @@ def config_problems(config: dict[str, Any]) -> list[str]:
     urls = [u for u in config.get("feed_urls") or [] if isinstance(u, str)]
     if len(set(urls)) != len(urls):
         problems.append("config['feed_urls'] lists the same URL more than once")
+    else:
+        first_of: dict[str, int] = {}
+        for index, url in enumerate(urls):
+            earlier = first_of.setdefault(feed_key(url), index)
+            if earlier != index:
+                problems.append(
+                    f"config['feed_urls'][{index}] is the same feed as "
+                    f"config['feed_urls'][{earlier}]: the URLs differ only in the case of "
+                    "the scheme or host, a default port or a #fragment"
+                )
     shard_count, shard_index = config.get("shard_count", 1), config.get("shard_index", 0)
     if isinstance(shard_count, int) and isinstance(shard_index, int) and shard_index >= shard_count:
         problems.append("config['shard_index'] must be smaller than config['shard_count']")

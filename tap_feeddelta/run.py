@@ -18,7 +18,7 @@ from datetime import UTC, datetime, timedelta
 from typing import Any, Final
 
 from tap_feeddelta.check import FeedFetcher, FeedOutcome, FeedTask, check_feed
-from tap_feeddelta.config import Settings
+from tap_feeddelta.config import Settings, feed_key
 from tap_feeddelta.ordered import ordered_results
 from tap_feeddelta.sharding import shard_of
 from tap_feeddelta.state import (
@@ -63,6 +63,8 @@ class FeedRun:
         self._errors: Counter[str] = Counter()
         self._emitted = 0
         self._positions: dict[int, int] = {}
+        # configured URL → the key of its partition under another spelling
+        self._respelled: dict[str, tuple[str, str]] = {}
 
     def outcomes(self, stream_state: dict[str, Any], *, commit: bool) -> Iterator[FeedOutcome]:
         """Check every feed of this shard against ``stream_state`` (feed_items' state).
@@ -80,8 +82,9 @@ class FeedRun:
             self._prune_removed(partitions, index)
         monitor = self.settings.monitor_id
         feeds = self._feeds_of_this_shard()
+        self._respelled = _respelled_feeds(index, monitor, [url for _, url in feeds])
         tasks = (
-            FeedTask(position, url, self._bookmark(index.get((monitor, url)), position))
+            FeedTask(position, url, self._bookmark(self._partition_of(index, url), position))
             for position, url in feeds
         )
         self._health = []
@@ -144,6 +147,17 @@ class FeedRun:
     async def _check(self, task: FeedTask) -> FeedOutcome:
         return await check_feed(task, self.fetcher, self.settings, self.now)
 
+    def _partition_of(
+        self, index: dict[tuple[str, str], dict[str, Any]], feed_url: str
+    ) -> dict[str, Any] | None:
+        """The feed's partition: under its URL as configured, or under another spelling
+        of it (see feed_key) from before the config was edited."""
+        key = (self.settings.monitor_id, feed_url)
+        partition = index.get(key)
+        if partition is None and feed_url in self._respelled:
+            partition = index.get(self._respelled[feed_url])
+        return partition
+
     def _bookmark(self, partition: dict[str, Any] | None, position: int) -> FeedBookmark | None:
         if partition is None:
             return None
@@ -166,7 +180,10 @@ class FeedRun:
             "context": {"monitor_id": key[0], "feed_url": key[1]},
             **encode_bookmark(outcome.bookmark),
         }
-        old = index.get(key)
+        old = self._partition_of(index, key[1])
+        if key not in index and old is not None:
+            # The feed's partition under its former spelling takes the new one.
+            index.pop(self._respelled.pop(key[1]), None)
         index[key] = fresh
         if old is None:
             partitions.append(fresh)
@@ -235,6 +252,24 @@ class FeedRun:
             self._emitted,
             codes,
         )
+
+
+def _respelled_feeds(
+    index: dict[tuple[str, str], dict[str, Any]], monitor_id: str, feed_urls: list[str]
+) -> dict[str, tuple[str, str]]:
+    """Configured URLs without a partition of their own whose feed has one under another
+    spelling (``HTTP://Example.org/f`` for ``http://example.org/f``): editing the case of
+    a host in the config must not start a new baseline and lose the changes since."""
+    missing = {feed_key(url): url for url in feed_urls if (monitor_id, url) not in index}
+    if not missing:
+        return {}
+    found: dict[str, tuple[str, str]] = {}
+    for monitor, url in index:
+        if monitor == monitor_id:
+            configured = missing.get(feed_key(url))
+            if configured is not None and configured not in found:
+                found[configured] = (monitor, url)
+    return found
 
 
 def _as_not_committed(outcome: FeedOutcome) -> None:

@@ -215,6 +215,10 @@ def test_records_leave_in_config_order(server: FeedServer) -> None:
         ({"start_date": "yesterday"}, "start_date"),
         ({"feed_urls": ["https://user:s3cret@example.org/feed"]}, "credentials"),
         ({"request_timeout_seconds": 0.5}, "request_timeout_seconds"),
+        (
+            {"feed_urls": ["https://example.org/f", "HTTPS://Example.org:443/f#top"]},
+            "feed_urls'][1] is the same feed as config['feed_urls'][0]",
+        ),
     ],
     ids=lambda v: json.dumps(v)[:40] if isinstance(v, dict) else v,
 )
@@ -511,3 +515,20 @@ def test_about_does_not_offer_activate_version() -> None:
     capabilities = json.loads(about.stdout)["capabilities"]
     assert "activate-version" not in capabilities
     assert {"catalog", "state", "discover", "about", "stream-maps"} <= set(capabilities)
+
+
+def test_another_spelling_of_a_configured_url_keeps_the_feed_s_baseline(
+    server: FeedServer,
+) -> None:
+    """Editing the case of the scheme in the config (or of the host) is no new feed:
+    the change published meanwhile is delivered, not swallowed by a new baseline."""
+    server.put("/feed.xml", rss(ITEMS[:2]))
+    first = run_tap(config(server, "/feed.xml"))
+    respelled = server.url("/feed.xml").replace("http://", "HTTP://") + "#latest"
+    server.put("/feed.xml", rss(ITEMS[:3]))
+    second = run_tap({**config(server), "feed_urls": [respelled]}, first.final_state)
+    assert second.returncode == 0, second.stderr
+    assert [(r["item_id"], r["change_type"]) for r in second.items] == [(ITEMS[2][0], "new")]
+    assert second.final_state is not None
+    [partition] = second.final_state["bookmarks"]["feed_items"]["partitions"]
+    assert partition["context"]["feed_url"] == respelled
