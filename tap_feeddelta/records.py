@@ -9,10 +9,12 @@ from urllib.parse import urlsplit, urlunsplit
 from tap_feeddelta.config import ContentMode
 from tap_feeddelta.delta import ItemChange, ItemCounts
 from tap_feeddelta.errors import Issue
-from tap_feeddelta.models import FetchResult, ParsedFeed
+from tap_feeddelta.models import FetchResult, ParsedFeed, ParsedItem
 
 ITEM_SCHEMA_VERSION: Final = "feed-item/1"
 HEALTH_SCHEMA_VERSION: Final = "feed-health/1"
+# An item without a summary shows this much of its content as one (see _summary).
+EXCERPT_CHARS: Final = 500
 
 
 @dataclass(frozen=True, slots=True)
@@ -65,7 +67,7 @@ def item_record(
         "id_source": change.id_source,
         "url": item.url,
         "title": item.title,
-        "summary": item.summary if content_mode != "metadata" else None,
+        "summary": _summary(item) if content_mode != "metadata" else None,
         "content_text": item.content_text if content_mode == "feed_content" else None,
         "authors": [{"name": a.name, "email": a.email, "url": a.url} for a in item.authors],
         "tags": list(item.tags),
@@ -78,6 +80,23 @@ def item_record(
         "source_pointer": item.source_pointer or None,
         "issues": [issue.as_record() for issue in change.issues],
     }
+
+
+def _summary(item: ParsedItem) -> str | None:
+    """The item's summary; for an item with content but none (Medium, GitHub, Blogger
+    full feeds), the start of its content, else excerpts mode would show no words."""
+    if item.summary or not item.content_text:
+        return item.summary
+    return excerpt(item.content_text)
+
+
+def excerpt(text: str) -> str:
+    """The start of ``text``: up to EXCERPT_CHARS, at a space where there is one near."""
+    if len(text) <= EXCERPT_CHARS:
+        return text
+    cut = text[:EXCERPT_CHARS]
+    space = cut.rfind(" ", EXCERPT_CHARS - 80)
+    return (cut[:space] if space > 0 else cut).rstrip() + "…"
 
 
 @dataclass(frozen=True, slots=True)

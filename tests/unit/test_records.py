@@ -1,10 +1,15 @@
-"""How record fields show URLs that a redirect chose."""
+"""How record fields show what was read: URLs a redirect chose, summaries."""
 
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
 
-from tap_feeddelta.records import shown_url
+from tap_feeddelta.config import ContentMode
+from tap_feeddelta.delta import DeltaSettings, diff_items, fingerprint
+from tap_feeddelta.models import ParsedFeed, ParsedItem
+from tap_feeddelta.records import EXCERPT_CHARS, FeedContext, item_record, shown_url
 
 CONFIGURED = "https://example.org/feed.xml?key=mine"
 
@@ -26,3 +31,26 @@ def test_a_url_a_redirect_adds_secrets_to_shows_scheme_host_and_path(
     url: str | None, shown: str | None
 ) -> None:
     assert shown_url(url, CONFIGURED) == shown
+
+
+def _record(item: ParsedItem, mode: ContentMode) -> dict[str, Any]:
+    change = diff_items(None, [item], DeltaSettings("m", "u", first_run_mode="emit_all")).changes[0]
+    feed = ParsedFeed(format="atom-1.0", title="t", items=(item,))
+    return item_record(FeedContext("m", "u", "2024-01-01T00:00:00Z"), feed, "u", change, mode)
+
+
+def test_an_item_with_content_and_no_summary_shows_the_start_of_its_content() -> None:
+    """Content-only feeds (Medium, GitHub, Blogger) would show no words in excerpts mode."""
+    words = " ".join(f"word{n}" for n in range(200))
+    content_only = ParsedItem("id-1", "atom_id", title="T", content_text=words)
+    summary = _record(content_only, "excerpts")["summary"]
+    assert summary.endswith("…") and len(summary) <= EXCERPT_CHARS + 1
+    assert words.startswith(summary[:-1]) and words[len(summary) - 1] == " "  # at a space
+    assert _record(content_only, "metadata")["summary"] is None
+    assert _record(content_only, "feed_content")["content_text"] == words
+    short = ParsedItem("id-2", "atom_id", content_text="Just a line.")
+    assert _record(short, "excerpts")["summary"] == "Just a line."
+    both = ParsedItem("id-3", "atom_id", summary="Own summary", content_text=words)
+    assert _record(both, "excerpts")["summary"] == "Own summary"
+    # The fingerprint is the item's, whatever the record shows.
+    assert _record(content_only, "excerpts")["fingerprint"] == fingerprint(content_only)
