@@ -48,7 +48,8 @@ _REPAIR: Final = re.compile(
 _LEADING_JUNK: Final = re.compile(rb"<\?xml|<rss|<feed|<rdf:RDF|<RDF|<channel")
 # An XML declaration after other markup: "<?xml-stylesheet" and the like are no declaration.
 _LATE_DECLARATION: Final = re.compile(rb"<\?xml\s")
-_JUNK_SEARCH_BYTES: Final = 4096
+# How far past leading whitespace the start of the XML is looked for (sniff agrees).
+JUNK_SEARCH_BYTES: Final = 4096
 _TRUNCATED_ERRORS: Final = frozenset({77})  # XML_ERR_TAG_NOT_FINISHED: EOF inside an element
 _TRAILING_MISC_REVERSED: Final = re.compile(rb"(?:\s|>--.*?--!<|>\?.*?\?<)*", re.S)
 _EXTRA_CONTENT_ERROR: Final = 5  # XML_ERR_DOCUMENT_END: the root was closed, text followed
@@ -288,12 +289,12 @@ def _without_leading_junk(data: bytes, issues: list[Issue]) -> bytes:
     if data.startswith(b"<?xml"):
         return data  # the usual start
     if data.startswith(b"<"):
-        declaration = _LATE_DECLARATION.search(data, 1, _JUNK_SEARCH_BYTES)
+        declaration = _LATE_DECLARATION.search(data, 1, JUNK_SEARCH_BYTES)
         if declaration is None or not _is_junk(data[: declaration.start()]):
             return data
         start = declaration.start()
     else:
-        junk = _LEADING_JUNK.search(data, 0, _JUNK_SEARCH_BYTES)
+        junk = _LEADING_JUNK.search(data, 0, JUNK_SEARCH_BYTES)
         if junk is None:
             raise XmlUnreadable("no markup")
         start = junk.start()

@@ -219,3 +219,27 @@ def test_a_prolog_before_the_root_is_not_cut(prolog: bytes) -> None:
     assert feed.description == "in a code sample"
     assert [item.title for item in feed.items] == ["i"]
     assert "Text before the XML was skipped." not in {issue.message for issue in feed.issues}
+
+
+PLAIN_NOTICE = (
+    b"\nDeprecated: Function create_function() is deprecated in "
+    b"/var/www/wp-content/plugins/old-widget/widget.php on line 42\n"
+)
+
+
+@pytest.mark.parametrize(
+    "junk",
+    [PLAIN_NOTICE * 9, b"\n" * 1500, b"\n" * 5000 + PLAIN_NOTICE * 20],
+    ids=["notices-over-1-kib", "blank-lines", "blank-lines-then-notices"],
+)
+def test_text_before_the_declaration_is_skipped_within_the_junk_window(junk: bytes) -> None:
+    feed = parse_feed(junk + PHP_WARNING[PHP_WARNING.index(b"<?xml") :], None, URL)
+    assert feed.title == "WP"
+    is_reported = "Text before the XML was skipped." in {issue.message for issue in feed.issues}
+    assert is_reported == bool(junk.strip())  # blank lines are no junk
+
+
+def test_text_past_the_junk_window_is_not_a_feed() -> None:
+    with pytest.raises(ParseError) as raised:
+        parse_feed(PLAIN_NOTICE * 40 + RSS_HEAD + b"</channel></rss>", None, URL)
+    assert raised.value.code == "not_a_feed"
