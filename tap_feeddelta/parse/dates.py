@@ -49,7 +49,7 @@ _ISO: Final = re.compile(
 )
 _RFC822: Final = re.compile(
     r"(?:[A-Za-z]{2,9}\.?,?\s*)?(?P<day>\d{1,2})(?:st|nd|rd|th)?[\s-]+(?P<month>[A-Za-z]{3,9})\.?,?"
-    r"[\s-]+(?P<year>\d{4}|\d{2})(?:(?:\s+|[T,]\s*)" + _TIME + r")?\s*" + _ZONE + r"?"
+    r"(?:\s+|-)(?P<year>\d{4}|\d{2})(?:(?:\s+|[T,]\s*)" + _TIME + r")?\s*" + _ZONE + r"?"
 )
 _MONTH_FIRST: Final = re.compile(
     r"(?:[A-Za-z]{2,9}\.?,?\s+)?(?P<month>[A-Za-z]{3,9})\.?\s+(?P<day>\d{1,2})(?:st|nd|rd|th)?,?"
@@ -62,6 +62,9 @@ _ASCTIME: Final = re.compile(
 _COMMENT: Final = re.compile(r"\s*\([^()]*\)\s*$")
 _PATTERNS: Final = (_ISO, _RFC822, _MONTH_FIRST, _ASCTIME)
 _MAX_DATE_CHARS: Final = 100
+# Years before this are the zero values generators print for "no date" (Go's and .NET's
+# 0001-01-01, PHP's -0001-11-30 for MySQL's zero date), never an item's real date.
+_MIN_YEAR: Final = 100
 
 
 def _offset_minutes(zone: str | None) -> int | None:
@@ -130,11 +133,11 @@ def rfc3339(raw: str) -> str | None:
 _ISO_COMMON: Final = re.compile(
     r"([0-9]{4})-([0-9]{2})-([0-9]{2})T([0-9]{2}):([0-9]{2}):([0-9]{2})(?:[Zz]|([+-])(\d\d):(\d\d))"
 )
-# The commonest RFC 3339 dates, their ranges checked by the pattern: a year after 0000, a
+# The commonest RFC 3339 dates, their ranges checked by the pattern: a year from 0100, a
 # day every month has, a real time of day. Unless the offset moves the instant to another
 # day, the result is read off the text.
 _ISO_USUAL: Final = re.compile(
-    r"(?!0000)[0-9]{4}-(?:0[1-9]|1[0-2])-(?:0[1-9]|1[0-9]|2[0-8])"
+    r"(?!00)[0-9]{4}-(?:0[1-9]|1[0-2])-(?:0[1-9]|1[0-9]|2[0-8])"
     r"T([01][0-9]|2[0-3]):([0-5][0-9]):[0-5][0-9](?:[Zz]|([+-])([0-9]{2}):([0-9]{2}))"
 )
 _RFC822_COMMON: Final = re.compile(
@@ -143,7 +146,7 @@ _RFC822_COMMON: Final = re.compile(
 # Canonical RFC 822 with the same checks as _ISO_USUAL.
 _RFC822_USUAL: Final = re.compile(
     r"[A-Z][a-z]{2}, (0[1-9]|1[0-9]|2[0-8]) (Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Oct|Nov|Dec) "
-    r"((?!0000)[0-9]{4}) ([01][0-9]|2[0-3]):([0-5][0-9]):([0-5][0-9])"
+    r"((?!00)[0-9]{4}) ([01][0-9]|2[0-3]):([0-5][0-9]):([0-5][0-9])"
     r" (?:GMT|UTC?|Z|([+-])(0[0-9]|1[0-4])([0-5][0-9]))"
 )
 _MONTH_ABBREVIATIONS: Final = {
@@ -233,7 +236,14 @@ def _common_shape(text: str) -> str | None:
     hour = two[hour_text]
     minute = two[minute_text]
     second = two[second_text]
-    if hour < 24 and minute < 60 and second < 60 and 0 < month <= 12 and 0 < day <= 28 and year:
+    if (
+        hour < 24
+        and minute < 60
+        and second < 60
+        and 0 < month <= 12
+        and 0 < day <= 28
+        and year >= _MIN_YEAR
+    ):
         # The usual case, without datetime (as in _utc): the offset keeps the instant on
         # that day, which every month has.
         minutes = hour * 60 + minute - offset
@@ -250,13 +260,15 @@ def _common_shape(text: str) -> str | None:
 def _utc(
     year: int, month: int, day: int, hour: int, minute: int, second: int, offset: int
 ) -> str | None:
+    if year < _MIN_YEAR:
+        return None
     if (
         hour < 24
         and minute < 60
         and second < 60
         and 0 < month <= 12
         and 0 < day <= _DAYS_IN_MONTH[month]
-        and 0 < year <= 9999
+        and year <= 9999
     ):
         # The usual case, without datetime: a real calendar day, and the offset keeps
         # the instant on that day.

@@ -56,6 +56,19 @@ BAD_DATES = [
     "9999-12-31T23:00:00-05:00",
     "1" * 500,
 ]
+# Zero values that generators print for "no date": PHP's rendering of MySQL's zero date,
+# Go's and .NET's zero time. No feed item is dated in the first century.
+PLACEHOLDER_DATES = [
+    "Wed, 30 Nov -0001 00:00:00 +0000",
+    "30 Nov -0001",
+    "Mon, 01 Jan 0001 00:00:00 +0000",
+    "Mon, 01 Jan 0001 00:00:00 GMT",
+    "0001-01-01T00:00:00Z",
+    "0001-01-01T00:00:00+00:00",
+    "0001-01-01",
+    "Sat, 01 Jan 0000 00:00:00 +0000",
+    "0099-12-31T23:59:59Z",
+]
 
 
 @pytest.mark.parametrize(("raw", "expected"), DATES)
@@ -66,6 +79,19 @@ def test_dates(raw: str, expected: str) -> None:
 @pytest.mark.parametrize("raw", BAD_DATES)
 def test_impossible_or_unreadable_dates_are_none(raw: str) -> None:
     assert rfc3339(raw) is None
+
+
+@pytest.mark.parametrize("raw", PLACEHOLDER_DATES)
+def test_placeholder_dates_are_none(raw: str) -> None:
+    assert rfc3339(raw) is None
+
+
+@pytest.mark.parametrize(
+    ("raw", "expected"),
+    [("30-Nov-2026", "2026-11-30T00:00:00Z"), ("0100-01-01T00:00:00Z", "0100-01-01T00:00:00Z")],
+)
+def test_dates_next_to_the_placeholders_are_read(raw: str, expected: str) -> None:
+    assert rfc3339(raw) == expected
 
 
 URLS = [
