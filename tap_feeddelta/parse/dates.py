@@ -38,8 +38,9 @@ _ZONE: Final = (
     r"(?P<zone>[A-Za-z]{1,5}(?:\s*[+-]\d{1,2}(?::?\d{2})?)?"
     r"|[+-]\d{1,2}(?::?\d{2})?(?:\s+[A-Za-z]{1,5})?)"
 )
+# Minute and second may lack their zero ("9:5:3"): hand-rolled generators print them so.
 _TIME: Final = (
-    r"(?P<hour>\d{1,2})[:.](?P<minute>\d{2})(?:[:.](?P<second>\d{2})(?:[.,]\d+)?)?"
+    r"(?P<hour>\d{1,2})[:.](?P<minute>\d{1,2})(?:[:.](?P<second>\d{1,2})(?:[.,]\d+)?)?"
     r"(?:\s*(?P<ampm>[AaPp]\.?[Mm]\.?))?"
 )
 _ISO: Final = re.compile(
