@@ -19,6 +19,27 @@ _MONTHS: Final = {
     "sep": 9, "sept": 9, "september": 9, "oct": 10, "october": 10, "nov": 11,
     "november": 11, "dec": 12, "december": 12,
 }  # fmt: skip
+# Month names of sites that format dates with their locale (German, French, Spanish,
+# Italian, Dutch, Portuguese): full names and the abbreviations their locales print,
+# also without accents. No name means a different month in another of these languages.
+_LOCALIZED_MONTHS: Final = {
+    1: "januar jänner jän janvier janv enero ene gennaio gen januari janeiro",
+    2: "februar février févr fevrier fevr fév fev febrero febbraio februari fevereiro",
+    3: "märz mär mrz maerz mars marzo maart mrt março marco",
+    4: "avril avr abril abr aprile",
+    5: "mai mayo maggio mag mei maio",
+    6: "juni juin junio giugno giu junho",
+    7: "juli juillet juil julio luglio lug julho",
+    8: "août aout aoû agosto ago augustus",
+    9: "septembre septiembre setiembre set settembre setembro",
+    10: "oktober okt octobre octubre ottobre ott outubro out",
+    11: "noviembre novembro",
+    12: "dezember dez décembre decembre déc diciembre dic dicembre dezembro",
+}
+_ALL_MONTHS: Final = {
+    **_MONTHS,
+    **{name: month for month, names in _LOCALIZED_MONTHS.items() for name in names.split()},
+}
 
 # Offsets in minutes east of UTC. Only names with one accepted meaning.
 _ZONES: Final = {
@@ -29,7 +50,7 @@ _ZONES: Final = {
     "west": 60, "cet": 60, "cest": 120, "met": 60, "mest": 120, "eet": 120,
     "eest": 180, "msk": 180, "jst": 540, "kst": 540, "hkt": 480, "sgt": 480,
     "awst": 480, "acst": 570, "acdt": 630, "aest": 600, "aedt": 660, "nzst": 720,
-    "nzdt": 780,
+    "nzdt": 780, "mez": 60, "mesz": 120,
 }  # fmt: skip
 
 # A zone: a name, a name with an offset ("GMT+1"), or an offset that a name may follow
@@ -48,8 +69,10 @@ _ISO: Final = re.compile(
     r"(?:(?:[Tt]|\s+)(?P<hour>\d{2}):?(?P<minute>\d{2})(?::?(?P<second>\d{2})(?:[.,]\d+)?)?)?)?)?"
     r"\s*(?P<zone>[Zz]|UTC|GMT|[+-]\d{2}(?::?\d{2})?)?"
 )
+# Names in any alphabet, for localized weekdays and months ("sáb", "déc", "terça-feira").
+_WEEKDAY: Final = r"(?:[^\W\d_]{2,9}(?:-feira)?\.?,?\s*)"
 _RFC822: Final = re.compile(
-    r"(?:[A-Za-z]{2,9}\.?,?\s*)?(?P<day>\d{1,2})(?:st|nd|rd|th)?[\s-]+(?P<month>[A-Za-z]{3,9})\.?,?"
+    _WEEKDAY + r"?(?P<day>\d{1,2})(?:st|nd|rd|th)?[\s-]+(?P<month>[^\W\d_]{3,10})\.?,?"
     r"(?:\s+|-)(?P<year>\d{4}|\d{2})(?:(?:\s+|[T,]\s*)" + _TIME + r")?\s*" + _ZONE + r"?"
 )
 _MONTH_FIRST: Final = re.compile(
@@ -110,7 +133,7 @@ def _year(text: str) -> int:
 def _month(text: str) -> int | None:
     if text.isdigit():
         return int(text)
-    return _MONTHS.get(text.lower().rstrip("."))
+    return _ALL_MONTHS.get(text.lower().rstrip("."))
 
 
 def rfc3339(raw: str) -> str | None:
@@ -220,7 +243,7 @@ def _common_shape(text: str) -> str | None:
             match.groups()  # fmt: skip
         month_number = _MONTH_ABBREVIATIONS.get(month_name)
         if month_number is None:
-            return ""
+            return None  # perhaps a localized month ("Mai"): the general patterns read it
         month = month_number
         offset = 0
         if zone[0] == "+" or zone[0] == "-":
