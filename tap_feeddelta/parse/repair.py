@@ -2,7 +2,8 @@
 recovery without losing what it says.
 
 Stray ``&`` and ``<`` are escaped, HTML named entities become characters, control
-characters are removed, and raw HTML in RSS text elements is escaped as the text it is.
+characters are removed, raw HTML in text elements is escaped as the text it is, and
+HTML void tags left open are closed.
 Every repair is linear in the size of the document.
 """
 
@@ -34,12 +35,42 @@ _ROOT_START: Final = re.compile(
     rb"(?:\s|<\?.*?\?>|<!--.*?-->)*<(?:[A-Za-z_][\w.-]*:)?([A-Za-z_][\w.-]*)", re.S
 )
 _RSS_ROOTS: Final = frozenset({b"rss", b"rdf", b"channel"})
-# RSS elements whose content is HTML source, and what must be skipped to find them.
-_RSS_TEXT_START: Final = re.compile(
+# RSS elements whose content is HTML source, escaped or not.
+_RSS_TEXT: Final = re.compile(rb"description|title|[A-Za-z_][\w.-]*:encoded")
+# Any tag, with CDATA sections and comments to skip whole.
+_TAG: Final = re.compile(
     rb"<!\[CDATA\[.*?(?:\]\]>|\Z)|<!--.*?(?:-->|\Z)"
-    rb"|<(?P<name>description|title|[A-Za-z_][\w.-]*:encoded)(?:\s[^<>]*)?>",
+    rb"|<(?P<end>/)?(?P<name>(?:[A-Za-z_][\w.-]*:)?[A-Za-z_][\w.-]*)(?P<rest>(?:[\s/][^<>]*)?)>",
     re.S,
 )
+# HTML elements that have no end tag. Not "link", "meta", "base" nor "source": feeds have
+# elements of those names with content.
+_VOID: Final = frozenset(b"br img hr wbr input col area embed param track keygen".split())
+# Where there is no open void tag, only the RSS text elements need reading: the tags
+# the repair stops at then are theirs alone (most documents that need recovery).
+_OPEN_VOID: Final = re.compile(rb"<(?i:" + b"|".join(sorted(_VOID)) + rb")(?:[\s/][^<>]*)?(?<!/)>")
+_RSS_TEXT_TAG: Final = re.compile(
+    rb"<!\[CDATA\[.*?(?:\]\]>|\Z)|<!--.*?(?:-->|\Z)"
+    rb"|<(?P<end>)(?P<name>description|title|[A-Za-z_][\w.-]*:encoded)(?P<rest>(?:\s[^<>]*)?)>",
+    re.S,
+)
+# Elements that are HTML only: raw content made of them (and text) is HTML source. Not
+# "title", "summary", "link", "source": feeds have elements of those names.
+_HTML: Final = _VOID | frozenset(
+    b"a abbr acronym address article aside audio b bdi bdo big blockquote body button "
+    b"canvas caption center cite code colgroup data dd del details dfn dialog dir div dl "
+    b"dt em fieldset figcaption figure font footer form h1 h2 h3 h4 h5 h6 head header "
+    b"hgroup html i iframe ins kbd label legend li main map mark menu nav nobr noscript "
+    b"object ol optgroup option p picture pre q rp rt ruby s samp script section select "
+    b"small span strike strong style sub sup table tbody td template textarea tfoot th "
+    b"thead time tr tt u ul var video".split()
+)
+# A start tag whose content is XHTML markup, not HTML source as text.
+_XHTML_START: Final = re.compile(
+    rb"""type\s*=\s*["'](?:xhtml|application/xhtml\+xml)["']|mode\s*=\s*["']xml["']"""
+    rb"|http://www\.w3\.org/1999/xhtml"
+)
+_OWN_END: Final = re.compile(rb"\s*</(?P<name>[\w.:-]+)\s*>")
 
 # The same repairs as _REPAIR, in passes of fixed replacements (C-level, no call per
 # match) for a document without CDATA sections or comments, whose text _REPAIR must
@@ -116,33 +147,77 @@ def _text_end(name: bytes) -> re.Pattern[bytes]:
     return pattern
 
 
-def with_rss_markup_as_text(data: bytes) -> tuple[bytes, bool]:
-    """RSS data whose text elements (``description``, ``title``, ``*:encoded``) hold
-    their raw HTML as escaped text, and whether any did.
+def with_raw_html_as_text(data: bytes, *, is_rss: bool) -> tuple[bytes, bool]:
+    """The data with raw HTML in text elements escaped as the text it is, and HTML void
+    tags left open (``<br>``) closed; and whether anything changed.
 
-    Unescaped tags there (``<br>``, ``<img>``, an unclosed ``<p>``) would otherwise make
-    recovery nest the following items inside them. Escaping keeps what the XML says: the
-    element's text is the HTML source.
+    Unescaped tags would otherwise make recovery nest the following items inside them.
+    In RSS ``description``, ``title`` and ``*:encoded`` any raw markup is escaped. Any
+    other element whose content holds only HTML elements and text, one of them an open
+    void tag, is escaped too (``itunes:summary``, Atom ``content``) unless its content is
+    XHTML. Void tags anywhere else are closed where they stand. One pass over the tags:
+    an element's content is read at most once more, up to the first feed element in it.
     """
+    if _OPEN_VOID.search(data) is not None:
+        tags = _TAG
+    elif is_rss:
+        tags = _RSS_TEXT_TAG
+    else:
+        return data, False
     parts: list[bytes] = []
-    done = 0
-    start = _RSS_TEXT_START.search(data)
-    while start is not None:
-        name = start.group("name")
-        resume = start.end()
-        if name is not None:
-            end, has_raw = _text_end_of(data, name, resume)
-            if end < 0:
-                break  # no end tag: the document breaks off here
-            if has_raw:
-                parts += data[done:resume], _escaped(data[resume:end])
-                done = end
-            resume = end
-        start = _RSS_TEXT_START.search(data, resume)
+    done = at = 0
+    while (tag := tags.search(data, at)) is not None:
+        at = tag.end()
+        name, rest = tag.group("name"), tag.group("rest")
+        if name is None or tag.group("end") or rest.endswith(b"/"):
+            continue
+        lowered = name.lower()
+        if lowered in _VOID:
+            own_end = _OWN_END.match(data, at)
+            if own_end is None or own_end.group("name").lower() != lowered:
+                parts += data[done : at - 1], b"/>"
+                done = at
+            continue
+        if tags is _RSS_TEXT_TAG or (is_rss and _RSS_TEXT.fullmatch(name)):
+            end, has_raw = _text_end_of(data, name, at)
+        elif lowered in _HTML or name.startswith(b"xhtml:") or _XHTML_START.search(rest):
+            continue
+        else:
+            end = _html_content_end(data, name, at)
+            has_raw = end >= 0
+        if end < 0:
+            continue
+        if has_raw:
+            parts += data[done:at], _escaped(data[at:end])
+            done = end
+        at = end
     if not parts:
         return data, False
     parts.append(data[done:])
     return b"".join(parts), True
+
+
+def _html_content_end(data: bytes, name: bytes, at: int) -> int:
+    """Where the content of the element ``name`` that starts at ``at`` ends, when it is
+    HTML source holding an open void tag; -1 when it is not, or never ends. Reading stops
+    at the first tag of no HTML element."""
+    has_void = False
+    while (tag := _TAG.search(data, at)) is not None:
+        at = tag.end()
+        found = tag.group("name")
+        if found is None:
+            continue
+        lowered = found.lower()
+        if tag.group("end"):
+            if found == name:
+                return tag.start() if has_void else -1
+            if lowered not in _HTML:
+                return -1
+        elif lowered in _VOID:
+            has_void = has_void or not tag.group("rest").endswith(b"/")
+        elif lowered not in _HTML:
+            return -1
+    return -1
 
 
 def _text_end_of(data: bytes, name: bytes, at: int) -> tuple[int, bool]:

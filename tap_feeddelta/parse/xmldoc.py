@@ -9,7 +9,7 @@ entities are reported with ``doctype_ignored`` and their references stay literal
 Leniency: text or HTML before the XML (a server's warning) is skipped. A document is
 first parsed strictly. When that fails it is repaired (stray ``&`` and ``<`` escaped,
 HTML named entities made character references, control characters removed, raw HTML in
-RSS text elements escaped) and parsed again in recovery mode — reported as
+text elements escaped, open HTML void tags closed) and parsed again in recovery mode — reported as
 ``xml_recovered``. A document that breaks off keeps the items that were complete before
 the break.
 """
@@ -23,7 +23,7 @@ from typing import Final
 from lxml import etree
 
 from tap_feeddelta.errors import Issue
-from tap_feeddelta.parse.repair import is_rss, repaired, with_rss_markup_as_text
+from tap_feeddelta.parse.repair import is_rss, repaired, with_raw_html_as_text
 from tap_feeddelta.parse.urls import safe_base
 
 MAX_MARKUP_TAGS: Final = 1_000_000  # "<" characters in one document
@@ -171,11 +171,9 @@ def xml_document(data: bytes) -> XmlDocument:
     is_truncated = is_limited = is_recovered = False
     if root is None:
         parser = _parser(recover=True)
-        fixed = data
-        if is_rss(data):
-            fixed, had_markup = with_rss_markup_as_text(data)
-            if had_markup:
-                issues.append(Issue("xml_recovered", "Unescaped HTML in RSS text was read."))
+        fixed, had_markup = with_raw_html_as_text(data, is_rss=is_rss(data))
+        if had_markup:
+            issues.append(Issue("xml_recovered", "Unescaped HTML in feed text was read."))
         fixed = repaired(fixed)
         try:
             root = etree.fromstring(fixed, parser)
