@@ -19,6 +19,27 @@ _MONTHS: Final = {
     "sep": 9, "sept": 9, "september": 9, "oct": 10, "october": 10, "nov": 11,
     "november": 11, "dec": 12, "december": 12,
 }  # fmt: skip
+# Month names of sites that format dates with their locale (German, French, Spanish,
+# Italian, Dutch, Portuguese): full names and the abbreviations their locales print,
+# also without accents. No name means a different month in another of these languages.
+_LOCALIZED_MONTHS: Final = {
+    1: "januar jänner jän janvier janv enero ene gennaio gen januari janeiro",
+    2: "februar février févr fevrier fevr fév fev febrero febbraio februari fevereiro",
+    3: "märz mär mrz maerz mars marzo maart mrt março marco",
+    4: "avril avr abril abr aprile",
+    5: "mai mayo maggio mag mei maio",
+    6: "juni juin junio giugno giu junho",
+    7: "juli juillet juil julio luglio lug julho",
+    8: "août aout aoû agosto ago augustus",
+    9: "septembre septiembre setiembre set settembre setembro",
+    10: "oktober okt octobre octubre ottobre ott outubro out",
+    11: "noviembre novembro",
+    12: "dezember dez décembre decembre déc diciembre dic dicembre dezembro",
+}
+_ALL_MONTHS: Final = {
+    **_MONTHS,
+    **{name: month for month, names in _LOCALIZED_MONTHS.items() for name in names.split()},
+}
 
 # Offsets in minutes east of UTC. Only names with one accepted meaning.
 _ZONES: Final = {
@@ -29,7 +50,7 @@ _ZONES: Final = {
     "west": 60, "cet": 60, "cest": 120, "met": 60, "mest": 120, "eet": 120,
     "eest": 180, "msk": 180, "jst": 540, "kst": 540, "hkt": 480, "sgt": 480,
     "awst": 480, "acst": 570, "acdt": 630, "aest": 600, "aedt": 660, "nzst": 720,
-    "nzdt": 780,
+    "nzdt": 780, "mez": 60, "mesz": 120,
 }  # fmt: skip
 
 # A zone: a name, a name with an offset ("GMT+1"), or an offset that a name may follow
@@ -38,8 +59,9 @@ _ZONE: Final = (
     r"(?P<zone>[A-Za-z]{1,5}(?:\s*[+-]\d{1,2}(?::?\d{2})?)?"
     r"|[+-]\d{1,2}(?::?\d{2})?(?:\s+[A-Za-z]{1,5})?)"
 )
+# Minute and second may lack their zero ("9:5:3"): hand-rolled generators print them so.
 _TIME: Final = (
-    r"(?P<hour>\d{1,2})[:.](?P<minute>\d{2})(?:[:.](?P<second>\d{2})(?:[.,]\d+)?)?"
+    r"(?P<hour>\d{1,2})[:.](?P<minute>\d{1,2})(?:[:.](?P<second>\d{1,2})(?:[.,]\d+)?)?"
     r"(?:\s*(?P<ampm>[AaPp]\.?[Mm]\.?))?"
 )
 _ISO: Final = re.compile(
@@ -47,9 +69,11 @@ _ISO: Final = re.compile(
     r"(?:(?:[Tt]|\s+)(?P<hour>\d{2}):?(?P<minute>\d{2})(?::?(?P<second>\d{2})(?:[.,]\d+)?)?)?)?)?"
     r"\s*(?P<zone>[Zz]|UTC|GMT|[+-]\d{2}(?::?\d{2})?)?"
 )
+# Names in any alphabet, for localized weekdays and months ("sáb", "déc", "terça-feira").
+_WEEKDAY: Final = r"(?:[^\W\d_]{2,9}(?:-feira)?\.?,?\s*)"
 _RFC822: Final = re.compile(
-    r"(?:[A-Za-z]{2,9}\.?,?\s*)?(?P<day>\d{1,2})(?:st|nd|rd|th)?[\s-]+(?P<month>[A-Za-z]{3,9})\.?,?"
-    r"[\s-]+(?P<year>\d{4}|\d{2})(?:(?:\s+|[T,]\s*)" + _TIME + r")?\s*" + _ZONE + r"?"
+    _WEEKDAY + r"?(?P<day>\d{1,2})(?:st|nd|rd|th)?[\s-]+(?P<month>[^\W\d_]{3,10})\.?,?"
+    r"(?:\s+|-)(?P<year>\d{4}|\d{2})(?:(?:\s+|[T,]\s*)" + _TIME + r")?\s*" + _ZONE + r"?"
 )
 _MONTH_FIRST: Final = re.compile(
     r"(?:[A-Za-z]{2,9}\.?,?\s+)?(?P<month>[A-Za-z]{3,9})\.?\s+(?P<day>\d{1,2})(?:st|nd|rd|th)?,?"
@@ -62,6 +86,9 @@ _ASCTIME: Final = re.compile(
 _COMMENT: Final = re.compile(r"\s*\([^()]*\)\s*$")
 _PATTERNS: Final = (_ISO, _RFC822, _MONTH_FIRST, _ASCTIME)
 _MAX_DATE_CHARS: Final = 100
+# Years before this are the zero values generators print for "no date" (Go's and .NET's
+# 0001-01-01, PHP's -0001-11-30 for MySQL's zero date), never an item's real date.
+_MIN_YEAR: Final = 100
 
 
 def _offset_minutes(zone: str | None) -> int | None:
@@ -106,7 +133,7 @@ def _year(text: str) -> int:
 def _month(text: str) -> int | None:
     if text.isdigit():
         return int(text)
-    return _MONTHS.get(text.lower().rstrip("."))
+    return _ALL_MONTHS.get(text.lower().rstrip("."))
 
 
 def rfc3339(raw: str) -> str | None:
@@ -130,11 +157,11 @@ def rfc3339(raw: str) -> str | None:
 _ISO_COMMON: Final = re.compile(
     r"([0-9]{4})-([0-9]{2})-([0-9]{2})T([0-9]{2}):([0-9]{2}):([0-9]{2})(?:[Zz]|([+-])(\d\d):(\d\d))"
 )
-# The commonest RFC 3339 dates, their ranges checked by the pattern: a year after 0000, a
+# The commonest RFC 3339 dates, their ranges checked by the pattern: a year from 0100, a
 # day every month has, a real time of day. Unless the offset moves the instant to another
 # day, the result is read off the text.
 _ISO_USUAL: Final = re.compile(
-    r"(?!0000)[0-9]{4}-(?:0[1-9]|1[0-2])-(?:0[1-9]|1[0-9]|2[0-8])"
+    r"(?!00)[0-9]{4}-(?:0[1-9]|1[0-2])-(?:0[1-9]|1[0-9]|2[0-8])"
     r"T([01][0-9]|2[0-3]):([0-5][0-9]):[0-5][0-9](?:[Zz]|([+-])([0-9]{2}):([0-9]{2}))"
 )
 _RFC822_COMMON: Final = re.compile(
@@ -143,7 +170,7 @@ _RFC822_COMMON: Final = re.compile(
 # Canonical RFC 822 with the same checks as _ISO_USUAL.
 _RFC822_USUAL: Final = re.compile(
     r"[A-Z][a-z]{2}, (0[1-9]|1[0-9]|2[0-8]) (Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Oct|Nov|Dec) "
-    r"((?!0000)[0-9]{4}) ([01][0-9]|2[0-3]):([0-5][0-9]):([0-5][0-9])"
+    r"((?!00)[0-9]{4}) ([01][0-9]|2[0-3]):([0-5][0-9]):([0-5][0-9])"
     r" (?:GMT|UTC?|Z|([+-])(0[0-9]|1[0-4])([0-5][0-9]))"
 )
 _MONTH_ABBREVIATIONS: Final = {
@@ -216,7 +243,7 @@ def _common_shape(text: str) -> str | None:
             match.groups()  # fmt: skip
         month_number = _MONTH_ABBREVIATIONS.get(month_name)
         if month_number is None:
-            return ""
+            return None  # perhaps a localized month ("Mai"): the general patterns read it
         month = month_number
         offset = 0
         if zone[0] == "+" or zone[0] == "-":
@@ -233,7 +260,14 @@ def _common_shape(text: str) -> str | None:
     hour = two[hour_text]
     minute = two[minute_text]
     second = two[second_text]
-    if hour < 24 and minute < 60 and second < 60 and 0 < month <= 12 and 0 < day <= 28 and year:
+    if (
+        hour < 24
+        and minute < 60
+        and second < 60
+        and 0 < month <= 12
+        and 0 < day <= 28
+        and year >= _MIN_YEAR
+    ):
         # The usual case, without datetime (as in _utc): the offset keeps the instant on
         # that day, which every month has.
         minutes = hour * 60 + minute - offset
@@ -250,13 +284,15 @@ def _common_shape(text: str) -> str | None:
 def _utc(
     year: int, month: int, day: int, hour: int, minute: int, second: int, offset: int
 ) -> str | None:
+    if year < _MIN_YEAR:
+        return None
     if (
         hour < 24
         and minute < 60
         and second < 60
         and 0 < month <= 12
         and 0 < day <= _DAYS_IN_MONTH[month]
-        and 0 < year <= 9999
+        and year <= 9999
     ):
         # The usual case, without datetime: a real calendar day, and the offset keeps
         # the instant on that day.

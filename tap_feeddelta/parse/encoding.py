@@ -1,5 +1,10 @@
 """The document's characters: BOM first, then the HTTP charset, then the XML declaration.
 
+A Latin-1, windows-1252 or ASCII HTTP charset is often a server's default (Apache's
+AddDefaultCharset, text/xml's us-ascii) rather than the author's choice: UTF-8 bytes, or
+an XML declaration of another charset that reads the bytes, win over it (reported as
+``encoding_mismatch``).
+
 The result is UTF-8 bytes, the one encoding the XML parser is then told to read. Bytes
 declared Latin-1 or ASCII are read as windows-1252 (what their authors meant), legacy CJK
 charsets as the supersets browsers read them with (cp932, cp949, Big5-HKSCS, GB 18030),
@@ -128,6 +133,12 @@ def utf8_document(body: bytes, content_type: str | None) -> Decoded:
     if candidates[:1] == ["cp1252"] and _is_default_charset_over_utf8(body, content_type):
         issues.append(Issue("encoding_mismatch", "The HTTP charset was ignored: UTF-8 bytes."))
         return Decoded(body, tuple(issues))
+    declared_text = _declared_over_default_charset(body, candidates)
+    if declared_text is not None:
+        issues.append(
+            Issue("encoding_mismatch", "The HTTP charset was ignored: the XML declaration fits.")
+        )
+        return Decoded(_as_utf8(declared_text), tuple(issues))
     return _decoded(body, candidates, issues)
 
 
@@ -142,6 +153,19 @@ def _is_default_charset_over_utf8(body: bytes, content_type: str | None) -> bool
     except UnicodeDecodeError:
         return False
     return True
+
+
+def _declared_over_default_charset(body: bytes, candidates: list[str]) -> str | None:
+    """The text as the XML declaration reads it, when the HTTP charset is a Latin-1,
+    windows-1252 or ASCII label (often the server's default, not the author's choice),
+    the declaration names another charset and the bytes are non-ASCII text in it;
+    otherwise ``None``. Two candidates with 1252 first: HTTP said 1252, the XML another."""
+    if len(candidates) != 2 or candidates[0] != "cp1252" or body.isascii():
+        return None
+    try:
+        return body.decode(candidates[1])
+    except UnicodeDecodeError:
+        return None
 
 
 def _xml_declared(body: bytes) -> str | None:

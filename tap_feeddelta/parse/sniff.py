@@ -11,18 +11,25 @@ from lxml import etree
 from tap_feeddelta.models import FeedFormat
 from tap_feeddelta.parse.atom import atom_format
 from tap_feeddelta.parse.rss import rss_format
+from tap_feeddelta.parse.xmldoc import JUNK_SEARCH_BYTES
 
 DocumentKind = Literal["json", "markup", "other"]
 
+_LEADING_SPACE: Final = re.compile(rb"\s*")
 _HTML_HINT: Final = re.compile(rb"<!doctype\s+html|<html[\s>]|<head[\s>]|<body[\s>]|<meta\s", re.I)
 
 
 def document_kind(data: bytes) -> DocumentKind:
-    """JSON, markup or something else, from the first non-blank byte (``data`` is UTF-8)."""
-    head = data[:1024].lstrip()
-    if head.startswith(b"{"):
+    """JSON, markup or something else, from the first non-blank byte (``data`` is UTF-8).
+
+    Markup is looked for in the window where the XML reader skips text before the XML
+    (a server's warnings), so that every document it could read is passed to it.
+    """
+    blank = _LEADING_SPACE.match(data)
+    start = blank.end() if blank else 0
+    if data.startswith(b"{", start):
         return "json"
-    if head.startswith(b"<") or b"<" in head:
+    if data.find(b"<", start, start + JUNK_SEARCH_BYTES) >= 0:
         return "markup"
     return "other"
 

@@ -78,3 +78,45 @@ def test_latin1_bytes_under_a_latin1_http_charset_stay_latin1() -> None:
     feed = parse_feed(body, "text/xml; charset=ISO-8859-1", URL)
     assert feed.title == "Café"
     assert feed.items[0].title == "Naïve"
+
+
+# Text in a legacy charset its XML declaration names, served under a server's default
+# HTTP charset (Apache's old AddDefaultCharset ISO-8859-1, text/xml's us-ascii).
+DECLARED_UNDER_A_DEFAULT = [
+    ("windows-1251", "Новости дня — всё о главном"),
+    ("ISO-8859-2", "Zażółć gęślą jaźń"),
+    ("KOI8-R", "Новости дня"),
+    ("Shift_JIS", "日本語のニュース"),
+    ("ISO-8859-15", "Prix : 10 €"),
+]
+
+
+@pytest.mark.parametrize(
+    ("declared", "title"), DECLARED_UNDER_A_DEFAULT, ids=[d for d, _ in DECLARED_UNDER_A_DEFAULT]
+)
+@pytest.mark.parametrize("charset", ["ISO-8859-1", "us-ascii", "windows-1252"])
+def test_a_declaration_beats_a_default_latin1_http_charset(
+    declared: str, title: str, charset: str
+) -> None:
+    feed = parse_feed(_rss(title, declared, declared), f"text/xml; charset={charset}", URL)
+    assert feed.items[0].title == title
+    assert "encoding_mismatch" in _codes(feed)
+    assert "encoding_replaced" not in _codes(feed)
+
+
+def test_a_declaration_that_does_not_fit_leaves_the_http_charset() -> None:
+    body = _rss("Naïve “quoted”", "Shift_JIS", "cp1252")  # 0x94 0x22: no Shift_JIS pair
+    feed = parse_feed(body, "text/xml; charset=ISO-8859-1", URL)
+    assert feed.items[0].title == "Naïve “quoted”"
+
+
+def test_a_chosen_http_charset_beats_the_declaration() -> None:
+    body = _rss("Новости", "ISO-8859-2", "windows-1251")
+    feed = parse_feed(body, "text/xml; charset=windows-1251", URL)
+    assert feed.items[0].title == "Новости"
+
+
+def test_ascii_under_a_default_charset_and_another_declaration_is_no_mismatch() -> None:
+    feed = parse_feed(_rss("News", "windows-1251", "ascii"), "text/xml; charset=ISO-8859-1", URL)
+    assert feed.items[0].title == "News"
+    assert "encoding_mismatch" not in _codes(feed)

@@ -17,7 +17,7 @@ from lxml import etree
 
 from tap_feeddelta.errors import Issue
 from tap_feeddelta.models import ParsedItem
-from tap_feeddelta.parse import atom, dates, text, xmldoc
+from tap_feeddelta.parse import atom, dates, repair, text
 from tap_feeddelta.parse import fields as field_values
 from tap_feeddelta.parse.dates import rfc3339
 from tap_feeddelta.parse.text import html_text, plain_text
@@ -267,4 +267,4 @@ repair_inputs = st.lists(st.sampled_from(REPAIR_PIECES) | st.binary(max_size=3),
 @given(repair_inputs)
 def test_repair_in_passes_matches_the_one_pass_repair(data: bytes) -> None:
     assume(b"<![CDATA[" not in data and b"<!--" not in data)
-    assert xmldoc._repaired(data) == xmldoc._repaired_by_match(data)
+    assert repair.repaired(data) == repair._repaired_by_match(data)

@@ -41,6 +41,39 @@ DATES = [
     ("2004-12-31T23:59:60Z", "2004-12-31T23:59:59Z"),
     ("2004-12-31T24:00:00Z", "2005-01-01T00:00:00Z"),
     ("2004-02-29T00:00:00Z", "2004-02-29T00:00:00Z"),
+    # Minutes and seconds without zero padding (hand-rolled generators).
+    ("Tue, 1 Dec 2026 9:5:3 EST", "2026-12-01T14:05:03Z"),
+    ("Tue, 01 Dec 2026 09:05:3 EST", "2026-12-01T14:05:03Z"),
+    ("Mon, 30 Nov 2026 10:0:00 GMT", "2026-11-30T10:00:00Z"),
+    ("Nov 30, 2026 9:5 PM", "2026-11-30T21:05:00Z"),
+    ("Mon Nov 30 9:5:3 2026", "2026-11-30T09:05:03Z"),
+]
+# Dates a CMS formatted with the site's locale: month and weekday names in German,
+# French, Spanish, Italian, Dutch and Portuguese, with or without a dot.
+LOCALIZED_DATES = [
+    ("Mi, 02 Dez 2026 10:00:00 +0100", "2026-12-02T09:00:00Z"),
+    ("Mo, 04 Mai 2026 10:00:00 +0200", "2026-05-04T08:00:00Z"),
+    ("Mon, 04 Mai 2026 10:00:00 +0200", "2026-05-04T08:00:00Z"),  # the fast path's shape
+    ("Di, 03 Mär 2026 10:00:00 +0100", "2026-03-03T09:00:00Z"),
+    ("Do, 01 Okt 2026 10:00:00 MESZ", "2026-10-01T08:00:00Z"),
+    ("Fr, 04 Dezember 2026 10:00:00 MEZ", "2026-12-04T09:00:00Z"),
+    ("mar., 01 déc. 2026 10:00:00 +0100", "2026-12-01T09:00:00Z"),
+    ("lun., 02 févr. 2026 10:00:00 +0100", "2026-02-02T09:00:00Z"),
+    ("sam., 01 août 2026 10:00:00 +0200", "2026-08-01T08:00:00Z"),
+    ("mer., 01 juil. 2026 10:00:00 +0200", "2026-07-01T08:00:00Z"),
+    ("jeu., 01 janvier 2026 10:00:00 +0100", "2026-01-01T09:00:00Z"),
+    ("jue, 03 dic 2026 10:00:00 +0100", "2026-12-03T09:00:00Z"),
+    ("sáb, 05 ene 2026 10:00:00 +0100", "2026-01-05T09:00:00Z"),
+    ("mié, 16 septiembre 2026 10:00:00 +0200", "2026-09-16T08:00:00Z"),
+    ("gio, 10 set 2026 10:00:00 +0200", "2026-09-10T08:00:00Z"),
+    ("ven, 09 ott 2026 10:00:00 +0200", "2026-10-09T08:00:00Z"),
+    ("mer, 10 giu 2026 10:00:00 +0200", "2026-06-10T08:00:00Z"),
+    ("wo, 04 mrt 2026 10:00:00 +0100", "2026-03-04T09:00:00Z"),
+    ("vr, 15 mei 2026 10:00:00 +0200", "2026-05-15T08:00:00Z"),
+    ("qui, 01 out 2026 10:00:00 -0300", "2026-10-01T13:00:00Z"),
+    ("terça-feira, 01 dez 2026 10:00:00 -0300", "2026-12-01T13:00:00Z"),
+    ("sáb, 07 fev 2026 10:00:00 -0300", "2026-02-07T13:00:00Z"),
+    ("02 março 2026", "2026-03-02T00:00:00Z"),
 ]
 BAD_DATES = [
     "",
@@ -56,6 +89,19 @@ BAD_DATES = [
     "9999-12-31T23:00:00-05:00",
     "1" * 500,
 ]
+# Zero values that generators print for "no date": PHP's rendering of MySQL's zero date,
+# Go's and .NET's zero time. No feed item is dated in the first century.
+PLACEHOLDER_DATES = [
+    "Wed, 30 Nov -0001 00:00:00 +0000",
+    "30 Nov -0001",
+    "Mon, 01 Jan 0001 00:00:00 +0000",
+    "Mon, 01 Jan 0001 00:00:00 GMT",
+    "0001-01-01T00:00:00Z",
+    "0001-01-01T00:00:00+00:00",
+    "0001-01-01",
+    "Sat, 01 Jan 0000 00:00:00 +0000",
+    "0099-12-31T23:59:59Z",
+]
 
 
 @pytest.mark.parametrize(("raw", "expected"), DATES)
@@ -63,9 +109,27 @@ def test_dates(raw: str, expected: str) -> None:
     assert rfc3339(raw) == expected
 
 
+@pytest.mark.parametrize(("raw", "expected"), LOCALIZED_DATES)
+def test_localized_dates(raw: str, expected: str) -> None:
+    assert rfc3339(raw) == expected
+
+
 @pytest.mark.parametrize("raw", BAD_DATES)
 def test_impossible_or_unreadable_dates_are_none(raw: str) -> None:
     assert rfc3339(raw) is None
+
+
+@pytest.mark.parametrize("raw", PLACEHOLDER_DATES)
+def test_placeholder_dates_are_none(raw: str) -> None:
+    assert rfc3339(raw) is None
+
+
+@pytest.mark.parametrize(
+    ("raw", "expected"),
+    [("30-Nov-2026", "2026-11-30T00:00:00Z"), ("0100-01-01T00:00:00Z", "0100-01-01T00:00:00Z")],
+)
+def test_dates_next_to_the_placeholders_are_read(raw: str, expected: str) -> None:
+    assert rfc3339(raw) == expected
 
 
 URLS = [

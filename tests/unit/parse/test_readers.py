@@ -85,6 +85,14 @@ def test_a_pub_date_with_an_offset_and_a_zone_name_is_read() -> None:
     assert not item.issues
 
 
+def test_a_php_zero_date_is_no_date() -> None:
+    body = b"""<rss version="2.0"><channel><title>x</title><item><title>x</title>
+<pubDate>Wed, 30 Nov -0001 00:00:00 +0000</pubDate></item></channel></rss>"""
+    item = parse_feed(body, None, URL).items[0]
+    assert item.published_at is None
+    assert [issue.code for issue in item.issues] == ["invalid_date"]
+
+
 ATOM_PLANET = b"""<?xml version="1.0"?>
 <feed xmlns="http://www.w3.org/2005/Atom"><title>Planet</title><id>urn:p</id>
 <author><name>Planet Admin</name></author>

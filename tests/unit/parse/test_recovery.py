@@ -219,3 +219,99 @@ def test_a_prolog_before_the_root_is_not_cut(prolog: bytes) -> None:
     assert feed.description == "in a code sample"
     assert [item.title for item in feed.items] == ["i"]
     assert "Text before the XML was skipped." not in {issue.message for issue in feed.issues}
+
+
+PLAIN_NOTICE = (
+    b"\nDeprecated: Function create_function() is deprecated in "
+    b"/var/www/wp-content/plugins/old-widget/widget.php on line 42\n"
+)
+
+
+@pytest.mark.parametrize(
+    "junk",
+    [PLAIN_NOTICE * 9, b"\n" * 1500, b"\n" * 5000 + PLAIN_NOTICE * 20],
+    ids=["notices-over-1-kib", "blank-lines", "blank-lines-then-notices"],
+)
+def test_text_before_the_declaration_is_skipped_within_the_junk_window(junk: bytes) -> None:
+    feed = parse_feed(junk + PHP_WARNING[PHP_WARNING.index(b"<?xml") :], None, URL)
+    assert feed.title == "WP"
+    is_reported = "Text before the XML was skipped." in {issue.message for issue in feed.issues}
+    assert is_reported == bool(junk.strip())  # blank lines are no junk
+
+
+def test_text_past_the_junk_window_is_not_a_feed() -> None:
+    with pytest.raises(ParseError) as raised:
+        parse_feed(PLAIN_NOTICE * 40 + RSS_HEAD + b"</channel></rss>", None, URL)
+    assert raised.value.code == "not_a_feed"
+
+
+ATOM_HEAD = b'<feed xmlns="http://www.w3.org/2005/Atom"><title>Blog</title><id>urn:b</id>\n'
+ATOM_REST = (
+    b'<entry><id>urn:2</id><title>Two</title><link href="http://example.com/2"/>'
+    b'<content type="html">&lt;p&gt;Second&lt;/p&gt;</content></entry>\n'
+    b"<entry><id>urn:3</id><title>Three</title></entry></feed>\n"
+)
+
+
+@pytest.mark.parametrize(
+    "content",
+    [
+        b'<content type="html"><p>Hello<br>world <img src="/a.png"></p></content>',
+        b'<content type="text/html"><p>Hello<BR>world<hr class="x"></p></content>',
+        b'<content type="xhtml"><div xmlns="http://www.w3.org/1999/xhtml">'
+        b"<p>Hello<br>world</p></div></content>",
+        b'<content type="xhtml"><div xmlns="http://www.w3.org/1999/xhtml">'
+        b"<p>Hello<br></br>world<br></p></div></content>",
+        b'<summary type="html">Hello<br>world<wbr></summary>',
+    ],
+    ids=["html", "media-type", "xhtml", "xhtml-closed-br", "summary"],
+)
+def test_raw_html_void_tags_in_atom_do_not_swallow_the_next_entries(content: bytes) -> None:
+    entry = (
+        b'<entry><id>urn:1</id><title>One</title><link href="http://example.com/1"/>'
+        + content
+        + b"</entry>\n"
+    )
+    feed = parse_feed(ATOM_HEAD + entry + ATOM_REST, None, URL)
+    assert [item.title for item in feed.items] == ["One", "Two", "Three"]
+    first = feed.items[0]
+    assert (first.content_text or first.summary) == "Hello world"
+    assert first.url == "http://example.com/1"
+    assert "xml_recovered" in _codes(feed)
+
+
+@pytest.mark.parametrize(
+    "element",
+    ["itunes:summary", "dc:description", "media:description", "itunes:subtitle", "media:text"],
+)
+def test_raw_html_void_tags_in_any_rss_text_element_keep_the_next_items(element: str) -> None:
+    name = element.encode()
+    item = (
+        b"<item><title>One</title><link>http://example.com/1</link><"
+        + name
+        + b'>Show notes:<br>guest <b>Sam</b><br><img src="/s.png"></'
+        + name
+        + b"></item>"
+    )
+    body = _rss_with_first_item(item).replace(
+        b"<rss ",
+        b'<rss xmlns:itunes="http://www.itunes.com/dtds/podcast-1.0.dtd" '
+        b'xmlns:dc="http://purl.org/dc/elements/1.1/" '
+        b'xmlns:media="http://search.yahoo.com/mrss/" ',
+    )
+    feed = parse_feed(body, None, URL)
+    assert [item.title for item in feed.items] == ["One", "Two", "Three"]
+    assert feed.items[0].url == "http://example.com/1"
+    # The raw HTML is kept as the source text it is; how it reads is the reader's call
+    # (itunes:summary and media:description are plain text to it, dc:description HTML).
+    if element == "dc:description":
+        assert feed.items[0].summary == "Show notes: guest Sam"
+    assert "xml_recovered" in _codes(feed)
+
+
+def test_a_void_tag_among_feed_elements_is_closed_where_it_stands() -> None:
+    item = b"<item><title>One</title><br><link>http://example.com/1</link></item>"
+    body = _rss_with_first_item(item)
+    feed = parse_feed(body, None, URL)
+    assert [item.title for item in feed.items] == ["One", "Two", "Three"]
+    assert feed.items[0].url == "http://example.com/1"

@@ -240,3 +240,20 @@ def test_html_full_of_unclosed_tags_is_read_in_bounded_time(piece: str) -> None:
     feed = _parse_quickly(body)
     assert isinstance(feed, ParsedFeed)
     assert feed.items[0].title == "x"
+
+
+@pytest.mark.parametrize(
+    "piece",
+    [b"<br>", b"<x:y>", b"<x:y><br>", b"<p><br>", b"<br></br>", b"<summary><br>", b"<![CDATA[<br>"],
+)
+def test_open_void_tags_are_repaired_in_bounded_time(piece: bytes) -> None:
+    # A megabyte of tags for the raw-HTML repair: each element's content is read at most
+    # once more, however the tags nest or fail to close. (Thousands of open elements then
+    # hit the nesting limit: a parse error, in bounded time too.)
+    filler = piece * ((1 << 20) // len(piece))
+    body = (
+        b'<rss version="2.0"><channel><title>T</title><item><title>x</title><x:note>'
+        + filler
+        + b"</x:note></item><item><title>y</title></item></channel></rss>"
+    )
+    _parse_quickly(body)

@@ -1,0 +1,246 @@
+"""The repairs before recovery: what makes a malformed document readable by libxml2's
+recovery without losing what it says.
+
+Stray ``&`` and ``<`` are escaped, HTML named entities become characters, control
+characters are removed, raw HTML in text elements is escaped as the text it is, and
+HTML void tags left open are closed.
+Every repair is linear in the size of the document.
+"""
+
+from __future__ import annotations
+
+import re
+from html.entities import html5
+from typing import Final
+
+_XML_ENTITIES: Final = frozenset({b"amp", b"lt", b"gt", b"quot", b"apos"})
+# What the repair before recovery reads: an entity name, a numeric reference, a "<"
+# that starts no markup, a control character XML refuses.
+_ENTITY_NAME: Final = rb"[A-Za-z_][A-Za-z0-9._-]{0,31}"
+_NUMERIC_REF: Final = rb"#[0-9]{1,7};|#[xX][0-9A-Fa-f]{1,6};"
+_STRAY_LT_PATTERN: Final = rb"<(?![A-Za-z_/!?])"
+_CONTROL_PATTERN: Final = rb"[\x00-\x08\x0b\x0c\x0e-\x1f]"
+_REPAIR: Final = re.compile(
+    rb"(?P<keep><!\[CDATA\[.*?(?:\]\]>|\Z)|<!--.*?(?:-->|\Z))"
+    rb"|&(?P<name>" + _ENTITY_NAME + rb");"
+    rb"|&(?P<ref>" + _NUMERIC_REF + rb")"
+    rb"|(?P<amp>&)"
+    rb"|(?P<lt>" + _STRAY_LT_PATTERN + rb")"
+    rb"|(?P<ctl>" + _CONTROL_PATTERN + rb")",
+    re.S,
+)
+
+# The first element of the document, after the prolog (the DOCTYPE is already gone).
+_ROOT_START: Final = re.compile(
+    rb"(?:\s|<\?.*?\?>|<!--.*?-->)*<(?:[A-Za-z_][\w.-]*:)?([A-Za-z_][\w.-]*)", re.S
+)
+_RSS_ROOTS: Final = frozenset({b"rss", b"rdf", b"channel"})
+# RSS elements whose content is HTML source, escaped or not.
+_RSS_TEXT: Final = re.compile(rb"description|title|[A-Za-z_][\w.-]*:encoded")
+# Any tag, with CDATA sections and comments to skip whole.
+_TAG: Final = re.compile(
+    rb"<!\[CDATA\[.*?(?:\]\]>|\Z)|<!--.*?(?:-->|\Z)"
+    rb"|<(?P<end>/)?(?P<name>(?:[A-Za-z_][\w.-]*:)?[A-Za-z_][\w.-]*)(?P<rest>(?:[\s/][^<>]*)?)>",
+    re.S,
+)
+# HTML elements that have no end tag. Not "link", "meta", "base" nor "source": feeds have
+# elements of those names with content.
+_VOID: Final = frozenset(b"br img hr wbr input col area embed param track keygen".split())
+# Where there is no open void tag, only the RSS text elements need reading: the tags
+# the repair stops at then are theirs alone (most documents that need recovery).
+_OPEN_VOID: Final = re.compile(rb"<(?i:" + b"|".join(sorted(_VOID)) + rb")(?:[\s/][^<>]*)?(?<!/)>")
+_RSS_TEXT_TAG: Final = re.compile(
+    rb"<!\[CDATA\[.*?(?:\]\]>|\Z)|<!--.*?(?:-->|\Z)"
+    rb"|<(?P<end>)(?P<name>description|title|[A-Za-z_][\w.-]*:encoded)(?P<rest>(?:\s[^<>]*)?)>",
+    re.S,
+)
+# Elements that are HTML only: raw content made of them (and text) is HTML source. Not
+# "title", "summary", "link", "source": feeds have elements of those names.
+_HTML: Final = _VOID | frozenset(
+    b"a abbr acronym address article aside audio b bdi bdo big blockquote body button "
+    b"canvas caption center cite code colgroup data dd del details dfn dialog dir div dl "
+    b"dt em fieldset figcaption figure font footer form h1 h2 h3 h4 h5 h6 head header "
+    b"hgroup html i iframe ins kbd label legend li main map mark menu nav nobr noscript "
+    b"object ol optgroup option p picture pre q rp rt ruby s samp script section select "
+    b"small span strike strong style sub sup table tbody td template textarea tfoot th "
+    b"thead time tr tt u ul var video".split()
+)
+# A start tag whose content is XHTML markup, not HTML source as text.
+_XHTML_START: Final = re.compile(
+    rb"""type\s*=\s*["'](?:xhtml|application/xhtml\+xml)["']|mode\s*=\s*["']xml["']"""
+    rb"|http://www\.w3\.org/1999/xhtml"
+)
+_OWN_END: Final = re.compile(rb"\s*</(?P<name>[\w.:-]+)\s*>")
+
+# The same repairs as _REPAIR, in passes of fixed replacements (C-level, no call per
+# match) for a document without CDATA sections or comments, whose text _REPAIR must
+# skip. Order matters: controls go last, as _REPAIR removes them after reading what
+# stands around them ("&am\x01p;" is a stray "&", not "&amp;").
+_STRAY_LT: Final = re.compile(_STRAY_LT_PATTERN)
+_STRAY_AMP: Final = re.compile(rb"&(?!" + _ENTITY_NAME + rb";|" + _NUMERIC_REF + rb")")
+_HTML_NAME: Final = re.compile(
+    rb"&(?!(?:" + b"|".join(sorted(_XML_ENTITIES)) + rb");)(" + _ENTITY_NAME + rb");"
+)
+_UPPER_HEX_REF: Final = re.compile(rb"&#X(?=[0-9A-Fa-f]{1,6};)")
+_CONTROL_BYTES: Final = re.compile(_CONTROL_PATTERN)
+
+
+def repaired(data: bytes) -> bytes:
+    """The data with stray ``&`` and ``<`` escaped, HTML named entities made characters
+    and control characters removed."""
+    if b"<![CDATA[" in data or b"<!--" in data:
+        return _repaired_by_match(data)
+    data = _STRAY_AMP.sub(b"&amp;", _STRAY_LT.sub(b"&lt;", data))
+    if b"&" in data:
+        data = _UPPER_HEX_REF.sub(b"&#x", _HTML_NAME.sub(_html_entity, data))
+    return _CONTROL_BYTES.sub(b"", data)
+
+
+def _html_entity(match: re.Match[bytes]) -> bytes:
+    return _html_entity_bytes(match.group(1))
+
+
+def _html_entity_bytes(name: bytes) -> bytes:
+    """An HTML named entity (not one of XML's own) as its character, or escaped as text
+    when HTML has no such name."""
+    char = html5.get(name.decode("ascii") + ";")
+    return b"&amp;" + name + b";" if char is None else char.encode("utf-8")
+
+
+def _repaired_by_match(data: bytes) -> bytes:
+    def fix(match: re.Match[bytes]) -> bytes:
+        kind = match.lastgroup
+        if kind == "keep":
+            return match.group(0)
+        if kind == "name":
+            name = match.group("name")
+            return match.group(0) if name in _XML_ENTITIES else _html_entity_bytes(name)
+        if kind == "ref":
+            return b"&" + match.group("ref").replace(b"X", b"x")
+        if kind == "amp":
+            return b"&amp;"
+        if kind == "lt":
+            return b"&lt;"
+        return b""
+
+    return _REPAIR.sub(fix, data)
+
+
+def is_rss(data: bytes) -> bool:
+    """Whether the document's first element is an RSS root (rss, rdf:RDF, channel)."""
+    match = _ROOT_START.match(data)
+    return match is not None and match.group(1).lower() in _RSS_ROOTS
+
+
+_TEXT_END: dict[bytes, re.Pattern[bytes]] = {}
+
+
+def _text_end(name: bytes) -> re.Pattern[bytes]:
+    """What ends the content of an RSS text element: its end tag, outside CDATA."""
+    pattern = _TEXT_END.get(name)
+    if pattern is None:
+        pattern = re.compile(
+            rb"<!\[CDATA\[.*?(?:\]\]>|\Z)|(?P<end></" + re.escape(name) + rb"\s*>)|(?P<raw><)",
+            re.S,
+        )
+        _TEXT_END[name] = pattern
+    return pattern
+
+
+def with_raw_html_as_text(data: bytes, *, is_rss: bool) -> tuple[bytes, bool]:
+    """The data with raw HTML in text elements escaped as the text it is, and HTML void
+    tags left open (``<br>``) closed; and whether anything changed.
+
+    Unescaped tags would otherwise make recovery nest the following items inside them.
+    In RSS ``description``, ``title`` and ``*:encoded`` any raw markup is escaped. Any
+    other element whose content holds only HTML elements and text, one of them an open
+    void tag, is escaped too (``itunes:summary``, Atom ``content``) unless its content is
+    XHTML. Void tags anywhere else are closed where they stand. One pass over the tags:
+    an element's content is read at most once more, up to the first feed element in it.
+    """
+    if _OPEN_VOID.search(data) is not None:
+        tags = _TAG
+    elif is_rss:
+        tags = _RSS_TEXT_TAG
+    else:
+        return data, False
+    parts: list[bytes] = []
+    done = at = 0
+    while (tag := tags.search(data, at)) is not None:
+        at = tag.end()
+        name, rest = tag.group("name"), tag.group("rest")
+        if name is None or tag.group("end") or rest.endswith(b"/"):
+            continue
+        lowered = name.lower()
+        if lowered in _VOID:
+            own_end = _OWN_END.match(data, at)
+            if own_end is None or own_end.group("name").lower() != lowered:
+                parts += data[done : at - 1], b"/>"
+                done = at
+            continue
+        if tags is _RSS_TEXT_TAG or (is_rss and _RSS_TEXT.fullmatch(name)):
+            end, has_raw = _text_end_of(data, name, at)
+        elif lowered in _HTML or name.startswith(b"xhtml:") or _XHTML_START.search(rest):
+            continue
+        else:
+            end = _html_content_end(data, name, at)
+            has_raw = end >= 0
+        if end < 0:
+            continue
+        if has_raw:
+            parts += data[done:at], _escaped(data[at:end])
+            done = end
+        at = end
+    if not parts:
+        return data, False
+    parts.append(data[done:])
+    return b"".join(parts), True
+
+
+def _html_content_end(data: bytes, name: bytes, at: int) -> int:
+    """Where the content of the element ``name`` that starts at ``at`` ends, when it is
+    HTML source holding an open void tag; -1 when it is not, or never ends. Reading stops
+    at the first tag of no HTML element."""
+    has_void = False
+    while (tag := _TAG.search(data, at)) is not None:
+        at = tag.end()
+        found = tag.group("name")
+        if found is None:
+            continue
+        lowered = found.lower()
+        if tag.group("end"):
+            if found == name:
+                return tag.start() if has_void else -1
+            if lowered not in _HTML:
+                return -1
+        elif lowered in _VOID:
+            has_void = has_void or not tag.group("rest").endswith(b"/")
+        elif lowered not in _HTML:
+            return -1
+    return -1
+
+
+def _text_end_of(data: bytes, name: bytes, at: int) -> tuple[int, bool]:
+    """Where the content of the text element ``name`` that starts at ``at`` ends (-1 when
+    it never does), and whether it holds markup outside CDATA."""
+    pattern = _text_end(name)
+    first = data.find(b"<", at)
+    if first < 0:
+        return -1, False
+    usual = pattern.match(data, first)
+    if usual is not None and usual.lastgroup == "end":
+        return first, False  # the usual content, escaped: its first "<" ends it
+    has_raw = False
+    for found in pattern.finditer(data, first):
+        if found.lastgroup == "end":
+            return found.start(), has_raw
+        if found.lastgroup == "raw":
+            has_raw = True
+    return -1, has_raw
+
+
+def _escaped(content: bytes) -> bytes:
+    """Element content with its markup made text; CDATA sections stay as they are."""
+    pieces = re.split(rb"(<!\[CDATA\[.*?\]\]>)", content, flags=re.S)
+    pieces[::2] = [piece.replace(b"<", b"&lt;").replace(b">", b"&gt;") for piece in pieces[::2]]
+    return b"".join(pieces)
