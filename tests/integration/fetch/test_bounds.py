@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gzip
 import socket
 import threading
 import time
@@ -245,17 +246,22 @@ def _concurrent_codes(
     return codes
 
 
-@pytest.mark.parametrize("encoding", ["gzip", "deflate"])
+@pytest.mark.parametrize("kind", ["gzip", "deflate", "gzip-members"])
 def test_compression_bomb_stops_at_the_cap_with_flat_memory(
-    encoding: str,
+    kind: str,
     server: Server,
     fetchers: Callable[..., Fetcher],
     gzip_bomb: bytes,
     deflate_bomb: bytes,
     clock: Clock,
 ) -> None:
-    bomb = gzip_bomb if encoding == "gzip" else deflate_bomb
-    server.routes["/feed"] = ok_handler(bomb, Content_Encoding=encoding)
+    bombs = {
+        "gzip": gzip_bomb,
+        "deflate": deflate_bomb,
+        "gzip-members": gzip.compress(bytes(1 << 20), 9, mtime=0) * 256,  # 256 × 1 MiB
+    }
+    encoding = "deflate" if kind == "deflate" else "gzip"
+    server.routes["/feed"] = ok_handler(bombs[kind], Content_Encoding=encoding)
     cap = 1 << 20
     fetcher = fetchers(allow_private_networks=True, max_feed_bytes=cap)
     tracemalloc.start()
@@ -282,6 +288,17 @@ def test_compressed_bodies_are_decoded(
     assert result.status == "ok", result.error
     assert result.body == text
     assert result.bytes_received == len(text)
+
+
+def test_gzip_members_sent_in_one_write_are_all_decoded(
+    server: Server, fetchers: Callable[..., Fetcher]
+) -> None:
+    first, second = b"<rss><channel>" + b"<item/>" * 50, b"<item/>" * 50 + b"</channel></rss>"
+    body = gzip.compress(first, mtime=0) + gzip.compress(second, mtime=0)
+    server.routes["/feed"] = ok_handler(body, Content_Encoding="gzip")
+    result = fetchers(allow_private_networks=True).fetch(server.url("/feed"))
+    assert result.status == "ok", result.error
+    assert result.body == first + second
 
 
 def test_decoded_size_exactly_at_the_cap_is_accepted(
