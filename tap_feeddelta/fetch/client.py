@@ -434,8 +434,7 @@ class Fetcher:
                 keep = True
                 return answer
             if status in RATE_LIMIT_STATUSES:
-                wait = head.fields.joined("Retry-After")
-                progress.retry_after_at = retry_after_at(wait, self._now())
+                progress.retry_after_at = self._retry_after(head)
                 raise FetchError("rate_limited", f"{target.host} answered {status}: retry later.")
             raise FetchError("http_error", f"{target.host} answered HTTP {status}.")
         finally:
@@ -444,6 +443,15 @@ class Fetcher:
                 self._pool.give(key, conn)
             else:
                 conn.close()
+
+    def _retry_after(self, head: Head) -> str | None:
+        """The answer's Retry-After as a time, or None: a header value never changes
+        the fetch's code, whatever it holds."""
+        try:
+            return retry_after_at(head.fields.joined("Retry-After"), self._now())
+        except Exception as exc:  # a bug in the reading, not the server's fault
+            log.warning("Retry-After could not be read (%s)", type(exc).__name__)
+            return None
 
     async def _read_ok(self, target: Target, conn: Connection, head: Head) -> _Answer:
         max_bytes = self._policy.max_feed_bytes
