@@ -1,9 +1,10 @@
 """Connections pinned to a checked address, and the pool that reuses them.
 
 A pinned connection keeps the host name for the Host header, TLS SNI and certificate
-verification, but its socket goes to the one address the guard checked: it is opened to
-that IP literal, so no name is looked up again (no DNS rebinding). Pools are keyed by
-(scheme, host, port, address). Everything here runs on the fetcher's event loop.
+verification (these two without a trailing dot), but its socket goes to the one address
+the guard checked: it is opened to that IP literal, so no name is looked up again (no DNS
+rebinding). Pools are keyed by (scheme, host, port, address). Everything here runs on
+the fetcher's event loop.
 """
 
 from __future__ import annotations
@@ -67,8 +68,10 @@ async def open_pinned(key: PoolKey, context: ssl.SSLContext) -> Connection:
     """Connect to the key's address; TLS (verified against the key's host) for https."""
     scheme, host, port, address = key
     if scheme == "https":
+        # "feed.example." is the same name as "feed.example", but SNI may not carry the
+        # final dot (RFC 6066) and certificates never name it: both go without it.
         reader, writer = await asyncio.open_connection(
-            address, port, ssl=context, server_hostname=host, limit=MAX_LINE
+            address, port, ssl=context, server_hostname=host.rstrip("."), limit=MAX_LINE
         )
     else:
         reader, writer = await asyncio.open_connection(address, port, limit=MAX_LINE)

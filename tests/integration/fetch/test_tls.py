@@ -29,6 +29,21 @@ def test_https_with_pinned_address_keeps_host_for_sni_and_host_header(
     assert tls_server.paths == ["/feed", "/feed"]
 
 
+def test_a_trailing_dot_host_is_verified_and_named_without_the_dot(
+    tls_server: Server, fetchers: Callable[..., Fetcher]
+) -> None:
+    tls_server.routes["/feed"] = ok_handler(b"<feed/>")
+    resolver = StubResolver({"feed.example.": ["127.0.0.1"]})
+    fetcher = fetchers(resolver=resolver, allow_private_networks=True)
+    result = fetcher.fetch(tls_server.url("/feed", host="feed.example."))
+    assert result.status == "ok", result.error
+    assert result.body == b"<feed/>"
+    assert tls_server.server_names == ["feed.example"]
+    # The name is looked up and sent in the Host header as given.
+    assert resolver.calls == ["feed.example."]
+    assert tls_server.requests[0].headers["host"] == f"feed.example.:{tls_server.port}"
+
+
 def _tls_refused(
     server: Server, fetchers: Callable[..., Fetcher], clock: Clock, **fetcher_args: object
 ) -> None:
@@ -37,6 +52,9 @@ def _tls_refused(
     fetcher = fetchers(resolver=resolver, allow_private_networks=True, **fetcher_args)
     result = fetcher.fetch(server.url("/feed", host="feed.example"))
     assert_error(result, "tls_failed", clock, 3.0)
+    assert result.error is not None
+    assert result.error.message.endswith(".")
+    assert ".." not in result.error.message
     assert server.requests == []
 
 
