@@ -123,7 +123,7 @@ class Fetcher:
         self._policy = policy
         self._resolver: Resolver = resolver if resolver is not None else SystemResolver()
         self._now = now if now is not None else _utc_now
-        self._context = verifying_context(ca_certs)
+        self._context = verifying_context(ca_certs, policy.ca_bundle_path)
         self._pool = ConnectionPool(policy.max_per_host, idle_connection_cap())
         self._slots: dict[str, asyncio.Semaphore] = {}
         # Per host: fetches that ran out of time in a row, with no answer between them.

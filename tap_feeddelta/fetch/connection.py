@@ -78,21 +78,32 @@ async def open_pinned(key: PoolKey, context: ssl.SSLContext) -> Connection:
     return Connection(reader, writer)
 
 
-def verifying_context(ca_certs: str | None) -> ssl.SSLContext:
-    """One TLS client context for the whole run: certificates and host names verified."""
+def verifying_context(ca_certs: str | None, extra_ca_path: str | None = None) -> ssl.SSLContext:
+    """One TLS client context for the whole run: certificates and host names verified.
+
+    The roots are certifi's (the system's when certifi is missing), or ``ca_certs``
+    instead of them; ``extra_ca_path`` (the ``ca_bundle_path`` setting, a PEM file)
+    is trusted in addition, e.g. an internal CA.
+    """
     context = create_urllib3_context(cert_reqs=ssl.CERT_REQUIRED)  # hardened defaults
     context.check_hostname = True
     context.set_alpn_protocols(["http/1.1"])
     if ca_certs is not None:
         context.load_verify_locations(cafile=ca_certs)
-        return context
+    else:
+        _load_default_roots(context)
+    if extra_ca_path is not None:
+        context.load_verify_locations(cafile=extra_ca_path)
+    return context
+
+
+def _load_default_roots(context: ssl.SSLContext) -> None:
     try:
         import certifi  # optional: requests brings it
     except ImportError:
         context.load_default_certs()
     else:
         context.load_verify_locations(cafile=certifi.where())
-    return context
 
 
 class ConnectionPool:

@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import ssl
 from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
 
 import trustme
 
 from tap_feeddelta.fetch import Fetcher
+from tap_feeddelta.fetch.connection import verifying_context
 
 from .conftest import Clock, Server, StubResolver, assert_error, ok_handler, server_context
 
@@ -88,6 +90,29 @@ def test_default_trust_store_does_not_know_the_test_ca(
     tls_server: Server, fetchers: Callable[..., Fetcher], clock: Clock
 ) -> None:
     _tls_refused(tls_server, fetchers, clock, ca_certs=None)
+
+
+def test_ca_bundle_path_is_trusted_beside_the_default_roots(
+    tls_server: Server, fetchers: Callable[..., Fetcher], ca_bundle: str
+) -> None:
+    tls_server.routes["/feed"] = ok_handler(b"<feed/>")
+    resolver = StubResolver({"feed.example": ["127.0.0.1"]})
+    fetcher = fetchers(
+        resolver=resolver, ca_certs=None, ca_bundle_path=ca_bundle, allow_private_networks=True
+    )
+    result = fetcher.fetch(tls_server.url("/feed", host="feed.example"))
+    assert result.status == "ok", result.error
+    assert result.body == b"<feed/>"
+
+
+def test_ca_bundle_path_keeps_every_default_root(ca_bundle: str) -> None:
+    import certifi
+
+    defaults = verifying_context(None).get_ca_certs()
+    with_bundle = verifying_context(None, ca_bundle).get_ca_certs()
+    assert len(defaults) == len(ssl.create_default_context(cafile=certifi.where()).get_ca_certs())
+    assert len(with_bundle) == len(defaults) + 1
+    assert all(root in with_bundle for root in defaults)
 
 
 def test_plain_http_to_a_tls_port_fails_cleanly(
