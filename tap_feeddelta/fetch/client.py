@@ -61,6 +61,9 @@ log = logging.getLogger("tap_feeddelta.fetch")
 
 REDIRECT_STATUSES = frozenset((301, 302, 303, 307, 308))
 RATE_LIMIT_STATUSES = frozenset((429, 503))
+# 203 is a 200 whose headers or body a proxy changed: still the whole document (RFC 9110).
+DOCUMENT_STATUSES = frozenset((200, 203))
+NO_CONTENT_STATUSES = frozenset((204, 205))
 T = TypeVar("T")
 
 
@@ -428,7 +431,7 @@ class Fetcher:
                         "bad_response", "A 304 answered a request that sent no validators."
                     )
                 return _Answer(status="not_modified")
-            if status == 200:
+            if status in DOCUMENT_STATUSES:
                 progress.doing = "reading the body"
                 answer = await self._read_ok(target, conn, head)
                 keep = True
@@ -436,7 +439,7 @@ class Fetcher:
             if status in RATE_LIMIT_STATUSES:
                 progress.retry_after_at = self._retry_after(head)
                 raise FetchError("rate_limited", f"{target.host} answered {status}: retry later.")
-            raise FetchError("http_error", f"{target.host} answered HTTP {status}.")
+            raise _no_document(target.host, status)
         finally:
             # Also on cancellation (the deadline): a half-read connection is never kept.
             if keep and not head.will_close:
@@ -534,6 +537,18 @@ class Fetcher:
             if conn is not None:
                 return key, conn
         return (target.scheme, target.host, target.port, addresses[0]), None
+
+
+def _no_document(host: str, status: int) -> FetchError:
+    """``http_error`` for an answer that carries no feed, in words true to its status:
+    the other 2xx statuses are not errors, but none of them is the document."""
+    if status in NO_CONTENT_STATUSES:
+        message = f"{host} answered {status} with no content: there is no document to read."
+    elif 200 <= status < 300:
+        message = f"{host} answered {status}, a success status that does not carry the document."
+    else:
+        message = f"{host} answered HTTP {status}."
+    return FetchError("http_error", message)
 
 
 def _utc_now() -> datetime:
