@@ -162,12 +162,20 @@ class Fetcher:
         return asyncio.run_coroutine_threadsafe(coro, loop)
 
     def fetch(
-        self, url: str, *, etag: str | None = None, last_modified: str | None = None
+        self,
+        url: str,
+        *,
+        etag: str | None = None,
+        last_modified: str | None = None,
+        budget_seconds: float | None = None,
     ) -> FetchResult:
         """``fetch_async``, waited for: for callers that are not on the fetch loop."""
         if threading.current_thread() is self._thread:
             raise RuntimeError("on the fetch loop, await fetch_async instead")
-        return self.submit(self.fetch_async(url, etag=etag, last_modified=last_modified)).result()
+        coro = self.fetch_async(
+            url, etag=etag, last_modified=last_modified, budget_seconds=budget_seconds
+        )
+        return self.submit(coro).result()
 
     def abort(self) -> None:
         """End the fetches in flight now, and any started later (they report
@@ -222,32 +230,28 @@ class Fetcher:
     # -- one fetch ---------------------------------------------------------------------
 
     async def fetch_async(
-        self, url: str, *, etag: str | None = None, last_modified: str | None = None
+        self,
+        url: str,
+        *,
+        etag: str | None = None,
+        last_modified: str | None = None,
+        budget_seconds: float | None = None,
     ) -> FetchResult:
-        """GET ``url`` (conditionally, when validators are given) within one deadline."""
+        """GET ``url`` (conditionally, when validators are given) within one deadline.
+
+        The deadline is ``request_timeout_seconds`` away, or ``budget_seconds`` when that
+        is less: a feed that needs more than one fetch passes what its earlier fetches
+        left of its one budget. With nothing left, nothing is sent (``timeout``).
+        """
         if self._closed:
             raise RuntimeError("the Fetcher is closed")
         loop = asyncio.get_running_loop()
         started = loop.time()
         progress = _Progress(requested_url=url)
-        answer: _Answer | None = None
-        failure: FetchError | None = None
-        try:
-            async with asyncio.timeout(self._policy.request_timeout_seconds) as deadline:
-                self._live.add(deadline)
-                if self._aborting:
-                    deadline.reschedule(started)
-                try:
-                    answer = await self._fetch(url, etag, last_modified, deadline, progress)
-                finally:
-                    self._live.discard(deadline)
-        except FetchError as exc:
-            failure = exc
-        except TimeoutError:
-            failure = timed_out(progress.doing)
-        except Exception as exc:  # unforeseen: still only this feed's failure
-            log.warning("fetch of %s ended in %s", display_url(url), type(exc).__name__)
-            failure = failure_from_exception(exc, phase="exchange", host="the server")
+        budget = self._policy.request_timeout_seconds
+        if budget_seconds is not None:
+            budget = min(budget, budget_seconds)
+        answer, failure = await self._attempt(url, etag, last_modified, budget, progress)
         fetch_ms = int((loop.time() - started - progress.queued_seconds) * 1000)
         if log.isEnabledFor(logging.DEBUG):  # display_url parses the URL: not for nothing
             outcome = failure.code if failure is not None else answer and answer.status
@@ -266,6 +270,35 @@ class Fetcher:
             last_modified=answer.last_modified,
             bytes_received=len(answer.body) if answer.body else 0,
         )
+
+    async def _attempt(
+        self,
+        url: str,
+        etag: str | None,
+        last_modified: str | None,
+        budget: float,
+        progress: _Progress,
+    ) -> tuple[_Answer, None] | tuple[None, FetchError]:
+        """The fetch under its deadline: its answer, or the failure it ended in."""
+        if budget <= 0:
+            progress.requested_url = display_url(url)  # never parsed: may hold userinfo
+            return None, FetchError("timeout", "The feed's time budget ran out before this fetch.")
+        try:
+            async with asyncio.timeout(budget) as deadline:
+                self._live.add(deadline)
+                if self._aborting:
+                    deadline.reschedule(asyncio.get_running_loop().time())
+                try:
+                    return await self._fetch(url, etag, last_modified, deadline, progress), None
+                finally:
+                    self._live.discard(deadline)
+        except FetchError as exc:
+            return None, exc
+        except TimeoutError:
+            return None, timed_out(progress.doing)
+        except Exception as exc:  # unforeseen: still only this feed's failure
+            log.warning("fetch of %s ended in %s", display_url(url), type(exc).__name__)
+            return None, failure_from_exception(exc, phase="exchange", host="the server")
 
     async def _fetch(
         self,
