@@ -45,7 +45,12 @@ _big_document_parser = concurrent.futures.ThreadPoolExecutor(
 
 class FeedFetcher(Protocol):
     async def fetch_async(
-        self, url: str, *, etag: str | None = None, last_modified: str | None = None
+        self,
+        url: str,
+        *,
+        etag: str | None = None,
+        last_modified: str | None = None,
+        budget_seconds: float | None = None,
     ) -> FetchResult: ...
 
     def submit(self, coro: Coroutine[Any, Any, T]) -> concurrent.futures.Future[T]: ...
@@ -83,6 +88,7 @@ async def check_feed(
     started = now()
     ctx = FeedContext(settings.monitor_id, task.feed_url, utc_text(started, micro=True))
     bookmark = task.bookmark
+    fetcher = _OneBudget(fetcher, settings.request_timeout_seconds)  # one for all its fetches
     if bookmark and bookmark.retry_after_at and bookmark.retry_after_at > utc_text(started):
         issue = Issue("retry_later", "the server asked not to be fetched before retry_after_at")
         facts = HealthFacts(
@@ -230,6 +236,37 @@ async def _fetch(
         redirects=result.redirects + again.redirects,
         bytes_received=result.bytes_received + again.bytes_received,
     )
+
+
+class _OneBudget:
+    """The run's fetcher, for one feed: its fetches (discovery, a second ask after a 304)
+    share the feed's one time budget. Each gets what the earlier ones left, counted by
+    their fetch_ms, which leaves out waiting for a host's slot, as the budget does."""
+
+    def __init__(self, fetcher: FeedFetcher, budget_seconds: float) -> None:
+        self._fetcher = fetcher
+        self._left = budget_seconds
+
+    async def fetch_async(
+        self,
+        url: str,
+        *,
+        etag: str | None = None,
+        last_modified: str | None = None,
+        budget_seconds: float | None = None,
+    ) -> FetchResult:
+        left = self._left if budget_seconds is None else min(self._left, budget_seconds)
+        result = await self._fetcher.fetch_async(
+            url, etag=etag, last_modified=last_modified, budget_seconds=left
+        )
+        self._left -= result.fetch_ms / 1000
+        return result
+
+    def submit(self, coro: Coroutine[Any, Any, T]) -> concurrent.futures.Future[T]:
+        return self._fetcher.submit(coro)
+
+    def close(self) -> None:
+        self._fetcher.close()
 
 
 async def _read(

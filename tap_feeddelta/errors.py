@@ -32,7 +32,9 @@ CODES: Final[dict[str, CodeInfo]] = {
     "timeout": CodeInfo("error", True, "The feed's time budget ran out."),
     "redirect_limit": CodeInfo("error", False, "More redirects than max_redirects."),
     "redirect_denied": CodeInfo("error", False, "A redirect pointed somewhere not allowed."),
-    "http_error": CodeInfo("error", True, "The server answered with an HTTP error status."),
+    "http_error": CodeInfo(
+        "error", True, "The server answered with an HTTP error status, or with no document."
+    ),
     "rate_limited": CodeInfo("error", True, "The server asked to retry later (429/503)."),
     "response_too_large": CodeInfo("error", False, "The decoded body exceeds max_feed_bytes."),
     "bad_response": CodeInfo("error", True, "The response broke the HTTP rules."),

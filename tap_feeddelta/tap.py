@@ -162,6 +162,7 @@ class TapFeedDelta(Tap):
             request_timeout_seconds=settings.request_timeout_seconds,
             allow_private_networks=settings.allow_private_networks,
             max_per_host=settings.max_per_host,
+            ca_bundle_path=settings.ca_bundle_path,
         )
         self._fetcher = Fetcher(policy)
         return FeedRun(settings, self._fetcher, self.logger)

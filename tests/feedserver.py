@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import hashlib
 import re
+import ssl
 import threading
 import time
 from dataclasses import dataclass, field
@@ -42,7 +43,7 @@ class SeenRequest:
 
 
 class FeedServer:
-    def __init__(self) -> None:
+    def __init__(self, tls: ssl.SSLContext | None = None) -> None:
         self.documents: dict[str, Document] = {}
         self.requests: list[SeenRequest] = []
         self.delay_seconds = 0.0  # wait before answering, to make runs take time
@@ -64,6 +65,10 @@ class FeedServer:
 
         self._httpd = QuietServer(("127.0.0.1", 0), Handler)
         self._httpd.daemon_threads = True
+        self.scheme = "http"
+        if tls is not None:  # the handshake happens on accept; a refused one is dropped
+            self._httpd.socket = tls.wrap_socket(self._httpd.socket, server_side=True)
+            self.scheme = "https"
         self._thread = threading.Thread(target=self._httpd.serve_forever, daemon=True)
 
     @property
@@ -71,7 +76,7 @@ class FeedServer:
         return int(self._httpd.server_address[1])
 
     def url(self, path: str) -> str:
-        return f"http://127.0.0.1:{self.port}{path}"
+        return f"{self.scheme}://127.0.0.1:{self.port}{path}"
 
     def put(self, path: str, body: bytes | str, **kwargs: Any) -> None:
         data = body.encode("utf-8") if isinstance(body, str) else body

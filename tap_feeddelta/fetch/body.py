@@ -24,16 +24,30 @@ class _Decoder(Protocol):
         """Raise if the stream ended early."""
 
 
+_GZIP_MAGIC = b"\x1f\x8b"
+_GZIP_WBITS = 16 + zlib.MAX_WBITS
+
+
 class _ZlibDecoder:
+    """gzip, every member of it (RFC 1952 lets members follow one another), or deflate.
+
+    Bytes after the last member (or after a deflate stream) that do not start another
+    member are ignored, and so is everything after them.
+    """
+
     def __init__(self, encoding: str) -> None:
-        self._encoding = encoding
+        self._is_gzip = encoding != "deflate"
         self._obj: zlib._Decompress | None = None
         self._head = b""
+        self._rest = b""  # bytes after a member's end: the next member's start, or not
+        self._ignoring = False
         self._pending = False
-        if encoding != "deflate":
-            self._obj = zlib.decompressobj(16 + zlib.MAX_WBITS)
+        if self._is_gzip:
+            self._obj = zlib.decompressobj(_GZIP_WBITS)
 
     def feed(self, data: bytes, limit: int) -> bytes:
+        if self._ignoring:
+            return b""
         if self._obj is None:
             # "deflate" is meant to be zlib-wrapped, but raw deflate is common too.
             self._head += data
@@ -45,14 +59,28 @@ class _ZlibDecoder:
             data, self._head = self._head, b""
         obj = self._obj
         if obj.eof:
-            data = obj.unused_data + data
-            if not data.startswith(b"\x1f\x8b") or self._encoding == "deflate":
+            data, self._rest = self._rest + data, b""
+            if not self._starts_member(data):
                 self._pending = False
-                return b""  # trailing bytes after the stream: ignored
-            obj = self._obj = zlib.decompressobj(16 + zlib.MAX_WBITS)  # next gzip member
+                return b""
+            obj = self._obj = zlib.decompressobj(_GZIP_WBITS)
         out = obj.decompress(obj.unconsumed_tail + data, limit)
-        self._pending = bool(obj.unconsumed_tail) or len(out) >= limit
+        if obj.eof:
+            self._rest = obj.unused_data
+        # Input left over, in this member or after it: the caller drains it with b"".
+        self._pending = bool(obj.unconsumed_tail or self._rest) or len(out) >= limit
         return out
+
+    def _starts_member(self, data: bytes) -> bool:
+        """Whether ``data``, after the end of a stream, starts another gzip member;
+        holds a start too short to tell, and ignores the rest for good if not."""
+        if self._is_gzip and len(data) < len(_GZIP_MAGIC) and _GZIP_MAGIC.startswith(data):
+            self._rest = data
+            return False
+        if not (self._is_gzip and data.startswith(_GZIP_MAGIC)):
+            self._ignoring = True
+            return False
+        return True
 
     @property
     def has_pending(self) -> bool:

@@ -61,6 +61,9 @@ log = logging.getLogger("tap_feeddelta.fetch")
 
 REDIRECT_STATUSES = frozenset((301, 302, 303, 307, 308))
 RATE_LIMIT_STATUSES = frozenset((429, 503))
+# 203 is a 200 whose headers or body a proxy changed: still the whole document (RFC 9110).
+DOCUMENT_STATUSES = frozenset((200, 203))
+NO_CONTENT_STATUSES = frozenset((204, 205))
 T = TypeVar("T")
 
 
@@ -123,7 +126,7 @@ class Fetcher:
         self._policy = policy
         self._resolver: Resolver = resolver if resolver is not None else SystemResolver()
         self._now = now if now is not None else _utc_now
-        self._context = verifying_context(ca_certs)
+        self._context = verifying_context(ca_certs, policy.ca_bundle_path)
         self._pool = ConnectionPool(policy.max_per_host, idle_connection_cap())
         self._slots: dict[str, asyncio.Semaphore] = {}
         # Per host: fetches that ran out of time in a row, with no answer between them.
@@ -159,12 +162,20 @@ class Fetcher:
         return asyncio.run_coroutine_threadsafe(coro, loop)
 
     def fetch(
-        self, url: str, *, etag: str | None = None, last_modified: str | None = None
+        self,
+        url: str,
+        *,
+        etag: str | None = None,
+        last_modified: str | None = None,
+        budget_seconds: float | None = None,
     ) -> FetchResult:
         """``fetch_async``, waited for: for callers that are not on the fetch loop."""
         if threading.current_thread() is self._thread:
             raise RuntimeError("on the fetch loop, await fetch_async instead")
-        return self.submit(self.fetch_async(url, etag=etag, last_modified=last_modified)).result()
+        coro = self.fetch_async(
+            url, etag=etag, last_modified=last_modified, budget_seconds=budget_seconds
+        )
+        return self.submit(coro).result()
 
     def abort(self) -> None:
         """End the fetches in flight now, and any started later (they report
@@ -219,32 +230,28 @@ class Fetcher:
     # -- one fetch ---------------------------------------------------------------------
 
     async def fetch_async(
-        self, url: str, *, etag: str | None = None, last_modified: str | None = None
+        self,
+        url: str,
+        *,
+        etag: str | None = None,
+        last_modified: str | None = None,
+        budget_seconds: float | None = None,
     ) -> FetchResult:
-        """GET ``url`` (conditionally, when validators are given) within one deadline."""
+        """GET ``url`` (conditionally, when validators are given) within one deadline.
+
+        The deadline is ``request_timeout_seconds`` away, or ``budget_seconds`` when that
+        is less: a feed that needs more than one fetch passes what its earlier fetches
+        left of its one budget. With nothing left, nothing is sent (``timeout``).
+        """
         if self._closed:
             raise RuntimeError("the Fetcher is closed")
         loop = asyncio.get_running_loop()
         started = loop.time()
         progress = _Progress(requested_url=url)
-        answer: _Answer | None = None
-        failure: FetchError | None = None
-        try:
-            async with asyncio.timeout(self._policy.request_timeout_seconds) as deadline:
-                self._live.add(deadline)
-                if self._aborting:
-                    deadline.reschedule(started)
-                try:
-                    answer = await self._fetch(url, etag, last_modified, deadline, progress)
-                finally:
-                    self._live.discard(deadline)
-        except FetchError as exc:
-            failure = exc
-        except TimeoutError:
-            failure = timed_out(progress.doing)
-        except Exception as exc:  # unforeseen: still only this feed's failure
-            log.warning("fetch of %s ended in %s", display_url(url), type(exc).__name__)
-            failure = failure_from_exception(exc, phase="exchange", host="the server")
+        budget = self._policy.request_timeout_seconds
+        if budget_seconds is not None:
+            budget = min(budget, budget_seconds)
+        answer, failure = await self._attempt(url, etag, last_modified, budget, progress)
         fetch_ms = int((loop.time() - started - progress.queued_seconds) * 1000)
         if log.isEnabledFor(logging.DEBUG):  # display_url parses the URL: not for nothing
             outcome = failure.code if failure is not None else answer and answer.status
@@ -263,6 +270,35 @@ class Fetcher:
             last_modified=answer.last_modified,
             bytes_received=len(answer.body) if answer.body else 0,
         )
+
+    async def _attempt(
+        self,
+        url: str,
+        etag: str | None,
+        last_modified: str | None,
+        budget: float,
+        progress: _Progress,
+    ) -> tuple[_Answer, None] | tuple[None, FetchError]:
+        """The fetch under its deadline: its answer, or the failure it ended in."""
+        if budget <= 0:
+            progress.requested_url = display_url(url)  # never parsed: may hold userinfo
+            return None, FetchError("timeout", "The feed's time budget ran out before this fetch.")
+        try:
+            async with asyncio.timeout(budget) as deadline:
+                self._live.add(deadline)
+                if self._aborting:
+                    deadline.reschedule(asyncio.get_running_loop().time())
+                try:
+                    return await self._fetch(url, etag, last_modified, deadline, progress), None
+                finally:
+                    self._live.discard(deadline)
+        except FetchError as exc:
+            return None, exc
+        except TimeoutError:
+            return None, timed_out(progress.doing)
+        except Exception as exc:  # unforeseen: still only this feed's failure
+            log.warning("fetch of %s ended in %s", display_url(url), type(exc).__name__)
+            return None, failure_from_exception(exc, phase="exchange", host="the server")
 
     async def _fetch(
         self,
@@ -428,22 +464,30 @@ class Fetcher:
                         "bad_response", "A 304 answered a request that sent no validators."
                     )
                 return _Answer(status="not_modified")
-            if status == 200:
+            if status in DOCUMENT_STATUSES:
                 progress.doing = "reading the body"
                 answer = await self._read_ok(target, conn, head)
                 keep = True
                 return answer
             if status in RATE_LIMIT_STATUSES:
-                wait = head.fields.joined("Retry-After")
-                progress.retry_after_at = retry_after_at(wait, self._now())
+                progress.retry_after_at = self._retry_after(head)
                 raise FetchError("rate_limited", f"{target.host} answered {status}: retry later.")
-            raise FetchError("http_error", f"{target.host} answered HTTP {status}.")
+            raise _no_document(target.host, status)
         finally:
             # Also on cancellation (the deadline): a half-read connection is never kept.
             if keep and not head.will_close:
                 self._pool.give(key, conn)
             else:
                 conn.close()
+
+    def _retry_after(self, head: Head) -> str | None:
+        """The answer's Retry-After as a time, or None: a header value never changes
+        the fetch's code, whatever it holds."""
+        try:
+            return retry_after_at(head.fields.joined("Retry-After"), self._now())
+        except Exception as exc:  # a bug in the reading, not the server's fault
+            log.warning("Retry-After could not be read (%s)", type(exc).__name__)
+            return None
 
     async def _read_ok(self, target: Target, conn: Connection, head: Head) -> _Answer:
         max_bytes = self._policy.max_feed_bytes
@@ -526,6 +570,18 @@ class Fetcher:
             if conn is not None:
                 return key, conn
         return (target.scheme, target.host, target.port, addresses[0]), None
+
+
+def _no_document(host: str, status: int) -> FetchError:
+    """``http_error`` for an answer that carries no feed, in words true to its status:
+    the other 2xx statuses are not errors, but none of them is the document."""
+    if status in NO_CONTENT_STATUSES:
+        message = f"{host} answered {status} with no content: there is no document to read."
+    elif 200 <= status < 300:
+        message = f"{host} answered {status}, a success status that does not carry the document."
+    else:
+        message = f"{host} answered HTTP {status}."
+    return FetchError("http_error", message)
 
 
 def _utc_now() -> datetime:

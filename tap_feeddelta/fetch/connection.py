@@ -1,9 +1,10 @@
 """Connections pinned to a checked address, and the pool that reuses them.
 
 A pinned connection keeps the host name for the Host header, TLS SNI and certificate
-verification, but its socket goes to the one address the guard checked: it is opened to
-that IP literal, so no name is looked up again (no DNS rebinding). Pools are keyed by
-(scheme, host, port, address). Everything here runs on the fetcher's event loop.
+verification (these two without a trailing dot), but its socket goes to the one address
+the guard checked: it is opened to that IP literal, so no name is looked up again (no DNS
+rebinding). Pools are keyed by (scheme, host, port, address). Everything here runs on
+the fetcher's event loop.
 """
 
 from __future__ import annotations
@@ -67,29 +68,42 @@ async def open_pinned(key: PoolKey, context: ssl.SSLContext) -> Connection:
     """Connect to the key's address; TLS (verified against the key's host) for https."""
     scheme, host, port, address = key
     if scheme == "https":
+        # "feed.example." is the same name as "feed.example", but SNI may not carry the
+        # final dot (RFC 6066) and certificates never name it: both go without it.
         reader, writer = await asyncio.open_connection(
-            address, port, ssl=context, server_hostname=host, limit=MAX_LINE
+            address, port, ssl=context, server_hostname=host.rstrip("."), limit=MAX_LINE
         )
     else:
         reader, writer = await asyncio.open_connection(address, port, limit=MAX_LINE)
     return Connection(reader, writer)
 
 
-def verifying_context(ca_certs: str | None) -> ssl.SSLContext:
-    """One TLS client context for the whole run: certificates and host names verified."""
+def verifying_context(ca_certs: str | None, extra_ca_path: str | None = None) -> ssl.SSLContext:
+    """One TLS client context for the whole run: certificates and host names verified.
+
+    The roots are certifi's (the system's when certifi is missing), or ``ca_certs``
+    instead of them; ``extra_ca_path`` (the ``ca_bundle_path`` setting, a PEM file)
+    is trusted in addition, e.g. an internal CA.
+    """
     context = create_urllib3_context(cert_reqs=ssl.CERT_REQUIRED)  # hardened defaults
     context.check_hostname = True
     context.set_alpn_protocols(["http/1.1"])
     if ca_certs is not None:
         context.load_verify_locations(cafile=ca_certs)
-        return context
+    else:
+        _load_default_roots(context)
+    if extra_ca_path is not None:
+        context.load_verify_locations(cafile=extra_ca_path)
+    return context
+
+
+def _load_default_roots(context: ssl.SSLContext) -> None:
     try:
         import certifi  # optional: requests brings it
     except ImportError:
         context.load_default_certs()
     else:
         context.load_verify_locations(cafile=certifi.where())
-    return context
 
 
 class ConnectionPool:

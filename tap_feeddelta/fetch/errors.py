@@ -50,7 +50,7 @@ def failure_from_exception(exc: BaseException, *, phase: Phase, host: str) -> Fe
     if isinstance(exc, TimeoutError):
         return timed_out(doing)
     if isinstance(exc, ssl.SSLCertVerificationError):
-        reason = exc.verify_message or "certificate verify failed"
+        reason = (exc.verify_message or "certificate verify failed").rstrip(".")
         return FetchError("tls_failed", f"The certificate of {host} was refused: {reason}.")
     if isinstance(exc, ssl.SSLError) and phase == "connect":
         return FetchError(

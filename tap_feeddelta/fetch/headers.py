@@ -36,13 +36,14 @@ def rfc3339(moment: datetime) -> str:
 
 
 def retry_after_at(value: str | None, now: datetime) -> str | None:
-    """When a 429/503 says to come back: seconds or an HTTP date, capped at a day."""
+    """When a 429/503 says to come back: seconds or an HTTP date, capped at a day;
+    None for a value that is neither. Never raises for any header value."""
     value = clean_value(value, 64)
     if value is None:
         return None
     if now.tzinfo is None:
         now = now.replace(tzinfo=UTC)
-    if value.isdigit():
+    if value.isascii() and value.isdigit():  # "²" is a digit to isdigit(), not to int()
         delay = timedelta(seconds=min(int(value), int(RETRY_AFTER_CAP.total_seconds())))
         moment = now + delay
     else:

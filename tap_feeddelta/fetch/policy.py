@@ -12,7 +12,8 @@ class FetchPolicy:
     ``request_timeout_seconds`` is one budget per feed over resolution, connecting, TLS,
     every redirect, the headers and every body chunk. ``max_feed_bytes`` counts decoded
     body bytes. ``allow_private_networks`` lets loopback and private (RFC 1918, ULA)
-    addresses through; every other rule still applies.
+    addresses through; every other rule still applies. ``ca_bundle_path`` names a PEM
+    file of certificates trusted in addition to the default roots.
     """
 
     user_agent: str
@@ -21,6 +22,7 @@ class FetchPolicy:
     request_timeout_seconds: float = 30.0
     allow_private_networks: bool = False
     max_per_host: int = 2
+    ca_bundle_path: str | None = None
 
     def __post_init__(self) -> None:
         agent = self.user_agent

@@ -12,6 +12,7 @@ serves every layer.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import http.client
 import re
 from collections.abc import Callable, Mapping
@@ -143,7 +144,8 @@ async def read_head(reader: asyncio.StreamReader, *, method: str = "GET") -> Hea
     if declared is not None and not chunked:
         declared = _one_length(declared)
         if declared.isascii() and declared.isdigit():
-            length = int(declared)
+            with contextlib.suppress(ValueError):  # past int()'s digit limit: none, as http.client
+                length = int(declared)
     if status in (204, 304) or 100 <= status < 200 or method == "HEAD":
         length = 0
     will_close = _closes(version, fields) or (not chunked and length is None)

@@ -108,7 +108,11 @@ def redirect_target(current: Target, location: str) -> Target:
         raise FetchError(
             "redirect_denied", "A redirect's Location holds a control character or backslash."
         )
-    return parse_target(urljoin(current.url, location), code="redirect_denied")
+    try:
+        url = urljoin(current.url, location)
+    except ValueError:  # e.g. "http://[::1": urljoin refuses an unclosed IPv6 bracket
+        raise FetchError("redirect_denied", "A redirect's Location cannot be parsed.") from None
+    return parse_target(url, code="redirect_denied")
 
 
 def _utf8_where_it_is(text: str) -> str:

@@ -201,6 +201,7 @@ _VALUES = st.sampled_from(
         "",
         '"v1"',
         "text/xml; charset=utf-8",
+        "9" * 5000,  # more digits than int() reads
     ]
 )
 

@@ -110,6 +110,26 @@ def test_empty_200_is_ok_without_body(server: Server, fetchers: Callable[..., Fe
     assert result.bytes_received == 0
 
 
+def test_a_203_carries_the_document_as_a_200_does(
+    server: Server, fetchers: Callable[..., Fetcher]
+) -> None:
+    def proxied(request: Request, wire: Wire) -> bool:
+        headers = [("Content-Type", "application/rss+xml"), ("ETag", '"v1"')]
+        wire.respond(203, b"<rss>altered by a proxy</rss>", headers)
+        return True
+
+    server.routes["/feed"] = proxied
+    fetcher = fetchers(allow_private_networks=True)
+    result = fetcher.fetch(server.url("/feed"))
+    assert result.status == "ok", result.error
+    assert result.http_status == 203
+    assert result.body == b"<rss>altered by a proxy</rss>"
+    assert result.etag == '"v1"'
+    # Its connection was read to the end, so it is reused.
+    assert fetcher.fetch(server.url("/feed")).status == "ok"
+    assert server.connections == 1
+
+
 def test_connections_are_reused_across_feeds_of_one_host(
     server: Server, fetchers: Callable[..., Fetcher]
 ) -> None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gzip
 import socket
 import threading
 import time
@@ -189,6 +190,65 @@ def test_waiting_for_a_slow_but_sure_host_is_outside_the_budget(
     assert server.max_active == 1
 
 
+def test_a_budget_left_by_earlier_fetches_is_the_deadline(
+    server: Server, fetchers: Callable[..., Fetcher], clock: Clock
+) -> None:
+    def slow(request: Request, wire: Wire) -> bool:
+        wire.sleep(2.0)
+        wire.respond(200, b"<rss/>")
+        return True
+
+    server.routes["/feed"] = slow
+    fetcher = fetchers(allow_private_networks=True, request_timeout_seconds=5)
+    result = fetcher.fetch(server.url("/feed"), budget_seconds=0.4)
+    assert_error(result, "timeout", clock, 0.4 + SLACK)
+    assert 300 <= result.fetch_ms < 900
+    # More than request_timeout_seconds is never given.
+    short = fetchers(allow_private_networks=True, request_timeout_seconds=DEADLINE)
+    assert_error(short.fetch(server.url("/feed"), budget_seconds=60), "timeout")
+
+
+def test_a_fetch_with_no_budget_left_sends_nothing(
+    server: Server, fetchers: Callable[..., Fetcher], clock: Clock
+) -> None:
+    server.routes["/feed"] = ok_handler()
+    fetcher = fetchers(allow_private_networks=True)
+    for left in (0.0, -0.5):
+        result = fetcher.fetch(server.url("/feed?token=SECRET"), budget_seconds=left)
+        assert_error(result, "timeout", clock, 0.5)
+        assert result.error is not None
+        assert result.error.message == "The feed's time budget ran out before this fetch."
+        assert "SECRET" not in result.requested_url
+    assert server.requests == []
+    assert server.connections == 0
+
+
+def test_a_budget_left_still_leaves_out_the_wait_for_a_slot(
+    server: Server, fetchers: Callable[..., Fetcher]
+) -> None:
+    # One slot, 0.4 s an answer, 0.6 s left for each: the third waits 0.8 s for the
+    # slot, more than what it has left, and is still read.
+    def slow(request: Request, wire: Wire) -> bool:
+        wire.sleep(0.4)
+        wire.respond(200, b"<rss/>")
+        return True
+
+    server.routes["/feed"] = slow
+    fetcher = fetchers(allow_private_networks=True, max_per_host=1, request_timeout_seconds=5)
+    results: list[FetchResult] = []
+
+    def work() -> None:
+        results.append(fetcher.fetch(server.url("/feed"), budget_seconds=0.6))
+
+    threads = [threading.Thread(target=work) for _ in range(3)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(10)
+    assert [r.status for r in results] == ["ok"] * 3
+    assert max(r.fetch_ms for r in results) < 600
+
+
 def test_one_stalled_feed_on_a_working_host_holds_up_no_other(
     server: Server, fetchers: Callable[..., Fetcher]
 ) -> None:
@@ -245,17 +305,22 @@ def _concurrent_codes(
     return codes
 
 
-@pytest.mark.parametrize("encoding", ["gzip", "deflate"])
+@pytest.mark.parametrize("kind", ["gzip", "deflate", "gzip-members"])
 def test_compression_bomb_stops_at_the_cap_with_flat_memory(
-    encoding: str,
+    kind: str,
     server: Server,
     fetchers: Callable[..., Fetcher],
     gzip_bomb: bytes,
     deflate_bomb: bytes,
     clock: Clock,
 ) -> None:
-    bomb = gzip_bomb if encoding == "gzip" else deflate_bomb
-    server.routes["/feed"] = ok_handler(bomb, Content_Encoding=encoding)
+    bombs = {
+        "gzip": gzip_bomb,
+        "deflate": deflate_bomb,
+        "gzip-members": gzip.compress(bytes(1 << 20), 9, mtime=0) * 256,  # 256 × 1 MiB
+    }
+    encoding = "deflate" if kind == "deflate" else "gzip"
+    server.routes["/feed"] = ok_handler(bombs[kind], Content_Encoding=encoding)
     cap = 1 << 20
     fetcher = fetchers(allow_private_networks=True, max_feed_bytes=cap)
     tracemalloc.start()
@@ -282,6 +347,17 @@ def test_compressed_bodies_are_decoded(
     assert result.status == "ok", result.error
     assert result.body == text
     assert result.bytes_received == len(text)
+
+
+def test_gzip_members_sent_in_one_write_are_all_decoded(
+    server: Server, fetchers: Callable[..., Fetcher]
+) -> None:
+    first, second = b"<rss><channel>" + b"<item/>" * 50, b"<item/>" * 50 + b"</channel></rss>"
+    body = gzip.compress(first, mtime=0) + gzip.compress(second, mtime=0)
+    server.routes["/feed"] = ok_handler(body, Content_Encoding="gzip")
+    result = fetchers(allow_private_networks=True).fetch(server.url("/feed"))
+    assert result.status == "ok", result.error
+    assert result.body == first + second
 
 
 def test_decoded_size_exactly_at_the_cap_is_accepted(

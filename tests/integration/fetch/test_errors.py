@@ -25,6 +25,8 @@ SECRET = "SECRET-7f3a9c"
         ("Wed, 01 Apr 2026 00:00:00 GMT", "2026-03-02T12:00:00Z"),  # capped at a day
         ("Sat, 01 Jan 2000 00:00:00 GMT", "2026-03-01T12:00:00Z"),  # past: now
         ("soon", None),
+        ("\u00b2", None),  # "²": a digit to str.isdigit(), not to int()
+        ("1\u00b2", None),
         (None, None),
     ],
 )
@@ -46,7 +48,49 @@ def test_rate_limited_keeps_retry_after(
     assert server.paths == ["/feed"]
 
 
-@pytest.mark.parametrize("status", [400, 401, 403, 404, 410, 418, 500, 502, 504, 204, 206])
+def test_a_retry_after_that_cannot_be_read_never_changes_the_code(
+    server: Server,
+    fetchers: Callable[..., Fetcher],
+    monkeypatch: pytest.MonkeyPatch,
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    from tap_feeddelta.fetch import client
+
+    def broken(value: str | None, now: object) -> str | None:
+        raise RuntimeError(value)
+
+    monkeypatch.setattr(client, "retry_after_at", broken)
+    headers = [("Retry-After", SECRET)]
+    server.routes["/feed"] = lambda request, wire: wire.respond(429, b"slow down", headers)
+    result = fetchers(allow_private_networks=True).fetch(server.url("/feed"))
+    assert_error(result, "rate_limited")
+    assert result.retry_after_at is None
+    assert SECRET not in caplog.text
+
+
+@pytest.mark.parametrize(
+    ("status", "words"),
+    [
+        (204, " with no content: there is no document to read."),
+        (205, " with no content: there is no document to read."),
+        (201, ", a success status that does not carry the document."),
+        (202, ", a success status that does not carry the document."),
+        (206, ", a success status that does not carry the document."),  # no Range was sent
+    ],
+)
+def test_a_2xx_without_the_document_is_http_error_but_not_called_an_error(
+    status: int, words: str, server: Server, fetchers: Callable[..., Fetcher]
+) -> None:
+    server.routes["/feed"] = lambda request, wire: wire.respond(status, b"<rss/>")
+    result = fetchers(allow_private_networks=True).fetch(server.url("/feed"))
+    assert_error(result, "http_error")
+    assert result.http_status == status
+    assert result.error is not None
+    assert result.error.message == f"127.0.0.1 answered {status}{words}"
+    assert "HTTP" not in result.error.message
+
+
+@pytest.mark.parametrize("status", [400, 401, 403, 404, 410, 418, 500, 502, 504])
 def test_other_statuses_are_http_errors(
     status: int, server: Server, fetchers: Callable[..., Fetcher], clock: Clock
 ) -> None:

@@ -95,6 +95,7 @@ def test_redirect_to_a_private_address_is_refused(
         "http://@127.0.0.1:{port}/feed2",
         "http://127.0.0.1:{port}\\@evil.example/feed2",
         "http://127.0.0.1:{port}/a\tb",
+        "http://[::1",
     ],
 )
 def test_redirect_to_a_forbidden_url_is_refused(

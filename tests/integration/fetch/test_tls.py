@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import ssl
 from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
 
 import trustme
 
 from tap_feeddelta.fetch import Fetcher
+from tap_feeddelta.fetch.connection import verifying_context
 
 from .conftest import Clock, Server, StubResolver, assert_error, ok_handler, server_context
 
@@ -29,6 +31,21 @@ def test_https_with_pinned_address_keeps_host_for_sni_and_host_header(
     assert tls_server.paths == ["/feed", "/feed"]
 
 
+def test_a_trailing_dot_host_is_verified_and_named_without_the_dot(
+    tls_server: Server, fetchers: Callable[..., Fetcher]
+) -> None:
+    tls_server.routes["/feed"] = ok_handler(b"<feed/>")
+    resolver = StubResolver({"feed.example.": ["127.0.0.1"]})
+    fetcher = fetchers(resolver=resolver, allow_private_networks=True)
+    result = fetcher.fetch(tls_server.url("/feed", host="feed.example."))
+    assert result.status == "ok", result.error
+    assert result.body == b"<feed/>"
+    assert tls_server.server_names == ["feed.example"]
+    # The name is looked up and sent in the Host header as given.
+    assert resolver.calls == ["feed.example."]
+    assert tls_server.requests[0].headers["host"] == f"feed.example.:{tls_server.port}"
+
+
 def _tls_refused(
     server: Server, fetchers: Callable[..., Fetcher], clock: Clock, **fetcher_args: object
 ) -> None:
@@ -37,6 +54,9 @@ def _tls_refused(
     fetcher = fetchers(resolver=resolver, allow_private_networks=True, **fetcher_args)
     result = fetcher.fetch(server.url("/feed", host="feed.example"))
     assert_error(result, "tls_failed", clock, 3.0)
+    assert result.error is not None
+    assert result.error.message.endswith(".")
+    assert ".." not in result.error.message
     assert server.requests == []
 
 
@@ -70,6 +90,29 @@ def test_default_trust_store_does_not_know_the_test_ca(
     tls_server: Server, fetchers: Callable[..., Fetcher], clock: Clock
 ) -> None:
     _tls_refused(tls_server, fetchers, clock, ca_certs=None)
+
+
+def test_ca_bundle_path_is_trusted_beside_the_default_roots(
+    tls_server: Server, fetchers: Callable[..., Fetcher], ca_bundle: str
+) -> None:
+    tls_server.routes["/feed"] = ok_handler(b"<feed/>")
+    resolver = StubResolver({"feed.example": ["127.0.0.1"]})
+    fetcher = fetchers(
+        resolver=resolver, ca_certs=None, ca_bundle_path=ca_bundle, allow_private_networks=True
+    )
+    result = fetcher.fetch(tls_server.url("/feed", host="feed.example"))
+    assert result.status == "ok", result.error
+    assert result.body == b"<feed/>"
+
+
+def test_ca_bundle_path_keeps_every_default_root(ca_bundle: str) -> None:
+    import certifi
+
+    defaults = verifying_context(None).get_ca_certs()
+    with_bundle = verifying_context(None, ca_bundle).get_ca_certs()
+    assert len(defaults) == len(ssl.create_default_context(cafile=certifi.where()).get_ca_certs())
+    assert len(with_bundle) == len(defaults) + 1
+    assert all(root in with_bundle for root in defaults)
 
 
 def test_plain_http_to_a_tls_port_fails_cleanly(

@@ -4,11 +4,13 @@ from __future__ import annotations
 
 import base64
 import json
+import ssl
 import subprocess
 from pathlib import Path
 from typing import Any
 
 import pytest
+import trustme
 
 from tests.feedserver import FeedServer, rss
 from tests.tapharness import TAP, run_tap
@@ -190,6 +192,45 @@ def test_a_failing_feed_beside_healthy_ones(server: FeedServer) -> None:
     partitions = run.final_state["bookmarks"]["feed_items"]["partitions"]  # type: ignore[index]
     assert [p["context"]["feed_url"] for p in partitions] == [server.url("/good.xml")]
     assert "Run summary" in run.stderr
+
+
+def test_an_internal_ca_is_trusted_through_ca_bundle_path(tmp_path: Path) -> None:
+    ca = trustme.CA(organization_name="Internal test CA")
+    context = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
+    ca.issue_cert("127.0.0.1").configure_cert(context)
+    bundle = tmp_path / "internal-ca.pem"
+    ca.cert_pem.write_to_path(str(bundle))
+    intranet = FeedServer(tls=context).start()
+    try:
+        intranet.put("/feed.xml", rss(ITEMS))
+        cfg = config(intranet, "/feed.xml", first_run_mode="emit_all")
+        refused = run_tap(cfg)
+        trusted = run_tap({**cfg, "ca_bundle_path": str(bundle)})
+    finally:
+        intranet.stop()
+    assert refused.returncode == 0, refused.stderr
+    assert refused.health[0]["error_code"] == "tls_failed"
+    assert trusted.returncode == 0, trusted.stderr
+    assert trusted.health[0]["status"] == "ok"
+    assert len(trusted.items) == len(ITEMS)
+
+
+@pytest.mark.parametrize("kind", ["missing", "directory", "not-pem", "empty"])
+def test_a_ca_bundle_that_cannot_be_loaded_stops_the_run(kind: str, tmp_path: Path) -> None:
+    secret_dir = tmp_path / "SECRETDIR"
+    secret_dir.mkdir()
+    path = secret_dir / "ca.pem"
+    if kind == "directory":
+        path.mkdir()
+    elif kind == "not-pem":
+        path.write_text("SECRET1 is not a certificate\n")
+    elif kind == "empty":
+        path.write_text("")
+    run = run_tap({"feed_urls": ["https://example.org/feed.xml"], "ca_bundle_path": str(path)})
+    assert run.returncode != 0
+    assert "ca_bundle_path" in run.stderr
+    assert "SECRET1" not in run.stderr and "SECRETDIR" not in run.stderr
+    assert '"type": "RECORD"' not in run.stdout
 
 
 def test_records_leave_in_config_order(server: FeedServer) -> None:

@@ -1,0 +1,100 @@
+"""The capped body decoder: every gzip member, however the bytes arrive, within the cap."""
+
+from __future__ import annotations
+
+import gzip
+import tracemalloc
+import zlib
+from collections.abc import Iterator
+
+import pytest
+
+from tap_feeddelta.fetch.body import CappedBody
+from tap_feeddelta.fetch.errors import FetchError
+
+FIRST = b"<rss><channel><item><guid>a</guid></item>"
+SECOND = b"<item><guid>b</guid></item></channel></rss>"
+TWO_MEMBERS = gzip.compress(FIRST, mtime=0) + gzip.compress(SECOND, mtime=0)
+
+
+def _decoded(pieces: list[bytes], max_bytes: int = 1 << 20) -> bytes:
+    body = CappedBody(["gzip"], max_bytes)
+    for piece in pieces:
+        body.feed(piece)
+    return body.finish()
+
+
+def _splits(data: bytes) -> Iterator[list[bytes]]:
+    for cut in range(len(data) + 1):
+        yield [data[:cut], data[cut:]]
+
+
+def test_two_members_in_one_piece_are_both_decoded() -> None:
+    assert _decoded([TWO_MEMBERS]) == FIRST + SECOND
+
+
+def test_two_members_are_decoded_wherever_the_pieces_break() -> None:
+    for pieces in _splits(TWO_MEMBERS):
+        assert _decoded(pieces) == FIRST + SECOND, [len(p) for p in pieces]
+    assert _decoded([bytes([b]) for b in TWO_MEMBERS]) == FIRST + SECOND
+
+
+def test_many_members_in_one_piece_are_all_decoded() -> None:
+    parts = [b"<item>%d</item>" % n for n in range(200)] + [b""]
+    body = b"".join(gzip.compress(part, mtime=0) for part in parts)
+    assert _decoded([body]) == b"".join(parts)
+
+
+@pytest.mark.parametrize(
+    "garbage", [b"\x00" * 8, b"junk", b"\x1f", b"\x1f\x00rest"], ids=["zeros", "text", "1f", "1f00"]
+)
+def test_bytes_after_the_last_member_are_ignored(garbage: bytes) -> None:
+    data = TWO_MEMBERS + garbage
+    for pieces in _splits(data):
+        assert _decoded(pieces) == FIRST + SECOND, [len(p) for p in pieces]
+
+
+def test_a_member_after_trailing_bytes_is_ignored_too() -> None:
+    late = gzip.compress(b"<late/>", mtime=0)
+    assert _decoded([TWO_MEMBERS, b"junk", late]) == FIRST + SECOND
+    assert _decoded([TWO_MEMBERS + b"junk" + late]) == FIRST + SECOND
+
+
+def test_a_second_member_cut_short_is_bad_response() -> None:
+    cut = TWO_MEMBERS[:-5]
+    for pieces in _splits(cut):
+        with pytest.raises(FetchError) as caught:
+            _decoded(pieces)
+        assert caught.value.code == "bad_response"
+
+
+def test_a_member_that_does_not_decode_is_bad_response() -> None:
+    with pytest.raises(FetchError) as caught:
+        _decoded([TWO_MEMBERS[:40] + b"\x1f\x8bnot really gzip"])
+    assert caught.value.code == "bad_response"
+
+
+def test_bytes_after_a_deflate_stream_are_ignored() -> None:
+    stream = zlib.compress(FIRST)
+    assert CappedBody(["deflate"], 1 << 20).finish() == b""
+    body = CappedBody(["deflate"], 1 << 20)
+    body.feed(stream + gzip.compress(SECOND, mtime=0))
+    assert body.finish() == FIRST
+
+
+@pytest.mark.parametrize("piece_bytes", [65_536, 1 << 30], ids=["64KiB-reads", "one-read"])
+def test_a_bomb_of_many_members_stops_at_the_cap_with_flat_memory(piece_bytes: int) -> None:
+    cap = 1 << 20
+    member = gzip.compress(bytes(256 << 10), compresslevel=9, mtime=0)  # 256 KiB of zeros
+    bomb = member * 64  # 16 MiB decoded from about 16 KiB
+    body = CappedBody(["gzip"], cap)
+    tracemalloc.start()
+    try:
+        with pytest.raises(FetchError) as caught:
+            for start in range(0, len(bomb), piece_bytes):
+                body.feed(bomb[start : start + piece_bytes])
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert caught.value.code == "response_too_large"
+    assert peak < 3 * cap, f"peak {peak} bytes"

@@ -1,0 +1,45 @@
+"""Header values read by the fetcher: whatever a server sends, only our own outcomes."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime, timedelta
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from tap_feeddelta.fetch.errors import FetchError
+from tap_feeddelta.fetch.headers import retry_after_at
+from tap_feeddelta.fetch.urls import parse_target, redirect_target
+
+NOW = datetime(2026, 3, 1, 12, 0, 0, tzinfo=UTC)
+# A head is read as Latin-1, so a header value is any text of these characters.
+LATIN_1 = st.characters(min_codepoint=0, max_codepoint=255)
+_PIECES = st.sampled_from(
+    ["1", "\u00b2", "\u00b9", " ", ",", ":", "GMT", "Mon, 01 Jan 2030 ", "[", "::1", "//", "http:"]
+)
+HEADER_VALUES = st.lists(st.one_of(st.text(LATIN_1, max_size=20), _PIECES), max_size=6).map("".join)
+
+
+@pytest.mark.parametrize("value", ["\u00b2", "1\u00b2", "\u00b9\u00b2", "\u0661\u0662", "1e3"])
+def test_retry_after_that_is_not_ascii_seconds_nor_a_date_gives_no_time(value: str) -> None:
+    assert retry_after_at(value, NOW) is None
+
+
+@settings(max_examples=2000, deadline=None)
+@given(HEADER_VALUES)
+def test_retry_after_never_raises_and_stays_within_a_day(value: str) -> None:
+    moment = retry_after_at(value, NOW)
+    if moment is not None:
+        at = datetime.strptime(moment, "%Y-%m-%dT%H:%M:%SZ").replace(tzinfo=UTC)
+        assert NOW <= at <= NOW + timedelta(days=1)
+
+
+@settings(max_examples=2000, deadline=None)
+@given(HEADER_VALUES)
+def test_a_location_is_a_target_or_redirect_denied(value: str) -> None:
+    current = parse_target("https://feed.example/a/b")
+    try:
+        redirect_target(current, value)
+    except FetchError as exc:
+        assert exc.code == "redirect_denied"
