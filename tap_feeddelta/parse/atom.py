@@ -200,7 +200,7 @@ def _entry(
 ) -> ParsedItem:
     issues: list[Issue] = []
     base = base_of(element, document_url) if has_xml_base else document_url
-    entry_id = link = published = issued = updated = created = None
+    entry_id = link = published = issued = updated = created = original_link = None
     link_is_page = False
     title: tuple[str | None, TextKind] = (None, "text")
     summary: tuple[str | None, TextKind] = (None, "text")
@@ -210,6 +210,7 @@ def _entry(
     tags: list[str] = []
     enclosures: list[Enclosure] = []
     media_elements: list[etree._Element] = []  # read for a missing title or summary
+    original_enclosures: list[tuple[int, str]] = []  # FeedBurner's, by enclosure index
     for child in element:
         name = key[child.tag]
         if name == "title":
@@ -274,6 +275,15 @@ def _entry(
             source_authors = _source_authors(key, child, source_base, has_xml_base, issues)
         elif name.startswith("media:"):
             media_elements.append(child)
+        elif name == "feedburner:origlink":
+            if original_link is None:
+                original_link = text_of(child)
+        elif name == "feedburner:origenclosurelink":  # follows the enclosure it stands for
+            original_enclosures.append((max(len(enclosures) - 1, 0), text_of(child)))
+    if original_link:  # FeedBurner's alternate link is its redirect
+        link = fields.original_url(original_link, base) or link
+    if original_enclosures:
+        enclosures = fields.with_original_urls(enclosures, original_enclosures, base)
     if media_elements:
         if title[0] is None:
             title = media_text(key, media_elements, "media:title")

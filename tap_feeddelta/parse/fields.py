@@ -7,6 +7,7 @@ never its content.
 from __future__ import annotations
 
 import re
+from dataclasses import replace
 from typing import Any, Final, Literal
 
 from tap_feeddelta.errors import Issue
@@ -103,6 +104,24 @@ def url(raw: str | None, base: str | None, what: str, issues: list[Issue]) -> st
     elif problem == "unsafe_url":
         issues.append(Issue("unsafe_url", f"The {what} URL is not http(s); dropped."))
     return value
+
+
+def original_url(raw: str | None, base: str | None) -> str | None:
+    """A URL that stands in for one the item already gives (FeedBurner's original link
+    for its redirect): ``None`` when unusable, without an issue, as the other URL stays."""
+    return safe_url(raw, base)[0] if raw else None
+
+
+def with_original_urls(
+    enclosures: list[Enclosure], originals: list[tuple[int, str]], base: str | None
+) -> list[Enclosure]:
+    """The enclosures with the URLs of ``originals`` (index, original URL) in place of
+    theirs: FeedBurner follows each enclosure with its original URL."""
+    for index, raw in originals:
+        found = original_url(raw, base)
+        if found is not None and index < len(enclosures):
+            enclosures[index] = replace(enclosures[index], url=found)
+    return enclosures
 
 
 def date(raw: str | None, what: str, issues: list[Issue]) -> str | None:

@@ -154,7 +154,7 @@ def _item(
     base = base_of(element, document_url) if has_xml_base else document_url
     title = link = description = encoded = guid = published = dc_date = updated = None
     atom_published = None
-    alternate = itunes_summary = None
+    alternate = itunes_summary = original_link = None
     is_permalink = True
     authors: list[Author] = []
     itunes_authors: list[Author] = []
@@ -162,6 +162,7 @@ def _item(
     enclosures: list[Enclosure] = []
     media: list[Enclosure] = []
     media_elements: list[etree._Element] = []  # read for a missing title or description
+    original_enclosures: list[tuple[int, str]] = []  # FeedBurner's, by enclosure index
     for child in element:
         name = key[child.tag]
         if name == "title" or name == "dc:title":
@@ -224,6 +225,10 @@ def _item(
                 itunes_authors.append(found)
         elif name == "itunes:summary" and itunes_summary is None:
             itunes_summary = text_of(child)
+        elif name == "feedburner:origlink" and original_link is None:
+            original_link = text_of(child)
+        elif name == "feedburner:origenclosurelink":  # follows the enclosure it stands for
+            original_enclosures.append((max(len(enclosures) - 1, 0), text_of(child)))
     if published is None:
         published = atom_published
     if published is None:
@@ -233,7 +238,10 @@ def _item(
     native_id = fields.native_id(guid, issues)
     if native_id is None and element.get(RDF_ABOUT):
         native_id = fields.native_id(element.get(RDF_ABOUT), issues)
-    url = fields.url(link, base, "item", issues) if link else None
+    # FeedBurner's <link> is its redirect; the original link is the page itself.
+    url = fields.original_url(original_link, base) if original_link else None
+    if url is None and link:
+        url = fields.url(link, base, "item", issues)
     if url is None and alternate:
         url = fields.url(alternate, base, "item", issues)
     if url is None and native_id and is_permalink and native_id.startswith(("http://", "https://")):
@@ -241,6 +249,8 @@ def _item(
     summary = fields.summary(description, "html", issues)
     if summary is None:  # no description, or one without words ("<![CDATA[ ]]>")
         summary = _fallback_summary(key, itunes_summary, media_elements, issues)
+    if original_enclosures:
+        enclosures = fields.with_original_urls(enclosures, original_enclosures, base)
     title_kind: TextKind
     if title is None and media_elements:
         title, title_kind = media_text(key, media_elements, "media:title")
