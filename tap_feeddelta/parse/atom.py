@@ -290,6 +290,8 @@ def _entry(
         if summary[0] is None:
             summary = media_text(key, media_elements, "media:description")
     native_id = fields.native_id(entry_id, issues)
+    if link is None and native_id and native_id.startswith(("http://", "https://")):
+        link = fields.url(native_id, None, "item", issues)  # the id is the permalink
     # Positional (faster than keywords); the order is checked by test_fields.py.
     return ParsedItem(
         native_id,  # native_id

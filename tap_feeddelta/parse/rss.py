@@ -121,6 +121,8 @@ def _channel(
             values["title"] = markup_of(child, is_text_markup=True)
         elif name == "link" and not values.get("link"):
             values["link"] = text_of(child).strip()  # an empty <link/> hides no later one
+            if not values["link"] and "atomlink" not in values and _href_link(child):
+                values["atomlink"] = _href_link(child)
         elif name == "atom:link" and "atomlink" not in values:
             if link_relation(child.get("rel")) == "alternate" and child.get("href"):
                 values["atomlink"] = child.get("href")
@@ -171,6 +173,8 @@ def _item(
         elif name == "link":
             if not link:
                 link = text_of(child).strip()  # an empty <link/> hides no later one
+                if not link and alternate is None:
+                    alternate = _href_link(child)
         elif name == "description" or name == "dc:description":
             if description is None:
                 description = markup_of(child, is_text_markup=True)
@@ -244,8 +248,11 @@ def _item(
         url = fields.url(link, base, "item", issues)
     if url is None and alternate:
         url = fields.url(alternate, base, "item", issues)
-    if url is None and native_id and is_permalink and native_id.startswith(("http://", "https://")):
-        url = fields.url(native_id, None, "item", issues)
+    if url is None and native_id and is_permalink:
+        if native_id.startswith(("http://", "https://")):
+            url = fields.url(native_id, None, "item", issues)
+        elif native_id.startswith("/"):  # a site generator without its base URL
+            url = fields.url(native_id, base, "item", issues)
     summary = fields.summary(description, "html", issues)
     if summary is None:  # no description, or one without words ("<![CDATA[ ]]>")
         summary = _fallback_summary(key, itunes_summary, media_elements, issues)
@@ -272,6 +279,13 @@ def _item(
         pointer,  # source_pointer
         tuple(issues),  # issues
     )
+
+
+def _href_link(element: etree._Element) -> str | None:
+    """The URL of an empty ``<link>`` written as Atom writes it (``href``, feeds made from
+    Atom templates), when it is an alternate link."""
+    href = element.get("href")
+    return href if href and link_relation(element.get("rel")) == "alternate" else None
 
 
 def _fallback_summary(

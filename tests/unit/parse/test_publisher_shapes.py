@@ -35,3 +35,37 @@ def test_feedburner_original_links_replace_the_proxy_links_in_atom() -> None:
     (entry,) = parse_feed(body, None, "http://feeds.feedburner.com/Blog").items
     assert entry.url == "https://blog.example/a.html"
     assert [e.url for e in entry.enclosures] == ["https://blog.example/a.mp3"]
+
+
+def test_an_rss_link_written_with_href_is_the_item_url() -> None:
+    body = b"""<rss version="2.0"><channel><title>t</title>
+<item><title>a</title><link href="https://t.example/a" rel="alternate"/></item>
+<item><title>b</title><link href="https://t.example/b-self" rel="self"/></item>
+<item><title>c</title><link href="https://t.example/ignored"/>
+<link>https://t.example/c</link></item></channel></rss>"""
+    items = parse_feed(body, None, "https://t.example/feed").items
+    assert [item.url for item in items] == ["https://t.example/a", None, "https://t.example/c"]
+
+
+def test_a_root_relative_permalink_guid_is_resolved_against_the_base() -> None:
+    body = b"""<rss version="2.0"><channel><title>t</title>
+<item><title>a</title><guid>/posts/a/</guid></item>
+<item><title>b</title><guid>12345</guid></item>
+<item><title>c</title><guid isPermaLink="false">/posts/c/</guid></item>
+</channel></rss>"""
+    items = parse_feed(body, None, "https://t.example/index.xml").items
+    assert [(item.native_id, item.url) for item in items] == [
+        ("/posts/a/", "https://t.example/posts/a/"),
+        ("12345", None),
+        ("/posts/c/", None),
+    ]
+
+
+def test_an_atom_entry_without_a_link_takes_its_http_id_as_url() -> None:
+    body = b"""<feed xmlns="http://www.w3.org/2005/Atom"><title>t</title>
+<entry><id>https://t.example/2026/c</id><title>c</title></entry>
+<entry><id>tag:t.example,2026:d</id><title>d</title></entry>
+<entry><id>https://t.example/e-id</id><title>e</title><link href="/e"/></entry>
+</feed>"""
+    items = parse_feed(body, None, "https://t.example/atom.xml").items
+    assert [item.url for item in items] == ["https://t.example/2026/c", None, "https://t.example/e"]
