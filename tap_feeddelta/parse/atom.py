@@ -173,6 +173,8 @@ def _person(
             uri = text_of(child)
     if name is None and email is None and uri is None and not len(element):
         name = element.text
+    if uri and uri.lstrip()[:7].lower() == "mailto:":
+        email, uri = email or uri, None  # an address, not a page (as in JSON Feed)
     if uri and has_xml_base:
         base = child_base(element, base)
     return fields.author(name, email, uri, base, issues)

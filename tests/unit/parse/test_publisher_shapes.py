@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from tap_feeddelta.models import Author
 from tap_feeddelta.parse import parse_feed
 
 _FEEDBURNER = "http://rssnamespace.org/feedburner/ext/1.0"
@@ -69,3 +70,16 @@ def test_an_atom_entry_without_a_link_takes_its_http_id_as_url() -> None:
 </feed>"""
     items = parse_feed(body, None, "https://t.example/atom.xml").items
     assert [item.url for item in items] == ["https://t.example/2026/c", None, "https://t.example/e"]
+
+
+def test_an_atom_mailto_uri_is_the_authors_email() -> None:
+    body = b"""<feed xmlns="http://www.w3.org/2005/Atom"><title>t</title>
+<author><name>Sam</name><uri>mailto:sam@notes.example</uri></author>
+<entry><id>urn:a</id><title>a</title></entry>
+<entry><id>urn:b</id><title>b</title><author><name>Kim</name><email>kim@notes.example</email>
+<uri>mailto:other@notes.example</uri></author></entry></feed>"""
+    feed = parse_feed(body, None, "https://notes.example/atom.xml")
+    first, second = feed.items
+    assert first.authors == (Author(name="Sam", email="sam@notes.example", url=None),)
+    assert second.authors == (Author(name="Kim", email="kim@notes.example", url=None),)
+    assert feed.issues == first.issues == second.issues == ()
