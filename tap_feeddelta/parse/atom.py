@@ -23,6 +23,7 @@ from tap_feeddelta.parse.names import (
     tag_keys,
     text_of,
 )
+from tap_feeddelta.parse.persons import person
 from tap_feeddelta.parse.xmldoc import XmlDocument, base_of, child_base, kept_items
 
 ATOM_03 = "http://purl.org/atom/ns#"
@@ -131,7 +132,7 @@ def atom_feed(doc: XmlDocument, feed_format: FeedFormat, url: str) -> ParsedFeed
                     if resolved is not None:
                         link, link_is_page = resolved, is_page
         elif name == "author":
-            found = _person(key, child, base, doc.has_xml_base, issues)
+            found = person(key, child, base, doc.has_xml_base, issues)
             authors.extend([found] if found else [])
     entries = kept_items(doc, entries, "entry")
     if doc.is_truncated and not entries:
@@ -159,33 +160,12 @@ def atom_feed(doc: XmlDocument, feed_format: FeedFormat, url: str) -> ParsedFeed
     )
 
 
-def _person(
-    key: TagKey, element: etree._Element, base: str | None, has_xml_base: bool, issues: list[Issue]
-) -> Author | None:
-    name = email = uri = None
-    for child in element:
-        part = key[child.tag]
-        if part == "name" and name is None:
-            name = text_of(child)
-        elif part == "email" and email is None:
-            email = text_of(child)
-        elif part in ("uri", "url", "homepage") and uri is None:
-            uri = text_of(child)
-    if name is None and email is None and uri is None and not len(element):
-        name = element.text
-    if uri and uri.lstrip()[:7].lower() == "mailto:":
-        email, uri = email or uri, None  # an address, not a page (as in JSON Feed)
-    if uri and has_xml_base:
-        base = child_base(element, base)
-    return fields.author(name, email, uri, base, issues)
-
-
 def _source_authors(
     key: TagKey, source: etree._Element, base: str | None, has_xml_base: bool, issues: list[Issue]
 ) -> tuple[Author, ...]:
     """The authors of the feed an entry was copied from (``atom:source``)."""
     found = (
-        _person(key, child, base, has_xml_base, issues)
+        person(key, child, base, has_xml_base, issues)
         for child in source
         if key[child.tag] == "author"
     )
@@ -257,7 +237,7 @@ def _entry(
             if created is None:
                 created = text_of(child)
         elif name == "author":
-            found = _person(key, child, base, has_xml_base, issues)
+            found = person(key, child, base, has_xml_base, issues)
             if found is not None:
                 authors.append(found)
         elif name == "category":

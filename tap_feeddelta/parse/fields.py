@@ -247,7 +247,10 @@ def _rss_author(raw: str, base: str | None, issues: list[Issue]) -> Author | Non
             or _RSS_AUTHOR_NAME_PAREN.fullmatch(raw)
         )
         if match is not None:
-            return author(match.group("name"), match.group("email"), None, base, issues)
+            name = match.group("name")
+            if len(name) > 1 and name[0] == name[-1] == '"':
+                name = name[1:-1]  # an RFC 5322 quoted display name: "Jane Roe" <jane@...>
+            return author(name, match.group("email"), None, base, issues)
         stripped = raw.strip()
         if _EMAIL.fullmatch(stripped):
             return author(None, stripped, None, base, issues)

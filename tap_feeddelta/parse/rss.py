@@ -20,6 +20,7 @@ from tap_feeddelta.parse.names import (
     tag_keys,
     text_of,
 )
+from tap_feeddelta.parse.persons import is_person, person
 from tap_feeddelta.parse.xmldoc import XmlDocument, base_of, child_base, kept_items
 
 
@@ -137,7 +138,11 @@ def _channel(
             found = fields.rss_author(text_of(child), base, issues)
             authors.extend([found] if found else [])
         elif name in ("dc:creator", "itunes:author", "author"):
-            found = fields.author(text_of(child), None, None, base, issues)
+            found = (
+                _element_author(key, child, base, issues)
+                if len(child)
+                else fields.author(text_of(child), None, None, base, issues)
+            )
             authors.extend([found] if found else [])
     if not values.get("link") and "atomlink" in values:
         values["link"] = values["atomlink"]
@@ -193,7 +198,11 @@ def _item(
             if encoded is None:
                 encoded = markup_of(child, is_text_markup=name != "xhtml:body")
         elif name == "dc:creator" or name == "author" or name == "dc:author":
-            found = fields.rss_author(text_of(child), base, issues)
+            found = (
+                _element_author(key, child, base, issues)
+                if len(child)
+                else fields.rss_author(text_of(child), base, issues)
+            )
             if found is not None:
                 authors.append(found)
         elif name == "tags":
@@ -224,7 +233,11 @@ def _item(
             if rel == "alternate" and alternate is None:
                 alternate = child.get("href")
         elif name == "itunes:author":
-            found = fields.author(text_of(child), None, None, base, issues)
+            found = (
+                _element_author(key, child, base, issues)
+                if len(child)
+                else fields.author(text_of(child), None, None, base, issues)
+            )
             if found is not None:
                 itunes_authors.append(found)
         elif name == "itunes:summary" and itunes_summary is None:
@@ -279,6 +292,16 @@ def _item(
         pointer,  # source_pointer
         tuple(issues),  # issues
     )
+
+
+def _element_author(
+    key: TagKey, element: etree._Element, base: str | None, issues: list[Issue]
+) -> Author | None:
+    """An author element with children: a person when they are ``<name>``/``<email>``
+    (templates made for Atom), else the text around its markup."""
+    if is_person(key, element):
+        return person(key, element, base, True, issues)  # True: its own xml:base, if any
+    return fields.rss_author(text_of(element), base, issues)
 
 
 def _href_link(element: etree._Element) -> str | None:

@@ -83,3 +83,21 @@ def test_an_atom_mailto_uri_is_the_authors_email() -> None:
     assert first.authors == (Author(name="Sam", email="sam@notes.example", url=None),)
     assert second.authors == (Author(name="Kim", email="kim@notes.example", url=None),)
     assert feed.issues == first.issues == second.issues == ()
+
+
+def test_an_rss_author_with_name_and_email_children_is_read_as_a_person() -> None:
+    body = b"""<rss version="2.0" xmlns:itunes="http://www.itunes.com/dtds/podcast-1.0.dtd">
+<channel><title>t</title>
+<item><title>a</title><author><name>Jane Roe</name><email>jane@news.example</email></author></item>
+<item><title>b</title><author>"Jane Roe" &lt;jane@news.example&gt;</author></item>
+<item><title>c</title><itunes:author><name>Jane Roe</name></itunes:author></item>
+<item><title>d</title><author><b>Jane Roe</b> (jane@news.example)</author></item>
+</channel></rss>"""
+    items = parse_feed(body, None, "https://news.example/rss").items
+    jane = Author(name="Jane Roe", email="jane@news.example", url=None)
+    assert [item.authors for item in items] == [
+        (jane,),
+        (jane,),
+        (Author(name="Jane Roe", email=None, url=None),),
+        (jane,),  # markup that names no part of a person is read for its text
+    ]
