@@ -161,7 +161,7 @@ _CACHED_INPUT_CHARS: Final = 512
 _CACHE_ENTRIES: Final = 1024
 _Found = tuple[Author | None, tuple[Issue, ...]]
 _AUTHORS: dict[tuple[str | None, str | None, str | None, str | None], _Found] = {}
-_RSS_AUTHORS: dict[tuple[str, str | None], _Found] = {}
+_RSS_AUTHORS: dict[tuple[str, str | None], tuple[tuple[Author, ...], tuple[Issue, ...]]] = {}
 _TAGS: dict[str, str] = {}
 
 
@@ -197,8 +197,7 @@ def _author(
     base: str | None,
     issues: list[Issue],
 ) -> Author | None:
-    # Names and categories come CDATA-wrapped with references in them (WordPress).
-    clean_name = plain_text(decoded_references(name)) if name else None
+    clean_name = _name_text(name) if name else None
     if clean_name:
         clean_name, was_cut = capped(clean_name, MAX_AUTHOR_NAME_BYTES)
         if was_cut:
@@ -216,6 +215,24 @@ def _author(
     return Author(name=clean_name or None, email=clean_email, url=clean_url)
 
 
+def _name_text(raw: str) -> str:
+    """The plain text of a name: HTML when it shows HTML (an author page link), else
+    text with references in it (names come CDATA-wrapped from WordPress)."""
+    if "<" in raw and _LOOKS_LIKE_HTML.search(raw):
+        return html_text(raw)
+    return plain_text(decoded_references(raw))
+
+
+# Names that are each a link, separated by commas, semicolons or "and" (arXiv's listings).
+_LINKED_NAME: Final = r"<a\b[^<>]*>([^<>]*)</a>"
+_LINKED_NAMES: Final = re.compile(
+    # One "\s*" before and one after a separator: "\s*\s*" would backtrack quadratically.
+    rf"\s*{_LINKED_NAME}(?:\s*(?:(?:[,;]|and|&amp;|&)\s*)?{_LINKED_NAME})+\s*",
+    re.I,
+)
+_LINK_TEXT: Final = re.compile(_LINKED_NAME, re.I)
+
+
 _RSS_AUTHOR_PAREN: Final = re.compile(r"\s*(?P<email>[^\s()<>]+@[^\s()<>]+)\s*\((?P<name>.*)\)\s*")
 _RSS_AUTHOR_NAME_PAREN: Final = re.compile(
     r"\s*(?P<name>[^()<>]*?)\s*\((?P<email>[^\s()<>]+@[^\s()<>]+)\)\s*"
@@ -223,20 +240,29 @@ _RSS_AUTHOR_NAME_PAREN: Final = re.compile(
 _RSS_AUTHOR_ANGLE: Final = re.compile(r"\s*(?P<name>[^<>]*?)\s*<(?P<email>[^\s<>]+@[^\s<>]+)>\s*")
 
 
-def rss_author(raw: str | None, base: str | None, issues: list[Issue]) -> Author | None:
-    """RSS ``author``: "email (Name)", "Name <email>", a bare email or a bare name."""
+def rss_authors(raw: str | None, base: str | None, issues: list[Issue]) -> tuple[Author, ...]:
+    """RSS ``author`` or ``dc:creator``: "email (Name)", "Name <email>", a bare email, a
+    bare name, or names that are each a link (several authors)."""
     if not raw:
-        return None
+        return ()
     key = (raw, base)
     found = _RSS_AUTHORS.get(key)
     if found is None:
         new_issues: list[Issue] = []
-        found = (_rss_author(raw, base, new_issues), tuple(new_issues))
+        found = (_rss_authors(raw, base, new_issues), tuple(new_issues))
         if len(raw) <= _CACHED_INPUT_CHARS:
             _remember(_RSS_AUTHORS, key, found)
     if found[1]:
         issues.extend(found[1])
     return found[0]
+
+
+def _rss_authors(raw: str, base: str | None, issues: list[Issue]) -> tuple[Author, ...]:
+    if "<" in raw and _LINKED_NAMES.fullmatch(raw):
+        found = (author(name, None, None, base, issues) for name in _LINK_TEXT.findall(raw))
+        return tuple(person for person in found if person is not None)
+    person = _rss_author(raw, base, issues)
+    return () if person is None else (person,)
 
 
 def _rss_author(raw: str, base: str | None, issues: list[Issue]) -> Author | None:

@@ -135,15 +135,13 @@ def _channel(
             if "updated" not in values or name == "lastbuilddate":
                 values["updated"] = text_of(child)
         elif name == "managingeditor" and not authors:
-            found = fields.rss_author(text_of(child), base, issues)
-            authors.extend([found] if found else [])
+            authors.extend(fields.rss_authors(text_of(child), base, issues))
         elif name in ("dc:creator", "itunes:author", "author"):
-            found = (
-                _element_author(key, child, base, issues)
-                if len(child)
-                else fields.author(text_of(child), None, None, base, issues)
-            )
-            authors.extend([found] if found else [])
+            if len(child):
+                authors.extend(_element_authors(key, child, base, issues))
+            else:
+                found = fields.author(text_of(child), None, None, base, issues)
+                authors.extend([found] if found else [])
     if not values.get("link") and "atomlink" in values:
         values["link"] = values["atomlink"]
     return tuple(authors[:1])
@@ -198,13 +196,11 @@ def _item(
             if encoded is None:
                 encoded = markup_of(child, is_text_markup=name != "xhtml:body")
         elif name == "dc:creator" or name == "author" or name == "dc:author":
-            found = (
-                _element_author(key, child, base, issues)
+            authors.extend(
+                _element_authors(key, child, base, issues)
                 if len(child)
-                else fields.rss_author(text_of(child), base, issues)
+                else fields.rss_authors(text_of(child), base, issues)
             )
-            if found is not None:
-                authors.append(found)
         elif name == "tags":
             tags.extend(filter(None, map(fields.tag, text_of(child).split(","))))
         elif name == "enclosure":
@@ -233,13 +229,12 @@ def _item(
             if rel == "alternate" and alternate is None:
                 alternate = child.get("href")
         elif name == "itunes:author":
-            found = (
-                _element_author(key, child, base, issues)
-                if len(child)
-                else fields.author(text_of(child), None, None, base, issues)
-            )
-            if found is not None:
-                itunes_authors.append(found)
+            if len(child):
+                itunes_authors.extend(_element_authors(key, child, base, issues))
+            else:
+                found = fields.author(text_of(child), None, None, base, issues)
+                if found is not None:
+                    itunes_authors.append(found)
         elif name == "itunes:summary" and itunes_summary is None:
             itunes_summary = text_of(child)
         elif name == "feedburner:origlink" and original_link is None:
@@ -294,14 +289,15 @@ def _item(
     )
 
 
-def _element_author(
+def _element_authors(
     key: TagKey, element: etree._Element, base: str | None, issues: list[Issue]
-) -> Author | None:
+) -> tuple[Author, ...]:
     """An author element with children: a person when they are ``<name>``/``<email>``
     (templates made for Atom), else the text around its markup."""
     if is_person(key, element):
-        return person(key, element, base, True, issues)  # True: its own xml:base, if any
-    return fields.rss_author(text_of(element), base, issues)
+        found = person(key, element, base, True, issues)  # True: its own xml:base, if any
+        return () if found is None else (found,)
+    return fields.rss_authors(text_of(element), base, issues)
 
 
 def _href_link(element: etree._Element) -> str | None:

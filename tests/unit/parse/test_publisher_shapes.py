@@ -101,3 +101,29 @@ def test_an_rss_author_with_name_and_email_children_is_read_as_a_person() -> Non
         (Author(name="Jane Roe", email=None, url=None),),
         (jane,),  # markup that names no part of a person is read for its text
     ]
+
+
+def test_html_in_an_author_name_is_read_for_its_words() -> None:
+    # arXiv's RSS 1.0 listings link each author; a list of links is a list of authors.
+    body = b"""<rdf:RDF xmlns:rdf="http://www.w3.org/1999/02/22-rdf-syntax-ns#"
+ xmlns="http://purl.org/rss/1.0/" xmlns:dc="http://purl.org/dc/elements/1.1/">
+<channel rdf:about="http://arxiv.org/"><title>cs.CL</title></channel>
+<item rdf:about="http://arxiv.org/abs/1"><title>a</title>
+<dc:creator> &lt;a href="http://arxiv.org/find/cs/1/au:+Smith_J/0/1/0/all/0/1"&gt;John Smith
+&lt;/a&gt;
+ , &lt;a href="http://arxiv.org/find/cs/1/au:+Doe_J/0/1/0/all/0/1"&gt;Jane O&amp;#8217;Doe&lt;/a&gt;
+</dc:creator></item>
+<item rdf:about="http://arxiv.org/abs/2"><title>b</title>
+<dc:creator>&lt;a href="/people/kim"&gt;Kim Lee&lt;/a&gt;</dc:creator></item>
+<item rdf:about="http://arxiv.org/abs/3"><title>c</title>
+<dc:creator>&lt;b&gt;Smith, John&lt;/b&gt; and &lt;i&gt;Doe, Jane&lt;/i&gt;</dc:creator></item>
+<item rdf:about="http://arxiv.org/abs/4"><title>d</title>
+<dc:creator>Optional&lt;T&gt; Fan</dc:creator></item>
+</rdf:RDF>"""
+    items = parse_feed(body, None, "http://export.arxiv.org/rss/cs.CL").items
+    assert [[author.name for author in item.authors] for item in items] == [
+        ["John Smith", "Jane O\u2019Doe"],
+        ["Kim Lee"],
+        ["Smith, John and Doe, Jane"],  # not clearly a list: one name, without markup
+        ["Optional<T> Fan"],  # no HTML: "<" is text
+    ]
