@@ -79,6 +79,8 @@ def _construct_of(element: etree._Element, kind: str, mode: str) -> tuple[str | 
         and not kind.endswith("+xml")
         and not kind.endswith("/xml")
     ):
+        if kind == "multipart/alternative" and mode != "base64":
+            return _alternative(element)
         if mode != "base64":
             return None, "text"  # binary content (an image): no words
         try:
@@ -96,6 +98,21 @@ def _construct_of(element: etree._Element, kind: str, mode: str) -> tuple[str | 
     if kind in _HTML_TYPES or mode == "escaped" or len(element):
         return markup_of(element, is_text_markup=True), "html"
     return text_of(element), "text"
+
+
+def _alternative(element: etree._Element) -> tuple[str | None, TextKind]:
+    """Atom 0.3 ``multipart/alternative`` content: its first HTML or XHTML ``content``
+    part, else its first text part; other parts (an image) have no words."""
+    text_part = None
+    for part in element:
+        if not isinstance(part.tag, str) or part.tag.rpartition("}")[2] != "content":
+            continue
+        kind = (part.get("type") or "").strip().lower()
+        if kind in _HTML_TYPES or kind in _XHTML_TYPES:
+            return _construct(part)
+        if text_part is None and kind in _TEXT_TYPES:
+            text_part = part
+    return (None, "text") if text_part is None else _construct(text_part)
 
 
 def atom_feed(doc: XmlDocument, feed_format: FeedFormat, url: str) -> ParsedFeed:

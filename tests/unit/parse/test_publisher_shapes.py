@@ -127,3 +127,21 @@ def test_html_in_an_author_name_is_read_for_its_words() -> None:
         ["Smith, John and Doe, Jane"],  # not clearly a list: one name, without markup
         ["Optional<T> Fan"],  # no HTML: "<" is text
     ]
+
+
+def test_atom_03_multipart_alternative_content_is_read_from_its_best_part() -> None:
+    body = b"""<feed version="0.3" xmlns="http://purl.org/atom/ns#"><title>t</title>
+<entry><id>tag:a</id><title>a</title>
+<content type="multipart/alternative" mode="xml">
+<content type="text/plain">The plain words.</content>
+<content type="text/html" mode="escaped">&lt;p&gt;The &lt;b&gt;HTML&lt;/b&gt;
+words.&lt;/p&gt;</content>
+</content></entry>
+<entry><id>tag:b</id><title>b</title>
+<content type="multipart/alternative"><content type="image/png" mode="base64">iVBO</content>
+<content type="text/plain">Only plain.</content></content></entry>
+<entry><id>tag:c</id><title>c</title>
+<content type="multipart/alternative"><content type="image/png">x</content></content></entry>
+</feed>"""
+    items = parse_feed(body, None, "http://old.example/atom.xml").items
+    assert [item.content_text for item in items] == ["The HTML words.", "Only plain.", None]
