@@ -10,7 +10,7 @@ from tap_feeddelta.errors import Issue, ParseError
 from tap_feeddelta.models import Author, Enclosure, FeedFormat, ParsedFeed, ParsedItem
 from tap_feeddelta.parse import fields
 from tap_feeddelta.parse.limits import MAX_ITEMS_READ, MAX_RAW_TEXT_CHARS
-from tap_feeddelta.parse.text import repaired_text, without_controls
+from tap_feeddelta.parse.text import decoded_references, repaired_text, without_controls
 
 _VERSION_PREFIXES: Final = ("https://jsonfeed.org/version/", "http://jsonfeed.org/version/")
 
@@ -45,6 +45,17 @@ def _text(value: object, what: str, issues: list[Issue]) -> str | None:
     C1 controls are windows-1252 punctuation read wrongly (``don\x92t``), as in XML."""
     raw = _bounded_string(value, what, issues)
     return None if raw is None else repaired_text(raw)
+
+
+def _words(value: object, what: str, issues: list[Issue]) -> str | None:
+    """``_text`` of a title or summary, its character references decoded: templates
+    escape them (``Don&#8217;t``, ``Tom &amp; Jerry``), as in RSS. A text without a
+    well-formed reference keeps its "&" (``AT&T``)."""
+    raw = _bounded_string(value, what, issues)
+    if raw is None:
+        return None
+    raw = repaired_text(raw)
+    return decoded_references(raw) if "&" in raw else raw
 
 
 def _bounded_string(value: object, what: str, issues: list[Issue]) -> str | None:
@@ -105,12 +116,12 @@ def json_feed(document: dict[str, Any], feed_format: FeedFormat, url: str) -> Pa
             issues.append(Issue("invalid_value", "An item is not an object; ignored."))
     return ParsedFeed(
         format=feed_format,
-        title=fields.title(_text(document.get("title"), "feed title", issues), "text", issues),
+        title=fields.title(_words(document.get("title"), "feed title", issues), "text", issues),
         link=fields.url(
             _string(document.get("home_page_url"), "home page url", issues), url, "feed", issues
         ),
         description=fields.summary(
-            _text(document.get("description"), "feed description", issues), "text", issues
+            _words(document.get("description"), "feed description", issues), "text", issues
         ),
         language=fields.language(_string(document.get("language"), "language", issues)),
         updated_at=None,
@@ -158,8 +169,8 @@ def _item(
         native_id,  # native_id
         "json_id" if native_id is not None else None,  # native_id_source
         url,  # url
-        fields.title(_text(raw.get("title"), "title", issues), "text", issues),  # title
-        fields.summary(_text(raw.get("summary"), "summary", issues), "text", issues),  # summary
+        fields.title(_words(raw.get("title"), "title", issues), "text", issues),  # title
+        fields.summary(_words(raw.get("summary"), "summary", issues), "text", issues),  # summary
         content,  # content_text
         tuple(_authors(raw, base, issues)) or feed_authors,  # authors
         fields.unique(tags),  # tags

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+
 from tap_feeddelta.models import Author
 from tap_feeddelta.parse import parse_feed
 
@@ -145,3 +147,25 @@ words.&lt;/p&gt;</content>
 </feed>"""
     items = parse_feed(body, None, "http://old.example/atom.xml").items
     assert [item.content_text for item in items] == ["The HTML words.", "Only plain.", None]
+
+
+def test_json_feed_titles_and_summaries_decode_character_references() -> None:
+    document = {
+        "version": "https://jsonfeed.org/version/1.1",
+        "title": "Example Blog &#8211; Thoughts",
+        "description": "Notes &amp; links",
+        "items": [
+            {
+                "id": "1",
+                "title": "Don&#8217;t panic &amp; carry a towel",
+                "summary": "Simple isn&#8217;t easy [&hellip;]",
+            },
+            {"id": "2", "title": "AT&T <T> news", "summary": "a & b"},
+        ],
+    }
+    feed = parse_feed(json.dumps(document).encode(), None, "https://blog.example/feed.json")
+    assert (feed.title, feed.description) == ("Example Blog \u2013 Thoughts", "Notes & links")
+    assert [(item.title, item.summary) for item in feed.items] == [
+        ("Don\u2019t panic & carry a towel", "Simple isn\u2019t easy [\u2026]"),
+        ("AT&T <T> news", "a & b"),  # no reference: "&" and "<" are text
+    ]
