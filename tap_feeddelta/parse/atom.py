@@ -166,7 +166,7 @@ def atom_feed(doc: XmlDocument, feed_format: FeedFormat, url: str) -> ParsedFeed
     subtitle_raw, subtitle_kind = values.get("subtitle", (None, "text"))
     return ParsedFeed(
         format=feed_format,
-        title=fields.title(title_raw, title_kind, issues),
+        title=fields.title(title_raw, title_kind, issues, unescape_twice=False),
         link=link,
         description=fields.summary(subtitle_raw, subtitle_kind, issues),
         language=fields.language(root.get(XML_LANG)),
@@ -296,7 +296,7 @@ def _entry(
         native_id,  # native_id
         "atom_id" if native_id is not None else None,  # native_id_source
         link,  # url
-        fields.title(title[0], title[1], issues),  # title
+        fields.title(title[0], title[1], issues, unescape_twice=False),  # title (as typed)
         fields.summary(summary[0], summary[1], issues),  # summary
         fields.content(content[0], content[1], issues),  # content_text
         tuple(authors) or source_authors or feed_authors,  # authors (RFC 4287 4.2.1)

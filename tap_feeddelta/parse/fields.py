@@ -55,9 +55,14 @@ _SUMMARY_CUT: Final = Issue("summary_truncated", "The summary was cut to 4 KiB."
 _CONTENT_CUT: Final = Issue("content_truncated", "The content was cut to 64 KiB.")
 
 
-def title(raw: str | None, kind: TextKind, issues: list[Issue]) -> str | None:
-    # Titles are unescaped twice: real feeds often double-escape them.
-    return _capped_text(raw, kind, issues, MAX_TITLE_BYTES, _TITLE_CUT, unescape_twice=True)
+def title(
+    raw: str | None, kind: TextKind, issues: list[Issue], *, unescape_twice: bool = True
+) -> str | None:
+    # Titles are unescaped twice by default: RSS titles, whose level of escaping is not
+    # declared, are often double-escaped. An Atom title declares it: pass False.
+    return _capped_text(
+        raw, kind, issues, MAX_TITLE_BYTES, _TITLE_CUT, unescape_twice=unescape_twice
+    )
 
 
 def rss_title_kind(raw: str | None) -> TextKind:

@@ -169,3 +169,22 @@ def test_json_feed_titles_and_summaries_decode_character_references() -> None:
         ("Don\u2019t panic & carry a towel", "Simple isn\u2019t easy [\u2026]"),
         ("AT&T <T> news", "a & b"),  # no reference: "&" and "<" are text
     ]
+
+
+def test_an_atom_html_title_is_unescaped_once() -> None:
+    # The XML text is HTML source: "Why &amp;nbsp;" there reads "Why &nbsp;".
+    body = b"""<feed xmlns="http://www.w3.org/2005/Atom">
+<title type="html">Notes on &amp;amp;amp;</title>
+<entry><id>urn:a</id><title type="html">Why &amp;amp;nbsp; breaks your layout</title></entry>
+<entry><id>urn:b</id><title type="html">Escaping &amp;amp;lt;script&amp;amp;gt;</title></entry>
+<entry><id>urn:c</id><title type="html">Tom &amp;amp; Jerry</title></entry>
+<entry><id>urn:d</id><title>Tom &amp;amp; Jerry</title></entry>
+</feed>"""
+    feed = parse_feed(body, None, "https://t.example/atom.xml")
+    assert feed.title == "Notes on &amp;"
+    assert [item.title for item in feed.items] == [
+        "Why &nbsp; breaks your layout",
+        "Escaping &lt;script&gt;",
+        "Tom & Jerry",
+        "Tom &amp; Jerry",  # type="text": the text as it is
+    ]
