@@ -156,7 +156,7 @@ def atom_feed(doc: XmlDocument, feed_format: FeedFormat, url: str) -> ParsedFeed
         raise ParseError("invalid_feed", "The document breaks off before its first entry.")
     if has_more:
         issues.append(Issue("too_many_items", f"Only the first {MAX_ITEMS_READ} entries are read."))
-    feed_authors = tuple(authors)
+    feed_authors = fields.first_authors(authors, issues)
     root_name = root.tag.rpartition("}")[2]
     items = tuple(
         _entry(key, element, f"/{root_name}/entry[{index}]", url, doc.has_xml_base, feed_authors)
@@ -186,7 +186,7 @@ def _source_authors(
         for child in source
         if key[child.tag] == "author"
     )
-    return tuple(author for author in found if author is not None)
+    return fields.first_authors([author for author in found if author is not None], issues)
 
 
 def _entry(
@@ -299,7 +299,7 @@ def _entry(
         fields.title(title[0], title[1], issues, unescape_twice=False),  # title (as typed)
         fields.summary(summary[0], summary[1], issues),  # summary
         fields.content(content[0], content[1], issues),  # content_text
-        tuple(authors) or source_authors or feed_authors,  # authors (RFC 4287 4.2.1)
+        fields.first_authors(authors, issues) or source_authors or feed_authors,  # RFC 4287 4.2.1
         fields.unique(tags),  # tags
         fields.date(published or issued or created, "published", issues),  # published_at
         fields.date(updated, "updated", issues),  # updated_at

@@ -15,6 +15,7 @@ from tap_feeddelta.models import Author, Enclosure
 from tap_feeddelta.parse.dates import rfc3339
 from tap_feeddelta.parse.limits import (
     MAX_AUTHOR_NAME_BYTES,
+    MAX_AUTHORS,
     MAX_CONTENT_BYTES,
     MAX_EMAIL_CHARS,
     MAX_ID_BYTES,
@@ -236,6 +237,19 @@ _LINKED_NAMES: Final = re.compile(
     re.I,
 )
 _LINK_TEXT: Final = re.compile(_LINKED_NAME, re.I)
+
+
+_AUTHORS_CUT: Final = Issue("limit_exceeded", f"Only the first {MAX_AUTHORS} authors are kept.")
+
+
+def first_authors(
+    found: list[Author] | tuple[Author, ...], issues: list[Issue]
+) -> tuple[Author, ...]:
+    """The first ``MAX_AUTHORS`` of the authors found, reporting any dropped."""
+    if len(found) <= MAX_AUTHORS:
+        return tuple(found)
+    issues.append(_AUTHORS_CUT)
+    return tuple(found[:MAX_AUTHORS])
 
 
 _RSS_AUTHOR_PAREN: Final = re.compile(r"\s*(?P<email>[^\s()<>]+@[^\s()<>]+)\s*\((?P<name>.*)\)\s*")

@@ -9,7 +9,7 @@ from typing import Any, Final
 from tap_feeddelta.errors import Issue, ParseError
 from tap_feeddelta.models import Author, Enclosure, FeedFormat, ParsedFeed, ParsedItem
 from tap_feeddelta.parse import fields
-from tap_feeddelta.parse.limits import MAX_ITEMS_READ, MAX_RAW_TEXT_CHARS
+from tap_feeddelta.parse.limits import MAX_AUTHORS, MAX_ITEMS_READ, MAX_RAW_TEXT_CHARS
 from tap_feeddelta.parse.text import decoded_references, repaired_text, without_controls
 
 _VERSION_PREFIXES: Final = ("https://jsonfeed.org/version/", "http://jsonfeed.org/version/")
@@ -71,17 +71,19 @@ def _not_a_string(what: str) -> Issue:
     return Issue("invalid_value", f"The {what} is not a string; ignored.")
 
 
-def _authors(holder: dict[str, Any], base: str | None, issues: list[Issue]) -> list[Author]:
+def _authors(holder: dict[str, Any], base: str | None, issues: list[Issue]) -> tuple[Author, ...]:
     raw = holder.get("authors")
     if (raw is None or raw == []) and "author" in holder:  # JSON Feed 1.0's one author
         raw = [holder["author"]]
     if raw is None:
-        return []
+        return ()
     if not isinstance(raw, list):
         issues.append(Issue("invalid_value", "The authors are not a list; ignored."))
-        return []
+        return ()
     found: list[Author] = []
     for person in raw:
+        if len(found) > MAX_AUTHORS:
+            break  # one past the cap is enough to report the rest
         if not isinstance(person, dict):
             issues.append(Issue("invalid_value", "An author is not an object; ignored."))
             continue
@@ -94,7 +96,7 @@ def _authors(holder: dict[str, Any], base: str | None, issues: list[Issue]) -> l
         )
         if author is not None:
             found.append(author)
-    return found
+    return fields.first_authors(found, issues)
 
 
 def json_feed(document: dict[str, Any], feed_format: FeedFormat, url: str) -> ParsedFeed:
@@ -107,7 +109,7 @@ def json_feed(document: dict[str, Any], feed_format: FeedFormat, url: str) -> Pa
     has_more = len(raw_items) > MAX_ITEMS_READ
     if has_more:
         issues.append(Issue("too_many_items", f"Only the first {MAX_ITEMS_READ} items are read."))
-    feed_authors = tuple(_authors(document, url, issues))
+    feed_authors = _authors(document, url, issues)
     items = []
     for index, raw in enumerate(raw_items[:MAX_ITEMS_READ]):
         if isinstance(raw, dict):
@@ -172,7 +174,7 @@ def _item(
         fields.title(_words(raw.get("title"), "title", issues), "text", issues),  # title
         fields.summary(_words(raw.get("summary"), "summary", issues), "text", issues),  # summary
         content,  # content_text
-        tuple(_authors(raw, base, issues)) or feed_authors,  # authors
+        _authors(raw, base, issues) or feed_authors,  # authors
         fields.unique(tags),  # tags
         fields.date(
             _string(raw.get("date_published"), "date_published", issues), "published", issues

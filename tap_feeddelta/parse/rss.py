@@ -279,7 +279,7 @@ def _item(
         fields.title(title, title_kind, issues),  # title
         summary,  # summary
         fields.content(encoded, "html", issues),  # content_text
-        tuple(authors or itunes_authors) or feed_authors,  # authors
+        fields.first_authors(authors or itunes_authors, issues) or feed_authors,  # authors
         fields.unique(tags),  # tags
         fields.date(published, "published", issues),  # published_at
         fields.date(updated, "updated", issues),  # updated_at

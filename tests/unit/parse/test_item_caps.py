@@ -1,0 +1,51 @@
+"""Per-item caps on repeated fields: a record stays small whatever the document repeats."""
+
+from __future__ import annotations
+
+import json
+
+from tap_feeddelta.parse import parse_feed
+from tap_feeddelta.parse.limits import MAX_AUTHORS
+
+URL = "https://t.example/feed"
+
+
+def _codes(issues: tuple[object, ...]) -> list[str]:
+    return [issue.code for issue in issues]  # type: ignore[attr-defined]
+
+
+def test_feed_authors_are_capped_once_and_items_inherit_the_capped_list() -> None:
+    people = [{"name": f"author {n}"} for n in range(MAX_AUTHORS + 5)]
+    document = {
+        "version": "https://jsonfeed.org/version/1.1",
+        "authors": people,
+        "items": [{"id": "1"}, {"id": "2", "authors": people}],
+    }
+    feed = parse_feed(json.dumps(document).encode(), None, URL)
+    inherited, own = feed.items
+    names = [f"author {n}" for n in range(MAX_AUTHORS)]
+    assert [a.name for a in inherited.authors] == [a.name for a in own.authors] == names
+    assert _codes(feed.issues) == ["limit_exceeded"]
+    assert _codes(inherited.issues) == []
+    assert _codes(own.issues) == ["limit_exceeded"]
+
+
+def test_atom_and_rss_authors_are_capped() -> None:
+    people = "".join(f"<author><name>a{n}</name></author>" for n in range(MAX_AUTHORS + 1))
+    atom = f"""<feed xmlns="http://www.w3.org/2005/Atom"><title>t</title>{people}
+<entry><id>urn:1</id><title>x</title></entry>
+<entry><id>urn:2</id><title>y</title>{people}</entry>
+<entry><id>urn:3</id><title>z</title><source>{people}</source></entry></feed>""".encode()
+    feed = parse_feed(atom, None, URL)
+    assert _codes(feed.issues) == ["limit_exceeded"]
+    assert [len(item.authors) for item in feed.items] == [MAX_AUTHORS] * 3
+    assert [_codes(item.issues) for item in feed.items] == [
+        [],  # the feed's authors, already capped (reported on the feed)
+        ["limit_exceeded"],
+        ["limit_exceeded"],
+    ]
+    creators = "".join(f"<dc:creator>c{n}</dc:creator>" for n in range(MAX_AUTHORS + 1))
+    rss = f"""<rss version="2.0" xmlns:dc="http://purl.org/dc/elements/1.1/"><channel>
+<title>t</title><item><title>x</title>{creators}</item></channel></rss>""".encode()
+    (item,) = parse_feed(rss, None, URL).items
+    assert len(item.authors) == MAX_AUTHORS and _codes(item.issues) == ["limit_exceeded"]
