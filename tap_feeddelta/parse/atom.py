@@ -258,11 +258,11 @@ def _entry(
             if found is not None:
                 authors.append(found)
         elif name == "category":
-            value = fields.tag(child.get("term") or child.get("label") or text_of(child))
+            value = fields.tag(child.get("term") or child.get("label") or text_of(child), issues)
             if value:
                 tags.append(value)
         elif name == "dc:subject":
-            value = fields.tag(text_of(child))
+            value = fields.tag(text_of(child), issues)
             if value:
                 tags.append(value)
         elif name == "dc:creator":
@@ -300,7 +300,7 @@ def _entry(
         fields.summary(summary[0], summary[1], issues),  # summary
         fields.content(content[0], content[1], issues),  # content_text
         fields.first_authors(authors, issues) or source_authors or feed_authors,  # RFC 4287 4.2.1
-        fields.unique(tags),  # tags
+        fields.item_tags(tags, issues),  # tags
         fields.date(published or issued or created, "published", issues),  # published_at
         fields.date(updated, "updated", issues),  # updated_at
         tuple(enclosures),  # enclosures

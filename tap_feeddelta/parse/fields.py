@@ -22,6 +22,8 @@ from tap_feeddelta.parse.limits import (
     MAX_LANGUAGE_CHARS,
     MAX_MEDIA_TYPE_CHARS,
     MAX_SUMMARY_BYTES,
+    MAX_TAG_BYTES,
+    MAX_TAGS,
     MAX_TITLE_BYTES,
 )
 from tap_feeddelta.parse.text import (
@@ -336,19 +338,32 @@ def _length(raw: str | int | None, issues: list[Issue]) -> int | None:
     return value if 0 < value < 2**63 else None
 
 
-def tag(raw: str | None) -> str | None:
+_TAG_CUT: Final = Issue("limit_exceeded", f"A tag was cut to {MAX_TAG_BYTES} bytes.")
+_TAGS_CUT: Final = Issue("limit_exceeded", f"Only the first {MAX_TAGS} tags are kept.")
+
+
+def tag(raw: str | None, issues: list[Issue]) -> str | None:
     if not raw:
         return None
     value = _TAGS.get(raw)
     if value is None:
         value = plain_text(decoded_references(raw))
+        if len(value) * 4 > MAX_TAG_BYTES:  # else it cannot be over the cap
+            value, was_cut = capped(value, MAX_TAG_BYTES)
+            if was_cut:
+                issues.append(_TAG_CUT)
+                return value or None  # not remembered: a hit would not report the cut
         if len(raw) <= _CACHED_INPUT_CHARS:
             _remember(_TAGS, raw, value)
     return value or None
 
 
-def unique(values: list[str]) -> tuple[str, ...]:
-    """The values without repeats, in first-seen order."""
+def item_tags(values: list[str], issues: list[Issue]) -> tuple[str, ...]:
+    """The tags without repeats, in first-seen order, at most ``MAX_TAGS`` of them."""
     if len(values) < 2:
         return tuple(values)
-    return tuple(dict.fromkeys(values))
+    found = tuple(dict.fromkeys(values))
+    if len(found) > MAX_TAGS:
+        issues.append(_TAGS_CUT)
+        return found[:MAX_TAGS]
+    return found

@@ -161,7 +161,7 @@ def _item(
     raw_tags = raw.get("tags")
     if isinstance(raw_tags, list):
         for value in raw_tags:
-            tag = fields.tag(value) if isinstance(value, str) else None
+            tag = fields.tag(value, issues) if isinstance(value, str) else None
             if tag:
                 tags.append(tag)
     elif raw_tags is not None:
@@ -175,7 +175,7 @@ def _item(
         fields.summary(_words(raw.get("summary"), "summary", issues), "text", issues),  # summary
         content,  # content_text
         _authors(raw, base, issues) or feed_authors,  # authors
-        fields.unique(tags),  # tags
+        fields.item_tags(tags, issues),  # tags
         fields.date(
             _string(raw.get("date_published"), "date_published", issues), "published", issues
         ),  # published_at

@@ -14,6 +14,10 @@ MAX_AUTHOR_NAME_BYTES: Final = 256
 # more than any byline needs; at most 16 x (256 B name + 254 email + 2 KiB URL) = 41 KiB
 # per item, below the content cap.
 MAX_AUTHORS: Final = 16
+# Tags: each cut like an author name; per item far above what posts carry (WordPress
+# categories and tags together rarely pass 20), at most 64 x 256 B = 16 KiB per item.
+MAX_TAG_BYTES: Final = 256
+MAX_TAGS: Final = 64
 MAX_ID_BYTES: Final = 1024
 MAX_URL_BYTES: Final = 2048
 MAX_LANGUAGE_CHARS: Final = 35

@@ -189,7 +189,7 @@ def _item(
                 guid = text_of(child)
                 is_permalink = (child.get("isPermaLink") or "true").strip().lower() != "false"
         elif name == "category" or name == "dc:subject":
-            value = fields.tag(text_of(child))
+            value = fields.tag(text_of(child), issues)
             if value:
                 tags.append(value)
         elif name == "content:encoded" or name == "fullitem" or name == "xhtml:body":
@@ -202,7 +202,9 @@ def _item(
                 else fields.rss_authors(text_of(child), base, issues)
             )
         elif name == "tags":
-            tags.extend(filter(None, map(fields.tag, text_of(child).split(","))))
+            tags.extend(
+                filter(None, (fields.tag(part, issues) for part in text_of(child).split(",")))
+            )
         elif name == "enclosure":
             enclosure_base = child_base(child, base) if has_xml_base else base
             enc = fields.enclosure(
@@ -280,7 +282,7 @@ def _item(
         summary,  # summary
         fields.content(encoded, "html", issues),  # content_text
         fields.first_authors(authors or itunes_authors, issues) or feed_authors,  # authors
-        fields.unique(tags),  # tags
+        fields.item_tags(tags, issues),  # tags
         fields.date(published, "published", issues),  # published_at
         fields.date(updated, "updated", issues),  # updated_at
         tuple(enclosures or media),  # enclosures

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 
 from tap_feeddelta.parse import parse_feed
-from tap_feeddelta.parse.limits import MAX_AUTHORS
+from tap_feeddelta.parse.limits import MAX_AUTHORS, MAX_TAGS
 
 URL = "https://t.example/feed"
 
@@ -49,3 +49,35 @@ def test_atom_and_rss_authors_are_capped() -> None:
 <title>t</title><item><title>x</title>{creators}</item></channel></rss>""".encode()
     (item,) = parse_feed(rss, None, URL).items
     assert len(item.authors) == MAX_AUTHORS and _codes(item.issues) == ["limit_exceeded"]
+
+
+def test_tags_are_cut_to_256_bytes_and_capped_in_number() -> None:
+    long_tag = "é" * 200  # 400 bytes: cut at a character boundary
+    document = {
+        "version": "https://jsonfeed.org/version/1.1",
+        "items": [
+            {"id": "1", "tags": [long_tag, "short"]},
+            {"id": "2", "tags": [f"t{n}" for n in range(MAX_TAGS + 1)] + ["t0"] * 50},
+            {"id": "3", "tags": ["t0"] * 200},  # repeats count once
+        ],
+    }
+    cut, many, repeated = parse_feed(json.dumps(document).encode(), None, URL).items
+    assert cut.tags == ("é" * 128, "short") and _codes(cut.issues) == ["limit_exceeded"]
+    assert many.tags == tuple(f"t{n}" for n in range(MAX_TAGS))
+    assert _codes(many.issues) == ["limit_exceeded"]
+    assert repeated.tags == ("t0",) and _codes(repeated.issues) == []
+
+
+def test_rss_and_atom_tags_are_capped() -> None:
+    categories = "".join(f"<category>c{n}</category>" for n in range(MAX_TAGS + 1))
+    rss = f"""<rss version="2.0"><channel><title>t</title>
+<item><title>x</title>{categories}</item>
+<item><title>y</title><category>{"x" * 300}</category></item></channel></rss>""".encode()
+    many, cut = parse_feed(rss, None, URL).items
+    assert len(many.tags) == MAX_TAGS and _codes(many.issues) == ["limit_exceeded"]
+    assert cut.tags == ("x" * 256,) and _codes(cut.issues) == ["limit_exceeded"]
+    terms = "".join(f'<category term="c{n}"/>' for n in range(MAX_TAGS + 1))
+    atom = f"""<feed xmlns="http://www.w3.org/2005/Atom"><title>t</title>
+<entry><id>urn:1</id><title>x</title>{terms}</entry></feed>""".encode()
+    (entry,) = parse_feed(atom, None, URL).items
+    assert len(entry.tags) == MAX_TAGS and _codes(entry.issues) == ["limit_exceeded"]
