@@ -322,17 +322,23 @@ def enclosure(
     return Enclosure(url=href, type=clean_type, length_bytes=_length(length, issues))
 
 
+_NOT_A_BYTE_COUNT: Final = Issue("invalid_value", "An enclosure length is not a byte count.")
+
+
 def _length(raw: str | int | None, issues: list[Issue]) -> int | None:
     if raw is None or isinstance(raw, bool):
         return None
-    if isinstance(raw, int):
+    if isinstance(raw, int):  # JSON Feed's size_in_bytes
+        if raw < 0 or raw >= 2**63:  # as an RSS "-5" or a 20-digit length; 0 is "unknown"
+            issues.append(_NOT_A_BYTE_COUNT)
+            return None
         value = raw
     else:
         text = raw.strip()
         if not text:
             return None
         if not text.isdigit() or len(text) > 18:
-            issues.append(Issue("invalid_value", "An enclosure length is not a byte count."))
+            issues.append(_NOT_A_BYTE_COUNT)
             return None
         value = int(text)
     return value if 0 < value < 2**63 else None

@@ -81,3 +81,18 @@ def test_rss_and_atom_tags_are_capped() -> None:
 <entry><id>urn:1</id><title>x</title>{terms}</entry></feed>""".encode()
     (entry,) = parse_feed(atom, None, URL).items
     assert len(entry.tags) == MAX_TAGS and _codes(entry.issues) == ["limit_exceeded"]
+
+
+def test_a_json_feed_size_out_of_range_is_reported_as_rss_length_is() -> None:
+    sizes = [1e20, -5, 2**63, 0, 1500, 1.5e3]
+    document = {
+        "version": "https://jsonfeed.org/version/1.1",
+        "items": [
+            {"id": str(n), "attachments": [{"url": "https://t.example/a.mp3", "size_in_bytes": s}]}
+            for n, s in enumerate(sizes)
+        ],
+    }
+    items = parse_feed(json.dumps(document).encode(), None, URL).items
+    assert [item.enclosures[0].length_bytes for item in items] == [None] * 4 + [1500, 1500]
+    # 0 means "unknown" (as RSS length="0"): no issue, as in RSS.
+    assert [_codes(item.issues) for item in items] == [["invalid_value"]] * 3 + [[]] * 3
