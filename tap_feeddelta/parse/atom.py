@@ -305,5 +305,5 @@ def _entry(
         fields.date(updated, "updated", issues),  # updated_at
         tuple(enclosures),  # enclosures
         pointer,  # source_pointer
-        tuple(issues),  # issues
+        tuple(issues) if len(issues) < 2 else fields.distinct_issues(issues),  # issues
     )

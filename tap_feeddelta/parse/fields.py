@@ -373,3 +373,9 @@ def item_tags(values: list[str], issues: list[Issue]) -> tuple[str, ...]:
         issues.append(_TAGS_CUT)
         return found[:MAX_TAGS]
     return found
+
+
+def distinct_issues(issues: list[Issue]) -> tuple[Issue, ...]:
+    """The issues without repeats: messages name no value, so a repeat (one per long tag
+    or name) says nothing new, and a record's issues stay bounded."""
+    return tuple(dict.fromkeys(issues))

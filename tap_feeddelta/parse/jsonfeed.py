@@ -184,7 +184,7 @@ def _item(
         ),  # updated_at
         tuple(_attachments(raw, base, issues)),  # enclosures
         pointer,  # source_pointer
-        tuple(issues),  # issues
+        tuple(issues) if len(issues) < 2 else fields.distinct_issues(issues),  # issues
     )
 
 

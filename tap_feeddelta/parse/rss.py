@@ -287,7 +287,7 @@ def _item(
         fields.date(updated, "updated", issues),  # updated_at
         tuple(enclosures or media),  # enclosures
         pointer,  # source_pointer
-        tuple(issues),  # issues
+        tuple(issues) if len(issues) < 2 else fields.distinct_issues(issues),  # issues
     )
 
 

@@ -96,3 +96,18 @@ def test_a_json_feed_size_out_of_range_is_reported_as_rss_length_is() -> None:
     assert [item.enclosures[0].length_bytes for item in items] == [None] * 4 + [1500, 1500]
     # 0 means "unknown" (as RSS length="0"): no issue, as in RSS.
     assert [_codes(item.issues) for item in items] == [["invalid_value"]] * 3 + [[]] * 3
+
+
+def test_an_item_reports_each_distinct_issue_once() -> None:
+    # Each long tag and each long name is cut: the item says so once, not once per value.
+    many = "".join(f"<category>{n}{'x' * 300}</category>" for n in range(200))
+    many += "".join(f"<author>{n}{'y' * 300}</author>" for n in range(200))
+    rss = f"""<rss version="2.0"><channel><title>t</title>
+<item><title>x</title>{many}</item></channel></rss>""".encode()
+    (item,) = parse_feed(rss, None, URL).items
+    assert sorted(issue.message for issue in item.issues) == [
+        "A tag was cut to 256 bytes.",
+        "An author's name was cut to 256 bytes.",
+        "Only the first 16 authors are kept.",
+        "Only the first 64 tags are kept.",
+    ]
