@@ -23,6 +23,7 @@ from tap_feeddelta.parse.names import (
     tag_keys,
     text_of,
 )
+from tap_feeddelta.parse.persons import person
 from tap_feeddelta.parse.xmldoc import XmlDocument, base_of, child_base, kept_items
 
 ATOM_03 = "http://purl.org/atom/ns#"
@@ -78,6 +79,8 @@ def _construct_of(element: etree._Element, kind: str, mode: str) -> tuple[str | 
         and not kind.endswith("+xml")
         and not kind.endswith("/xml")
     ):
+        if kind == "multipart/alternative" and mode != "base64":
+            return _alternative(element)
         if mode != "base64":
             return None, "text"  # binary content (an image): no words
         try:
@@ -95,6 +98,21 @@ def _construct_of(element: etree._Element, kind: str, mode: str) -> tuple[str | 
     if kind in _HTML_TYPES or mode == "escaped" or len(element):
         return markup_of(element, is_text_markup=True), "html"
     return text_of(element), "text"
+
+
+def _alternative(element: etree._Element) -> tuple[str | None, TextKind]:
+    """Atom 0.3 ``multipart/alternative`` content: its first HTML or XHTML ``content``
+    part, else its first text part; other parts (an image) have no words."""
+    text_part = None
+    for part in element:
+        if not isinstance(part.tag, str) or part.tag.rpartition("}")[2] != "content":
+            continue
+        kind = (part.get("type") or "").strip().lower()
+        if kind in _HTML_TYPES or kind in _XHTML_TYPES:
+            return _construct(part)
+        if text_part is None and kind in _TEXT_TYPES:
+            text_part = part
+    return (None, "text") if text_part is None else _construct(text_part)
 
 
 def atom_feed(doc: XmlDocument, feed_format: FeedFormat, url: str) -> ParsedFeed:
@@ -131,14 +149,14 @@ def atom_feed(doc: XmlDocument, feed_format: FeedFormat, url: str) -> ParsedFeed
                     if resolved is not None:
                         link, link_is_page = resolved, is_page
         elif name == "author":
-            found = _person(key, child, base, doc.has_xml_base, issues)
+            found = person(key, child, base, doc.has_xml_base, issues)
             authors.extend([found] if found else [])
     entries = kept_items(doc, entries, "entry")
     if doc.is_truncated and not entries:
         raise ParseError("invalid_feed", "The document breaks off before its first entry.")
     if has_more:
         issues.append(Issue("too_many_items", f"Only the first {MAX_ITEMS_READ} entries are read."))
-    feed_authors = tuple(authors)
+    feed_authors = fields.first_authors(authors, issues)
     root_name = root.tag.rpartition("}")[2]
     items = tuple(
         _entry(key, element, f"/{root_name}/entry[{index}]", url, doc.has_xml_base, feed_authors)
@@ -148,7 +166,7 @@ def atom_feed(doc: XmlDocument, feed_format: FeedFormat, url: str) -> ParsedFeed
     subtitle_raw, subtitle_kind = values.get("subtitle", (None, "text"))
     return ParsedFeed(
         format=feed_format,
-        title=fields.title(title_raw, title_kind, issues),
+        title=fields.title(title_raw, title_kind, issues, unescape_twice=False),
         link=link,
         description=fields.summary(subtitle_raw, subtitle_kind, issues),
         language=fields.language(root.get(XML_LANG)),
@@ -159,35 +177,16 @@ def atom_feed(doc: XmlDocument, feed_format: FeedFormat, url: str) -> ParsedFeed
     )
 
 
-def _person(
-    key: TagKey, element: etree._Element, base: str | None, has_xml_base: bool, issues: list[Issue]
-) -> Author | None:
-    name = email = uri = None
-    for child in element:
-        part = key[child.tag]
-        if part == "name" and name is None:
-            name = text_of(child)
-        elif part == "email" and email is None:
-            email = text_of(child)
-        elif part in ("uri", "url", "homepage") and uri is None:
-            uri = text_of(child)
-    if name is None and email is None and uri is None and not len(element):
-        name = element.text
-    if uri and has_xml_base:
-        base = child_base(element, base)
-    return fields.author(name, email, uri, base, issues)
-
-
 def _source_authors(
     key: TagKey, source: etree._Element, base: str | None, has_xml_base: bool, issues: list[Issue]
 ) -> tuple[Author, ...]:
     """The authors of the feed an entry was copied from (``atom:source``)."""
     found = (
-        _person(key, child, base, has_xml_base, issues)
+        person(key, child, base, has_xml_base, issues)
         for child in source
         if key[child.tag] == "author"
     )
-    return tuple(author for author in found if author is not None)
+    return fields.first_authors([author for author in found if author is not None], issues)
 
 
 def _entry(
@@ -200,7 +199,7 @@ def _entry(
 ) -> ParsedItem:
     issues: list[Issue] = []
     base = base_of(element, document_url) if has_xml_base else document_url
-    entry_id = link = published = issued = updated = created = None
+    entry_id = link = published = issued = updated = created = original_link = None
     link_is_page = False
     title: tuple[str | None, TextKind] = (None, "text")
     summary: tuple[str | None, TextKind] = (None, "text")
@@ -210,6 +209,7 @@ def _entry(
     tags: list[str] = []
     enclosures: list[Enclosure] = []
     media_elements: list[etree._Element] = []  # read for a missing title or summary
+    original_enclosures: list[tuple[int, str]] = []  # FeedBurner's, by enclosure index
     for child in element:
         name = key[child.tag]
         if name == "title":
@@ -254,15 +254,15 @@ def _entry(
             if created is None:
                 created = text_of(child)
         elif name == "author":
-            found = _person(key, child, base, has_xml_base, issues)
+            found = person(key, child, base, has_xml_base, issues)
             if found is not None:
                 authors.append(found)
         elif name == "category":
-            value = fields.tag(child.get("term") or child.get("label") or text_of(child))
+            value = fields.tag(child.get("term") or child.get("label") or text_of(child), issues)
             if value:
                 tags.append(value)
         elif name == "dc:subject":
-            value = fields.tag(text_of(child))
+            value = fields.tag(text_of(child), issues)
             if value:
                 tags.append(value)
         elif name == "dc:creator":
@@ -274,25 +274,36 @@ def _entry(
             source_authors = _source_authors(key, child, source_base, has_xml_base, issues)
         elif name.startswith("media:"):
             media_elements.append(child)
+        elif name == "feedburner:origlink":
+            if original_link is None:
+                original_link = text_of(child)
+        elif name == "feedburner:origenclosurelink":  # follows the enclosure it stands for
+            original_enclosures.append((max(len(enclosures) - 1, 0), text_of(child)))
+    if original_link:  # FeedBurner's alternate link is its redirect
+        link = fields.original_url(original_link, base) or link
+    if original_enclosures:
+        enclosures = fields.with_original_urls(enclosures, original_enclosures, base)
     if media_elements:
         if title[0] is None:
             title = media_text(key, media_elements, "media:title")
         if summary[0] is None:
             summary = media_text(key, media_elements, "media:description")
     native_id = fields.native_id(entry_id, issues)
+    if link is None and native_id and native_id.startswith(("http://", "https://")):
+        link = fields.url(native_id, None, "item", issues)  # the id is the permalink
     # Positional (faster than keywords); the order is checked by test_fields.py.
     return ParsedItem(
         native_id,  # native_id
         "atom_id" if native_id is not None else None,  # native_id_source
         link,  # url
-        fields.title(title[0], title[1], issues),  # title
+        fields.title(title[0], title[1], issues, unescape_twice=False),  # title (as typed)
         fields.summary(summary[0], summary[1], issues),  # summary
         fields.content(content[0], content[1], issues),  # content_text
-        tuple(authors) or source_authors or feed_authors,  # authors (RFC 4287 4.2.1)
-        fields.unique(tags),  # tags
+        fields.first_authors(authors, issues) or source_authors or feed_authors,  # RFC 4287 4.2.1
+        fields.item_tags(tags, issues),  # tags
         fields.date(published or issued or created, "published", issues),  # published_at
         fields.date(updated, "updated", issues),  # updated_at
         tuple(enclosures),  # enclosures
         pointer,  # source_pointer
-        tuple(issues),  # issues
+        tuple(issues) if len(issues) < 2 else fields.distinct_issues(issues),  # issues
     )

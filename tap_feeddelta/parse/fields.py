@@ -7,6 +7,7 @@ never its content.
 from __future__ import annotations
 
 import re
+from dataclasses import replace
 from typing import Any, Final, Literal
 
 from tap_feeddelta.errors import Issue
@@ -14,12 +15,15 @@ from tap_feeddelta.models import Author, Enclosure
 from tap_feeddelta.parse.dates import rfc3339
 from tap_feeddelta.parse.limits import (
     MAX_AUTHOR_NAME_BYTES,
+    MAX_AUTHORS,
     MAX_CONTENT_BYTES,
     MAX_EMAIL_CHARS,
     MAX_ID_BYTES,
     MAX_LANGUAGE_CHARS,
     MAX_MEDIA_TYPE_CHARS,
     MAX_SUMMARY_BYTES,
+    MAX_TAG_BYTES,
+    MAX_TAGS,
     MAX_TITLE_BYTES,
 )
 from tap_feeddelta.parse.text import (
@@ -54,9 +58,14 @@ _SUMMARY_CUT: Final = Issue("summary_truncated", "The summary was cut to 4 KiB."
 _CONTENT_CUT: Final = Issue("content_truncated", "The content was cut to 64 KiB.")
 
 
-def title(raw: str | None, kind: TextKind, issues: list[Issue]) -> str | None:
-    # Titles are unescaped twice: real feeds often double-escape them.
-    return _capped_text(raw, kind, issues, MAX_TITLE_BYTES, _TITLE_CUT, unescape_twice=True)
+def title(
+    raw: str | None, kind: TextKind, issues: list[Issue], *, unescape_twice: bool = True
+) -> str | None:
+    # Titles are unescaped twice by default: RSS titles, whose level of escaping is not
+    # declared, are often double-escaped. An Atom title declares it: pass False.
+    return _capped_text(
+        raw, kind, issues, MAX_TITLE_BYTES, _TITLE_CUT, unescape_twice=unescape_twice
+    )
 
 
 def rss_title_kind(raw: str | None) -> TextKind:
@@ -105,6 +114,24 @@ def url(raw: str | None, base: str | None, what: str, issues: list[Issue]) -> st
     return value
 
 
+def original_url(raw: str | None, base: str | None) -> str | None:
+    """A URL that stands in for one the item already gives (FeedBurner's original link
+    for its redirect): ``None`` when unusable, without an issue, as the other URL stays."""
+    return safe_url(raw, base)[0] if raw else None
+
+
+def with_original_urls(
+    enclosures: list[Enclosure], originals: list[tuple[int, str]], base: str | None
+) -> list[Enclosure]:
+    """The enclosures with the URLs of ``originals`` (index, original URL) in place of
+    theirs: FeedBurner follows each enclosure with its original URL."""
+    for index, raw in originals:
+        found = original_url(raw, base)
+        if found is not None and index < len(enclosures):
+            enclosures[index] = replace(enclosures[index], url=found)
+    return enclosures
+
+
 def date(raw: str | None, what: str, issues: list[Issue]) -> str | None:
     if not raw:
         return None
@@ -142,7 +169,7 @@ _CACHED_INPUT_CHARS: Final = 512
 _CACHE_ENTRIES: Final = 1024
 _Found = tuple[Author | None, tuple[Issue, ...]]
 _AUTHORS: dict[tuple[str | None, str | None, str | None, str | None], _Found] = {}
-_RSS_AUTHORS: dict[tuple[str, str | None], _Found] = {}
+_RSS_AUTHORS: dict[tuple[str, str | None], tuple[tuple[Author, ...], tuple[Issue, ...]]] = {}
 _TAGS: dict[str, str] = {}
 
 
@@ -178,8 +205,7 @@ def _author(
     base: str | None,
     issues: list[Issue],
 ) -> Author | None:
-    # Names and categories come CDATA-wrapped with references in them (WordPress).
-    clean_name = plain_text(decoded_references(name)) if name else None
+    clean_name = _name_text(name) if name else None
     if clean_name:
         clean_name, was_cut = capped(clean_name, MAX_AUTHOR_NAME_BYTES)
         if was_cut:
@@ -197,6 +223,37 @@ def _author(
     return Author(name=clean_name or None, email=clean_email, url=clean_url)
 
 
+def _name_text(raw: str) -> str:
+    """The plain text of a name: HTML when it shows HTML (an author page link), else
+    text with references in it (names come CDATA-wrapped from WordPress)."""
+    if "<" in raw and _LOOKS_LIKE_HTML.search(raw):
+        return html_text(raw)
+    return plain_text(decoded_references(raw))
+
+
+# Names that are each a link, separated by commas, semicolons or "and" (arXiv's listings).
+_LINKED_NAME: Final = r"<a\b[^<>]*>([^<>]*)</a>"
+_LINKED_NAMES: Final = re.compile(
+    # One "\s*" before and one after a separator: "\s*\s*" would backtrack quadratically.
+    rf"\s*{_LINKED_NAME}(?:\s*(?:(?:[,;]|and|&amp;|&)\s*)?{_LINKED_NAME})+\s*",
+    re.I,
+)
+_LINK_TEXT: Final = re.compile(_LINKED_NAME, re.I)
+
+
+_AUTHORS_CUT: Final = Issue("limit_exceeded", f"Only the first {MAX_AUTHORS} authors are kept.")
+
+
+def first_authors(
+    found: list[Author] | tuple[Author, ...], issues: list[Issue]
+) -> tuple[Author, ...]:
+    """The first ``MAX_AUTHORS`` of the authors found, reporting any dropped."""
+    if len(found) <= MAX_AUTHORS:
+        return tuple(found)
+    issues.append(_AUTHORS_CUT)
+    return tuple(found[:MAX_AUTHORS])
+
+
 _RSS_AUTHOR_PAREN: Final = re.compile(r"\s*(?P<email>[^\s()<>]+@[^\s()<>]+)\s*\((?P<name>.*)\)\s*")
 _RSS_AUTHOR_NAME_PAREN: Final = re.compile(
     r"\s*(?P<name>[^()<>]*?)\s*\((?P<email>[^\s()<>]+@[^\s()<>]+)\)\s*"
@@ -204,20 +261,29 @@ _RSS_AUTHOR_NAME_PAREN: Final = re.compile(
 _RSS_AUTHOR_ANGLE: Final = re.compile(r"\s*(?P<name>[^<>]*?)\s*<(?P<email>[^\s<>]+@[^\s<>]+)>\s*")
 
 
-def rss_author(raw: str | None, base: str | None, issues: list[Issue]) -> Author | None:
-    """RSS ``author``: "email (Name)", "Name <email>", a bare email or a bare name."""
+def rss_authors(raw: str | None, base: str | None, issues: list[Issue]) -> tuple[Author, ...]:
+    """RSS ``author`` or ``dc:creator``: "email (Name)", "Name <email>", a bare email, a
+    bare name, or names that are each a link (several authors)."""
     if not raw:
-        return None
+        return ()
     key = (raw, base)
     found = _RSS_AUTHORS.get(key)
     if found is None:
         new_issues: list[Issue] = []
-        found = (_rss_author(raw, base, new_issues), tuple(new_issues))
+        found = (_rss_authors(raw, base, new_issues), tuple(new_issues))
         if len(raw) <= _CACHED_INPUT_CHARS:
             _remember(_RSS_AUTHORS, key, found)
     if found[1]:
         issues.extend(found[1])
     return found[0]
+
+
+def _rss_authors(raw: str, base: str | None, issues: list[Issue]) -> tuple[Author, ...]:
+    if "<" in raw and _LINKED_NAMES.fullmatch(raw):
+        found = (author(name, None, None, base, issues) for name in _LINK_TEXT.findall(raw))
+        return tuple(person for person in found if person is not None)
+    person = _rss_author(raw, base, issues)
+    return () if person is None else (person,)
 
 
 def _rss_author(raw: str, base: str | None, issues: list[Issue]) -> Author | None:
@@ -228,7 +294,10 @@ def _rss_author(raw: str, base: str | None, issues: list[Issue]) -> Author | Non
             or _RSS_AUTHOR_NAME_PAREN.fullmatch(raw)
         )
         if match is not None:
-            return author(match.group("name"), match.group("email"), None, base, issues)
+            name = match.group("name")
+            if len(name) > 1 and name[0] == name[-1] == '"':
+                name = name[1:-1]  # an RFC 5322 quoted display name: "Jane Roe" <jane@...>
+            return author(name, match.group("email"), None, base, issues)
         stripped = raw.strip()
         if _EMAIL.fullmatch(stripped):
             return author(None, stripped, None, base, issues)
@@ -253,35 +322,60 @@ def enclosure(
     return Enclosure(url=href, type=clean_type, length_bytes=_length(length, issues))
 
 
+_NOT_A_BYTE_COUNT: Final = Issue("invalid_value", "An enclosure length is not a byte count.")
+
+
 def _length(raw: str | int | None, issues: list[Issue]) -> int | None:
     if raw is None or isinstance(raw, bool):
         return None
-    if isinstance(raw, int):
+    if isinstance(raw, int):  # JSON Feed's size_in_bytes
+        if raw < 0 or raw >= 2**63:  # as an RSS "-5" or a 20-digit length; 0 is "unknown"
+            issues.append(_NOT_A_BYTE_COUNT)
+            return None
         value = raw
     else:
         text = raw.strip()
         if not text:
             return None
         if not text.isdigit() or len(text) > 18:
-            issues.append(Issue("invalid_value", "An enclosure length is not a byte count."))
+            issues.append(_NOT_A_BYTE_COUNT)
             return None
         value = int(text)
     return value if 0 < value < 2**63 else None
 
 
-def tag(raw: str | None) -> str | None:
+_TAG_CUT: Final = Issue("limit_exceeded", f"A tag was cut to {MAX_TAG_BYTES} bytes.")
+_TAGS_CUT: Final = Issue("limit_exceeded", f"Only the first {MAX_TAGS} tags are kept.")
+
+
+def tag(raw: str | None, issues: list[Issue]) -> str | None:
     if not raw:
         return None
     value = _TAGS.get(raw)
     if value is None:
         value = plain_text(decoded_references(raw))
+        if len(value) * 4 > MAX_TAG_BYTES:  # else it cannot be over the cap
+            value, was_cut = capped(value, MAX_TAG_BYTES)
+            if was_cut:
+                issues.append(_TAG_CUT)
+                return value or None  # not remembered: a hit would not report the cut
         if len(raw) <= _CACHED_INPUT_CHARS:
             _remember(_TAGS, raw, value)
     return value or None
 
 
-def unique(values: list[str]) -> tuple[str, ...]:
-    """The values without repeats, in first-seen order."""
+def item_tags(values: list[str], issues: list[Issue]) -> tuple[str, ...]:
+    """The tags without repeats, in first-seen order, at most ``MAX_TAGS`` of them."""
     if len(values) < 2:
         return tuple(values)
-    return tuple(dict.fromkeys(values))
+    found = tuple(dict.fromkeys(values))
+    if len(found) > MAX_TAGS:
+        issues.append(_TAGS_CUT)
+        return found[:MAX_TAGS]
+    return found
+
+
+def distinct_issues(issues: list[Issue]) -> tuple[Issue, ...]:
+    """The issues without repeats: messages name no value, so a repeat (one per long tag
+    or name) says nothing new, and a record's issues stay bounded."""
+    return tuple(dict.fromkeys(issues))

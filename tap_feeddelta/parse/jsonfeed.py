@@ -9,8 +9,8 @@ from typing import Any, Final
 from tap_feeddelta.errors import Issue, ParseError
 from tap_feeddelta.models import Author, Enclosure, FeedFormat, ParsedFeed, ParsedItem
 from tap_feeddelta.parse import fields
-from tap_feeddelta.parse.limits import MAX_ITEMS_READ, MAX_RAW_TEXT_CHARS
-from tap_feeddelta.parse.text import repaired_text, without_controls
+from tap_feeddelta.parse.limits import MAX_AUTHORS, MAX_ITEMS_READ, MAX_RAW_TEXT_CHARS
+from tap_feeddelta.parse.text import decoded_references, repaired_text, without_controls
 
 _VERSION_PREFIXES: Final = ("https://jsonfeed.org/version/", "http://jsonfeed.org/version/")
 
@@ -47,6 +47,17 @@ def _text(value: object, what: str, issues: list[Issue]) -> str | None:
     return None if raw is None else repaired_text(raw)
 
 
+def _words(value: object, what: str, issues: list[Issue]) -> str | None:
+    """``_text`` of a title or summary, its character references decoded: templates
+    escape them (``Don&#8217;t``, ``Tom &amp; Jerry``), as in RSS. A text without a
+    well-formed reference keeps its "&" (``AT&T``)."""
+    raw = _bounded_string(value, what, issues)
+    if raw is None:
+        return None
+    raw = repaired_text(raw)
+    return decoded_references(raw) if "&" in raw else raw
+
+
 def _bounded_string(value: object, what: str, issues: list[Issue]) -> str | None:
     """A string value cut to the raw text bound; anything else but null is reported."""
     if isinstance(value, str):
@@ -60,17 +71,19 @@ def _not_a_string(what: str) -> Issue:
     return Issue("invalid_value", f"The {what} is not a string; ignored.")
 
 
-def _authors(holder: dict[str, Any], base: str | None, issues: list[Issue]) -> list[Author]:
+def _authors(holder: dict[str, Any], base: str | None, issues: list[Issue]) -> tuple[Author, ...]:
     raw = holder.get("authors")
     if (raw is None or raw == []) and "author" in holder:  # JSON Feed 1.0's one author
         raw = [holder["author"]]
     if raw is None:
-        return []
+        return ()
     if not isinstance(raw, list):
         issues.append(Issue("invalid_value", "The authors are not a list; ignored."))
-        return []
+        return ()
     found: list[Author] = []
     for person in raw:
+        if len(found) > MAX_AUTHORS:
+            break  # one past the cap is enough to report the rest
         if not isinstance(person, dict):
             issues.append(Issue("invalid_value", "An author is not an object; ignored."))
             continue
@@ -83,7 +96,7 @@ def _authors(holder: dict[str, Any], base: str | None, issues: list[Issue]) -> l
         )
         if author is not None:
             found.append(author)
-    return found
+    return fields.first_authors(found, issues)
 
 
 def json_feed(document: dict[str, Any], feed_format: FeedFormat, url: str) -> ParsedFeed:
@@ -96,7 +109,7 @@ def json_feed(document: dict[str, Any], feed_format: FeedFormat, url: str) -> Pa
     has_more = len(raw_items) > MAX_ITEMS_READ
     if has_more:
         issues.append(Issue("too_many_items", f"Only the first {MAX_ITEMS_READ} items are read."))
-    feed_authors = tuple(_authors(document, url, issues))
+    feed_authors = _authors(document, url, issues)
     items = []
     for index, raw in enumerate(raw_items[:MAX_ITEMS_READ]):
         if isinstance(raw, dict):
@@ -105,12 +118,12 @@ def json_feed(document: dict[str, Any], feed_format: FeedFormat, url: str) -> Pa
             issues.append(Issue("invalid_value", "An item is not an object; ignored."))
     return ParsedFeed(
         format=feed_format,
-        title=fields.title(_text(document.get("title"), "feed title", issues), "text", issues),
+        title=fields.title(_words(document.get("title"), "feed title", issues), "text", issues),
         link=fields.url(
             _string(document.get("home_page_url"), "home page url", issues), url, "feed", issues
         ),
         description=fields.summary(
-            _text(document.get("description"), "feed description", issues), "text", issues
+            _words(document.get("description"), "feed description", issues), "text", issues
         ),
         language=fields.language(_string(document.get("language"), "language", issues)),
         updated_at=None,
@@ -148,7 +161,7 @@ def _item(
     raw_tags = raw.get("tags")
     if isinstance(raw_tags, list):
         for value in raw_tags:
-            tag = fields.tag(value) if isinstance(value, str) else None
+            tag = fields.tag(value, issues) if isinstance(value, str) else None
             if tag:
                 tags.append(tag)
     elif raw_tags is not None:
@@ -158,11 +171,11 @@ def _item(
         native_id,  # native_id
         "json_id" if native_id is not None else None,  # native_id_source
         url,  # url
-        fields.title(_text(raw.get("title"), "title", issues), "text", issues),  # title
-        fields.summary(_text(raw.get("summary"), "summary", issues), "text", issues),  # summary
+        fields.title(_words(raw.get("title"), "title", issues), "text", issues),  # title
+        fields.summary(_words(raw.get("summary"), "summary", issues), "text", issues),  # summary
         content,  # content_text
-        tuple(_authors(raw, base, issues)) or feed_authors,  # authors
-        fields.unique(tags),  # tags
+        _authors(raw, base, issues) or feed_authors,  # authors
+        fields.item_tags(tags, issues),  # tags
         fields.date(
             _string(raw.get("date_published"), "date_published", issues), "published", issues
         ),  # published_at
@@ -171,7 +184,7 @@ def _item(
         ),  # updated_at
         tuple(_attachments(raw, base, issues)),  # enclosures
         pointer,  # source_pointer
-        tuple(issues),  # issues
+        tuple(issues) if len(issues) < 2 else fields.distinct_issues(issues),  # issues
     )
 
 

@@ -9,6 +9,15 @@ MAX_TITLE_BYTES: Final = 1024
 MAX_SUMMARY_BYTES: Final = 4096
 MAX_CONTENT_BYTES: Final = 65_536
 MAX_AUTHOR_NAME_BYTES: Final = 256
+# Authors kept per item and per feed. A feed's authors are copied into each item that
+# names none, so without a count cap a few KB of them multiply by the item count. 16 is
+# more than any byline needs; at most 16 x (256 B name + 254 email + 2 KiB URL) = 41 KiB
+# per item, below the content cap.
+MAX_AUTHORS: Final = 16
+# Tags: each cut like an author name; per item far above what posts carry (WordPress
+# categories and tags together rarely pass 20), at most 64 x 256 B = 16 KiB per item.
+MAX_TAG_BYTES: Final = 256
+MAX_TAGS: Final = 64
 MAX_ID_BYTES: Final = 1024
 MAX_URL_BYTES: Final = 2048
 MAX_LANGUAGE_CHARS: Final = 35

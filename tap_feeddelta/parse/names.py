@@ -39,6 +39,7 @@ _PREFIXES: Final = {
     "http://www.itunes.com/dtds/podcast-1.0.dtd": "itunes",
     "http://www.w3.org/1999/02/22-rdf-syntax-ns#": "rdf",
     "http://www.w3.org/1999/xhtml": "xhtml",
+    "http://rssnamespace.org/feedburner/ext/1.0": "feedburner",
 }
 
 
@@ -58,7 +59,9 @@ _PREFIX_OF_KEY: Final = {
     _namespace_key(namespace): prefix for namespace, prefix in _PREFIXES.items()
 }
 # Prefixes that recovery may leave unbound ("dc:creator" without a namespace).
-_KNOWN_PREFIXES: Final = frozenset({"atom", "dc", "dcterms", "content", "media", "itunes", "rdf"})
+_KNOWN_PREFIXES: Final = frozenset(
+    {"atom", "dc", "dcterms", "content", "media", "itunes", "rdf", "feedburner"}
+)
 RDF_NAMESPACE: Final = "http://www.w3.org/1999/02/22-rdf-syntax-ns#"
 RDF_ABOUT: Final = f"{{{RDF_NAMESPACE}}}about"
 XML_LANG: Final = "{http://www.w3.org/XML/1998/namespace}lang"

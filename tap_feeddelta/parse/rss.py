@@ -20,6 +20,7 @@ from tap_feeddelta.parse.names import (
     tag_keys,
     text_of,
 )
+from tap_feeddelta.parse.persons import is_person, person
 from tap_feeddelta.parse.xmldoc import XmlDocument, base_of, child_base, kept_items
 
 
@@ -121,6 +122,8 @@ def _channel(
             values["title"] = markup_of(child, is_text_markup=True)
         elif name == "link" and not values.get("link"):
             values["link"] = text_of(child).strip()  # an empty <link/> hides no later one
+            if not values["link"] and "atomlink" not in values and _href_link(child):
+                values["atomlink"] = _href_link(child)
         elif name == "atom:link" and "atomlink" not in values:
             if link_relation(child.get("rel")) == "alternate" and child.get("href"):
                 values["atomlink"] = child.get("href")
@@ -132,11 +135,13 @@ def _channel(
             if "updated" not in values or name == "lastbuilddate":
                 values["updated"] = text_of(child)
         elif name == "managingeditor" and not authors:
-            found = fields.rss_author(text_of(child), base, issues)
-            authors.extend([found] if found else [])
+            authors.extend(fields.rss_authors(text_of(child), base, issues))
         elif name in ("dc:creator", "itunes:author", "author"):
-            found = fields.author(text_of(child), None, None, base, issues)
-            authors.extend([found] if found else [])
+            if len(child):
+                authors.extend(_element_authors(key, child, base, issues))
+            else:
+                found = fields.author(text_of(child), None, None, base, issues)
+                authors.extend([found] if found else [])
     if not values.get("link") and "atomlink" in values:
         values["link"] = values["atomlink"]
     return tuple(authors[:1])
@@ -154,7 +159,7 @@ def _item(
     base = base_of(element, document_url) if has_xml_base else document_url
     title = link = description = encoded = guid = published = dc_date = updated = None
     atom_published = None
-    alternate = itunes_summary = None
+    alternate = itunes_summary = original_link = None
     is_permalink = True
     authors: list[Author] = []
     itunes_authors: list[Author] = []
@@ -162,6 +167,7 @@ def _item(
     enclosures: list[Enclosure] = []
     media: list[Enclosure] = []
     media_elements: list[etree._Element] = []  # read for a missing title or description
+    original_enclosures: list[tuple[int, str]] = []  # FeedBurner's, by enclosure index
     for child in element:
         name = key[child.tag]
         if name == "title" or name == "dc:title":
@@ -170,6 +176,8 @@ def _item(
         elif name == "link":
             if not link:
                 link = text_of(child).strip()  # an empty <link/> hides no later one
+                if not link and alternate is None:
+                    alternate = _href_link(child)
         elif name == "description" or name == "dc:description":
             if description is None:
                 description = markup_of(child, is_text_markup=True)
@@ -181,18 +189,22 @@ def _item(
                 guid = text_of(child)
                 is_permalink = (child.get("isPermaLink") or "true").strip().lower() != "false"
         elif name == "category" or name == "dc:subject":
-            value = fields.tag(text_of(child))
+            value = fields.tag(text_of(child), issues)
             if value:
                 tags.append(value)
         elif name == "content:encoded" or name == "fullitem" or name == "xhtml:body":
             if encoded is None:
                 encoded = markup_of(child, is_text_markup=name != "xhtml:body")
         elif name == "dc:creator" or name == "author" or name == "dc:author":
-            found = fields.rss_author(text_of(child), base, issues)
-            if found is not None:
-                authors.append(found)
+            authors.extend(
+                _element_authors(key, child, base, issues)
+                if len(child)
+                else fields.rss_authors(text_of(child), base, issues)
+            )
         elif name == "tags":
-            tags.extend(filter(None, map(fields.tag, text_of(child).split(","))))
+            tags.extend(
+                filter(None, (fields.tag(part, issues) for part in text_of(child).split(",")))
+            )
         elif name == "enclosure":
             enclosure_base = child_base(child, base) if has_xml_base else base
             enc = fields.enclosure(
@@ -219,11 +231,18 @@ def _item(
             if rel == "alternate" and alternate is None:
                 alternate = child.get("href")
         elif name == "itunes:author":
-            found = fields.author(text_of(child), None, None, base, issues)
-            if found is not None:
-                itunes_authors.append(found)
+            if len(child):
+                itunes_authors.extend(_element_authors(key, child, base, issues))
+            else:
+                found = fields.author(text_of(child), None, None, base, issues)
+                if found is not None:
+                    itunes_authors.append(found)
         elif name == "itunes:summary" and itunes_summary is None:
             itunes_summary = text_of(child)
+        elif name == "feedburner:origlink" and original_link is None:
+            original_link = text_of(child)
+        elif name == "feedburner:origenclosurelink":  # follows the enclosure it stands for
+            original_enclosures.append((max(len(enclosures) - 1, 0), text_of(child)))
     if published is None:
         published = atom_published
     if published is None:
@@ -233,14 +252,22 @@ def _item(
     native_id = fields.native_id(guid, issues)
     if native_id is None and element.get(RDF_ABOUT):
         native_id = fields.native_id(element.get(RDF_ABOUT), issues)
-    url = fields.url(link, base, "item", issues) if link else None
+    # FeedBurner's <link> is its redirect; the original link is the page itself.
+    url = fields.original_url(original_link, base) if original_link else None
+    if url is None and link:
+        url = fields.url(link, base, "item", issues)
     if url is None and alternate:
         url = fields.url(alternate, base, "item", issues)
-    if url is None and native_id and is_permalink and native_id.startswith(("http://", "https://")):
-        url = fields.url(native_id, None, "item", issues)
+    if url is None and native_id and is_permalink:
+        if native_id.startswith(("http://", "https://")):
+            url = fields.url(native_id, None, "item", issues)
+        elif native_id.startswith("/"):  # a site generator without its base URL
+            url = fields.url(native_id, base, "item", issues)
     summary = fields.summary(description, "html", issues)
     if summary is None:  # no description, or one without words ("<![CDATA[ ]]>")
         summary = _fallback_summary(key, itunes_summary, media_elements, issues)
+    if original_enclosures:
+        enclosures = fields.with_original_urls(enclosures, original_enclosures, base)
     title_kind: TextKind
     if title is None and media_elements:
         title, title_kind = media_text(key, media_elements, "media:title")
@@ -254,14 +281,32 @@ def _item(
         fields.title(title, title_kind, issues),  # title
         summary,  # summary
         fields.content(encoded, "html", issues),  # content_text
-        tuple(authors or itunes_authors) or feed_authors,  # authors
-        fields.unique(tags),  # tags
+        fields.first_authors(authors or itunes_authors, issues) or feed_authors,  # authors
+        fields.item_tags(tags, issues),  # tags
         fields.date(published, "published", issues),  # published_at
         fields.date(updated, "updated", issues),  # updated_at
         tuple(enclosures or media),  # enclosures
         pointer,  # source_pointer
-        tuple(issues),  # issues
+        tuple(issues) if len(issues) < 2 else fields.distinct_issues(issues),  # issues
     )
+
+
+def _element_authors(
+    key: TagKey, element: etree._Element, base: str | None, issues: list[Issue]
+) -> tuple[Author, ...]:
+    """An author element with children: a person when they are ``<name>``/``<email>``
+    (templates made for Atom), else the text around its markup."""
+    if is_person(key, element):
+        found = person(key, element, base, True, issues)  # True: its own xml:base, if any
+        return () if found is None else (found,)
+    return fields.rss_authors(text_of(element), base, issues)
+
+
+def _href_link(element: etree._Element) -> str | None:
+    """The URL of an empty ``<link>`` written as Atom writes it (``href``, feeds made from
+    Atom templates), when it is an alternate link."""
+    href = element.get("href")
+    return href if href and link_relation(element.get("rel")) == "alternate" else None
 
 
 def _fallback_summary(

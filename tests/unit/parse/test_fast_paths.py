@@ -184,11 +184,11 @@ def test_remembered_authors_and_tags_repeat_their_issues() -> None:
         assert found is not None and found.name == "Jane" and found.url is None
         assert [issue.code for issue in issues] == ["unsafe_url"]
         issues = []
-        assert field_values.rss_author("jane@example.com (Jane)", None, issues) == (
-            field_values._rss_author("jane@example.com (Jane)", None, [])
+        assert field_values.rss_authors("jane@example.com (Jane)", None, issues) == (
+            field_values._rss_authors("jane@example.com (Jane)", None, [])
         )
-        assert field_values.tag(" caf\x92 ") == "caf’"
-        assert field_values.tag("\x01") is None
+        assert field_values.tag(" caf\x92 ", issues) == "caf’"
+        assert field_values.tag("\x01", issues) is None
 
 
 def test_parsed_item_fields_are_in_the_order_the_readers_pass_them() -> None:

@@ -1,0 +1,113 @@
+"""Per-item caps on repeated fields: a record stays small whatever the document repeats."""
+
+from __future__ import annotations
+
+import json
+
+from tap_feeddelta.parse import parse_feed
+from tap_feeddelta.parse.limits import MAX_AUTHORS, MAX_TAGS
+
+URL = "https://t.example/feed"
+
+
+def _codes(issues: tuple[object, ...]) -> list[str]:
+    return [issue.code for issue in issues]  # type: ignore[attr-defined]
+
+
+def test_feed_authors_are_capped_once_and_items_inherit_the_capped_list() -> None:
+    people = [{"name": f"author {n}"} for n in range(MAX_AUTHORS + 5)]
+    document = {
+        "version": "https://jsonfeed.org/version/1.1",
+        "authors": people,
+        "items": [{"id": "1"}, {"id": "2", "authors": people}],
+    }
+    feed = parse_feed(json.dumps(document).encode(), None, URL)
+    inherited, own = feed.items
+    names = [f"author {n}" for n in range(MAX_AUTHORS)]
+    assert [a.name for a in inherited.authors] == [a.name for a in own.authors] == names
+    assert _codes(feed.issues) == ["limit_exceeded"]
+    assert _codes(inherited.issues) == []
+    assert _codes(own.issues) == ["limit_exceeded"]
+
+
+def test_atom_and_rss_authors_are_capped() -> None:
+    people = "".join(f"<author><name>a{n}</name></author>" for n in range(MAX_AUTHORS + 1))
+    atom = f"""<feed xmlns="http://www.w3.org/2005/Atom"><title>t</title>{people}
+<entry><id>urn:1</id><title>x</title></entry>
+<entry><id>urn:2</id><title>y</title>{people}</entry>
+<entry><id>urn:3</id><title>z</title><source>{people}</source></entry></feed>""".encode()
+    feed = parse_feed(atom, None, URL)
+    assert _codes(feed.issues) == ["limit_exceeded"]
+    assert [len(item.authors) for item in feed.items] == [MAX_AUTHORS] * 3
+    assert [_codes(item.issues) for item in feed.items] == [
+        [],  # the feed's authors, already capped (reported on the feed)
+        ["limit_exceeded"],
+        ["limit_exceeded"],
+    ]
+    creators = "".join(f"<dc:creator>c{n}</dc:creator>" for n in range(MAX_AUTHORS + 1))
+    rss = f"""<rss version="2.0" xmlns:dc="http://purl.org/dc/elements/1.1/"><channel>
+<title>t</title><item><title>x</title>{creators}</item></channel></rss>""".encode()
+    (item,) = parse_feed(rss, None, URL).items
+    assert len(item.authors) == MAX_AUTHORS and _codes(item.issues) == ["limit_exceeded"]
+
+
+def test_tags_are_cut_to_256_bytes_and_capped_in_number() -> None:
+    long_tag = "é" * 200  # 400 bytes: cut at a character boundary
+    document = {
+        "version": "https://jsonfeed.org/version/1.1",
+        "items": [
+            {"id": "1", "tags": [long_tag, "short"]},
+            {"id": "2", "tags": [f"t{n}" for n in range(MAX_TAGS + 1)] + ["t0"] * 50},
+            {"id": "3", "tags": ["t0"] * 200},  # repeats count once
+        ],
+    }
+    cut, many, repeated = parse_feed(json.dumps(document).encode(), None, URL).items
+    assert cut.tags == ("é" * 128, "short") and _codes(cut.issues) == ["limit_exceeded"]
+    assert many.tags == tuple(f"t{n}" for n in range(MAX_TAGS))
+    assert _codes(many.issues) == ["limit_exceeded"]
+    assert repeated.tags == ("t0",) and _codes(repeated.issues) == []
+
+
+def test_rss_and_atom_tags_are_capped() -> None:
+    categories = "".join(f"<category>c{n}</category>" for n in range(MAX_TAGS + 1))
+    rss = f"""<rss version="2.0"><channel><title>t</title>
+<item><title>x</title>{categories}</item>
+<item><title>y</title><category>{"x" * 300}</category></item></channel></rss>""".encode()
+    many, cut = parse_feed(rss, None, URL).items
+    assert len(many.tags) == MAX_TAGS and _codes(many.issues) == ["limit_exceeded"]
+    assert cut.tags == ("x" * 256,) and _codes(cut.issues) == ["limit_exceeded"]
+    terms = "".join(f'<category term="c{n}"/>' for n in range(MAX_TAGS + 1))
+    atom = f"""<feed xmlns="http://www.w3.org/2005/Atom"><title>t</title>
+<entry><id>urn:1</id><title>x</title>{terms}</entry></feed>""".encode()
+    (entry,) = parse_feed(atom, None, URL).items
+    assert len(entry.tags) == MAX_TAGS and _codes(entry.issues) == ["limit_exceeded"]
+
+
+def test_a_json_feed_size_out_of_range_is_reported_as_rss_length_is() -> None:
+    sizes = [1e20, -5, 2**63, 0, 1500, 1.5e3]
+    document = {
+        "version": "https://jsonfeed.org/version/1.1",
+        "items": [
+            {"id": str(n), "attachments": [{"url": "https://t.example/a.mp3", "size_in_bytes": s}]}
+            for n, s in enumerate(sizes)
+        ],
+    }
+    items = parse_feed(json.dumps(document).encode(), None, URL).items
+    assert [item.enclosures[0].length_bytes for item in items] == [None] * 4 + [1500, 1500]
+    # 0 means "unknown" (as RSS length="0"): no issue, as in RSS.
+    assert [_codes(item.issues) for item in items] == [["invalid_value"]] * 3 + [[]] * 3
+
+
+def test_an_item_reports_each_distinct_issue_once() -> None:
+    # Each long tag and each long name is cut: the item says so once, not once per value.
+    many = "".join(f"<category>{n}{'x' * 300}</category>" for n in range(200))
+    many += "".join(f"<author>{n}{'y' * 300}</author>" for n in range(200))
+    rss = f"""<rss version="2.0"><channel><title>t</title>
+<item><title>x</title>{many}</item></channel></rss>""".encode()
+    (item,) = parse_feed(rss, None, URL).items
+    assert sorted(issue.message for issue in item.issues) == [
+        "A tag was cut to 256 bytes.",
+        "An author's name was cut to 256 bytes.",
+        "Only the first 16 authors are kept.",
+        "Only the first 64 tags are kept.",
+    ]

@@ -1,0 +1,190 @@
+"""Shapes particular publishers serve: the fields a reader would show for them."""
+
+from __future__ import annotations
+
+import json
+
+from tap_feeddelta.models import Author
+from tap_feeddelta.parse import parse_feed
+
+_FEEDBURNER = "http://rssnamespace.org/feedburner/ext/1.0"
+
+
+def test_feedburner_original_links_replace_the_proxy_links_in_rss() -> None:
+    body = f"""<rss version="2.0" xmlns:feedburner="{_FEEDBURNER}"><channel><title>t</title>
+<item><title>a</title><link>http://feedproxy.google.com/~r/Blog/~3/x/a.html</link>
+<feedburner:origLink>https://blog.example/a.html</feedburner:origLink>
+<enclosure url="http://feedproxy.google.com/~r/Blog/~5/y/a.mp3" length="100" type="audio/mpeg"/>
+<feedburner:origEnclosureLink>https://blog.example/a.mp3</feedburner:origEnclosureLink></item>
+<item><title>b</title><link>http://feedproxy.google.com/~r/Blog/~3/z/b.html</link>
+<feedburner:origLink>javascript:alert(1)</feedburner:origLink></item>
+</channel></rss>""".encode()
+    first, second = parse_feed(body, None, "http://feeds.feedburner.com/Blog").items
+    assert first.url == "https://blog.example/a.html"
+    enclosures = [(e.url, e.length_bytes) for e in first.enclosures]
+    assert enclosures == [("https://blog.example/a.mp3", 100)]
+    # An original link that is no http(s) URL leaves the proxy link, which still works.
+    assert second.url == "http://feedproxy.google.com/~r/Blog/~3/z/b.html"
+    assert second.issues == ()
+
+
+def test_feedburner_original_links_replace_the_proxy_links_in_atom() -> None:
+    body = f"""<feed xmlns="http://www.w3.org/2005/Atom" xmlns:feedburner="{_FEEDBURNER}">
+<title>t</title><entry><id>urn:a</id><title>a</title>
+<link rel="alternate" href="http://feedproxy.google.com/~r/Blog/~3/x/a.html"/>
+<link rel="enclosure" href="http://feedproxy.google.com/~r/Blog/~5/y/a.mp3" type="audio/mpeg"/>
+<feedburner:origEnclosureLink>https://blog.example/a.mp3</feedburner:origEnclosureLink>
+<feedburner:origLink>https://blog.example/a.html</feedburner:origLink></entry></feed>""".encode()
+    (entry,) = parse_feed(body, None, "http://feeds.feedburner.com/Blog").items
+    assert entry.url == "https://blog.example/a.html"
+    assert [e.url for e in entry.enclosures] == ["https://blog.example/a.mp3"]
+
+
+def test_an_rss_link_written_with_href_is_the_item_url() -> None:
+    body = b"""<rss version="2.0"><channel><title>t</title>
+<item><title>a</title><link href="https://t.example/a" rel="alternate"/></item>
+<item><title>b</title><link href="https://t.example/b-self" rel="self"/></item>
+<item><title>c</title><link href="https://t.example/ignored"/>
+<link>https://t.example/c</link></item></channel></rss>"""
+    items = parse_feed(body, None, "https://t.example/feed").items
+    assert [item.url for item in items] == ["https://t.example/a", None, "https://t.example/c"]
+
+
+def test_a_root_relative_permalink_guid_is_resolved_against_the_base() -> None:
+    body = b"""<rss version="2.0"><channel><title>t</title>
+<item><title>a</title><guid>/posts/a/</guid></item>
+<item><title>b</title><guid>12345</guid></item>
+<item><title>c</title><guid isPermaLink="false">/posts/c/</guid></item>
+</channel></rss>"""
+    items = parse_feed(body, None, "https://t.example/index.xml").items
+    assert [(item.native_id, item.url) for item in items] == [
+        ("/posts/a/", "https://t.example/posts/a/"),
+        ("12345", None),
+        ("/posts/c/", None),
+    ]
+
+
+def test_an_atom_entry_without_a_link_takes_its_http_id_as_url() -> None:
+    body = b"""<feed xmlns="http://www.w3.org/2005/Atom"><title>t</title>
+<entry><id>https://t.example/2026/c</id><title>c</title></entry>
+<entry><id>tag:t.example,2026:d</id><title>d</title></entry>
+<entry><id>https://t.example/e-id</id><title>e</title><link href="/e"/></entry>
+</feed>"""
+    items = parse_feed(body, None, "https://t.example/atom.xml").items
+    assert [item.url for item in items] == ["https://t.example/2026/c", None, "https://t.example/e"]
+
+
+def test_an_atom_mailto_uri_is_the_authors_email() -> None:
+    body = b"""<feed xmlns="http://www.w3.org/2005/Atom"><title>t</title>
+<author><name>Sam</name><uri>mailto:sam@notes.example</uri></author>
+<entry><id>urn:a</id><title>a</title></entry>
+<entry><id>urn:b</id><title>b</title><author><name>Kim</name><email>kim@notes.example</email>
+<uri>mailto:other@notes.example</uri></author></entry></feed>"""
+    feed = parse_feed(body, None, "https://notes.example/atom.xml")
+    first, second = feed.items
+    assert first.authors == (Author(name="Sam", email="sam@notes.example", url=None),)
+    assert second.authors == (Author(name="Kim", email="kim@notes.example", url=None),)
+    assert feed.issues == first.issues == second.issues == ()
+
+
+def test_an_rss_author_with_name_and_email_children_is_read_as_a_person() -> None:
+    body = b"""<rss version="2.0" xmlns:itunes="http://www.itunes.com/dtds/podcast-1.0.dtd">
+<channel><title>t</title>
+<item><title>a</title><author><name>Jane Roe</name><email>jane@news.example</email></author></item>
+<item><title>b</title><author>"Jane Roe" &lt;jane@news.example&gt;</author></item>
+<item><title>c</title><itunes:author><name>Jane Roe</name></itunes:author></item>
+<item><title>d</title><author><b>Jane Roe</b> (jane@news.example)</author></item>
+</channel></rss>"""
+    items = parse_feed(body, None, "https://news.example/rss").items
+    jane = Author(name="Jane Roe", email="jane@news.example", url=None)
+    assert [item.authors for item in items] == [
+        (jane,),
+        (jane,),
+        (Author(name="Jane Roe", email=None, url=None),),
+        (jane,),  # markup that names no part of a person is read for its text
+    ]
+
+
+def test_html_in_an_author_name_is_read_for_its_words() -> None:
+    # arXiv's RSS 1.0 listings link each author; a list of links is a list of authors.
+    body = b"""<rdf:RDF xmlns:rdf="http://www.w3.org/1999/02/22-rdf-syntax-ns#"
+ xmlns="http://purl.org/rss/1.0/" xmlns:dc="http://purl.org/dc/elements/1.1/">
+<channel rdf:about="http://arxiv.org/"><title>cs.CL</title></channel>
+<item rdf:about="http://arxiv.org/abs/1"><title>a</title>
+<dc:creator> &lt;a href="http://arxiv.org/find/cs/1/au:+Smith_J/0/1/0/all/0/1"&gt;John Smith
+&lt;/a&gt;
+ , &lt;a href="http://arxiv.org/find/cs/1/au:+Doe_J/0/1/0/all/0/1"&gt;Jane O&amp;#8217;Doe&lt;/a&gt;
+</dc:creator></item>
+<item rdf:about="http://arxiv.org/abs/2"><title>b</title>
+<dc:creator>&lt;a href="/people/kim"&gt;Kim Lee&lt;/a&gt;</dc:creator></item>
+<item rdf:about="http://arxiv.org/abs/3"><title>c</title>
+<dc:creator>&lt;b&gt;Smith, John&lt;/b&gt; and &lt;i&gt;Doe, Jane&lt;/i&gt;</dc:creator></item>
+<item rdf:about="http://arxiv.org/abs/4"><title>d</title>
+<dc:creator>Optional&lt;T&gt; Fan</dc:creator></item>
+</rdf:RDF>"""
+    items = parse_feed(body, None, "http://export.arxiv.org/rss/cs.CL").items
+    assert [[author.name for author in item.authors] for item in items] == [
+        ["John Smith", "Jane O\u2019Doe"],
+        ["Kim Lee"],
+        ["Smith, John and Doe, Jane"],  # not clearly a list: one name, without markup
+        ["Optional<T> Fan"],  # no HTML: "<" is text
+    ]
+
+
+def test_atom_03_multipart_alternative_content_is_read_from_its_best_part() -> None:
+    body = b"""<feed version="0.3" xmlns="http://purl.org/atom/ns#"><title>t</title>
+<entry><id>tag:a</id><title>a</title>
+<content type="multipart/alternative" mode="xml">
+<content type="text/plain">The plain words.</content>
+<content type="text/html" mode="escaped">&lt;p&gt;The &lt;b&gt;HTML&lt;/b&gt;
+words.&lt;/p&gt;</content>
+</content></entry>
+<entry><id>tag:b</id><title>b</title>
+<content type="multipart/alternative"><content type="image/png" mode="base64">iVBO</content>
+<content type="text/plain">Only plain.</content></content></entry>
+<entry><id>tag:c</id><title>c</title>
+<content type="multipart/alternative"><content type="image/png">x</content></content></entry>
+</feed>"""
+    items = parse_feed(body, None, "http://old.example/atom.xml").items
+    assert [item.content_text for item in items] == ["The HTML words.", "Only plain.", None]
+
+
+def test_json_feed_titles_and_summaries_decode_character_references() -> None:
+    document = {
+        "version": "https://jsonfeed.org/version/1.1",
+        "title": "Example Blog &#8211; Thoughts",
+        "description": "Notes &amp; links",
+        "items": [
+            {
+                "id": "1",
+                "title": "Don&#8217;t panic &amp; carry a towel",
+                "summary": "Simple isn&#8217;t easy [&hellip;]",
+            },
+            {"id": "2", "title": "AT&T <T> news", "summary": "a & b"},
+        ],
+    }
+    feed = parse_feed(json.dumps(document).encode(), None, "https://blog.example/feed.json")
+    assert (feed.title, feed.description) == ("Example Blog \u2013 Thoughts", "Notes & links")
+    assert [(item.title, item.summary) for item in feed.items] == [
+        ("Don\u2019t panic & carry a towel", "Simple isn\u2019t easy [\u2026]"),
+        ("AT&T <T> news", "a & b"),  # no reference: "&" and "<" are text
+    ]
+
+
+def test_an_atom_html_title_is_unescaped_once() -> None:
+    # The XML text is HTML source: "Why &amp;nbsp;" there reads "Why &nbsp;".
+    body = b"""<feed xmlns="http://www.w3.org/2005/Atom">
+<title type="html">Notes on &amp;amp;amp;</title>
+<entry><id>urn:a</id><title type="html">Why &amp;amp;nbsp; breaks your layout</title></entry>
+<entry><id>urn:b</id><title type="html">Escaping &amp;amp;lt;script&amp;amp;gt;</title></entry>
+<entry><id>urn:c</id><title type="html">Tom &amp;amp; Jerry</title></entry>
+<entry><id>urn:d</id><title>Tom &amp;amp; Jerry</title></entry>
+</feed>"""
+    feed = parse_feed(body, None, "https://t.example/atom.xml")
+    assert feed.title == "Notes on &amp;"
+    assert [item.title for item in feed.items] == [
+        "Why &nbsp; breaks your layout",
+        "Escaping &lt;script&gt;",
+        "Tom & Jerry",
+        "Tom &amp; Jerry",  # type="text": the text as it is
+    ]
