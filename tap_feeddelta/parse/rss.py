@@ -315,11 +315,15 @@ def _fallback_summary(
     media_elements: list[etree._Element],
     issues: list[Issue],
 ) -> str | None:
-    """The summary of an item whose description gives none: its ``itunes:summary`` (plain
-    text), else its Media RSS description."""
+    """The summary of an item whose description gives none: its ``itunes:summary``, else
+    its Media RSS description. itunes:summary is plain text by the spec, but podcast
+    hosts put HTML show notes there: read as HTML when it looks like HTML, as titles are."""
     if itunes_summary:
-        escaped = itunes_summary.replace("&", "&amp;").replace("<", "&lt;")
-        summary = fields.summary(escaped, "html", issues)
+        if fields.rss_title_kind(itunes_summary) == "html":
+            raw = itunes_summary
+        else:
+            raw = itunes_summary.replace("&", "&amp;").replace("<", "&lt;")
+        summary = fields.summary(raw, "html", issues)
         if summary is not None:
             return summary
     if media_elements:

@@ -188,3 +188,21 @@ def test_an_atom_html_title_is_unescaped_once() -> None:
         "Tom & Jerry",
         "Tom &amp; Jerry",  # type="text": the text as it is
     ]
+
+
+def test_html_in_a_podcast_s_itunes_summary_is_read_for_its_words() -> None:
+    """itunes:summary is plain text by the spec, but podcast hosts put show notes there as
+    HTML, escaped or raw; plain text holding "<" stays as written."""
+    body = b"""<rss version="2.0" xmlns:itunes="http://www.itunes.com/dtds/podcast-1.0.dtd">
+<channel><title>t</title>
+<item><guid>1</guid><itunes:summary>Show notes:&lt;br&gt;guest &lt;b&gt;Sam&lt;/b&gt;
+</itunes:summary></item>
+<item><guid>2</guid><itunes:summary>Show notes:<br>guest <b>Kim</b></itunes:summary></item>
+<item><guid>3</guid><itunes:summary>When a &lt; b holds</itunes:summary></item>
+</channel></rss>"""
+    items = parse_feed(body, None, "https://pod.example/feed").items
+    assert [i.summary for i in items] == [
+        "Show notes: guest Sam",
+        "Show notes: guest Kim",
+        "When a < b holds",
+    ]
