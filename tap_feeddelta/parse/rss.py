@@ -319,11 +319,10 @@ def _fallback_summary(
     its Media RSS description. itunes:summary is plain text by the spec, but podcast
     hosts put HTML show notes there: read as HTML when it looks like HTML, as titles are."""
     if itunes_summary:
-        if fields.rss_title_kind(itunes_summary) == "html":
-            raw = itunes_summary
-        else:
-            raw = itunes_summary.replace("&", "&amp;").replace("<", "&lt;")
-        summary = fields.summary(raw, "html", issues)
+        notes = itunes_summary
+        if fields.rss_title_kind(notes) != "html":
+            notes = notes.replace("&", "&amp;").replace("<", "&lt;")
+        summary = fields.summary(notes, "html", issues)
         if summary is not None:
             return summary
     if media_elements:
