@@ -39,6 +39,7 @@ class FeedDeltaWriter(MsgSpecWriter):
     def __init__(self) -> None:
         super().__init__()
         self._pending = bytearray()  # encoded records not written yet
+        self.records_since_state = False  # a RECORD went out after the last STATE
 
     def serialize_message(self, message: Message) -> bytearray:
         if type(message) is StateMessage:
@@ -48,6 +49,7 @@ class FeedDeltaWriter(MsgSpecWriter):
     def write_message(self, message: Message) -> None:
         line = self.format_message(message)
         if type(message) is RecordMessage:
+            self.records_since_state = True
             self._pending += line
             if len(self._pending) >= MAX_PENDING_BYTES:
                 self._write_pending()
@@ -72,7 +74,8 @@ class FeedDeltaWriter(MsgSpecWriter):
 
 class EncodedStateWriter(StateWriter):
     """Writes a STATE message when the state differs from the last one written, as the
-    SDK's writer does, comparing encoded lines instead of keeping a deep copy."""
+    SDK's writer does, comparing encoded lines instead of keeping a deep copy; and the
+    same state again when records went out after it, so a run ends on a STATE."""
 
     def __init__(self, message_writer: FeedDeltaWriter) -> None:
         super().__init__(message_writer)
@@ -86,7 +89,10 @@ class EncodedStateWriter(StateWriter):
     def write_state(self, state: TapState) -> None:
         # serialize_jsonl reuses one buffer: keep an immutable copy of the line.
         line = bytes(self._writer.format_message(StateMessage(value=state)))
-        if line == self._last_line:
+        # The same state again is written only after records: many targets confirm
+        # (and the orchestrator stores) only a STATE that follows the last record.
+        if line == self._last_line and not self._writer.records_since_state:
             return
         self._writer.write_line(line)
+        self._writer.records_since_state = False
         self._last_line = line

@@ -93,8 +93,7 @@ class TapFeedDelta(Tap):
         # Called by sync_all just before it writes the incoming state back out.
         super()._reset_state_progress_markers()
         # Every stream's bookmark exists from the start. The SDK adds feed_health's empty
-        # one only when that stream runs, and that alone made the run's last STATE
-        # differ from the one after feed_items: a second copy of the whole state.
+        # one only when that stream runs, which changed the state for nothing.
         bookmarks = self.state.setdefault("bookmarks", {})
         for name in self.streams:
             bookmarks.setdefault(name, {})

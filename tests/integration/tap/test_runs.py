@@ -498,7 +498,7 @@ def test_health_alone_reads_state_but_never_moves_it(server: FeedServer, tmp_pat
     # Nothing was emitted or remembered: the counts say what this run did.
     counts = row["item_counts"]
     assert (counts["emitted"], counts["deferred"], counts["remembered"]) == (0, 1, len(ITEMS))
-    assert health_only.final_state is None  # nothing moved, so no state is written
+    assert health_only.final_state == first.final_state  # nothing moved
     after = run_tap(cfg, first.final_state)
     assert [r["item_id"] for r in after.items] == ["id-x"]  # the change was not lost
 
@@ -533,17 +533,21 @@ def test_deselected_properties_and_stream_maps_still_apply(
     assert not [m for m in records if m["stream"] == "feed_health"]
 
 
-def test_a_run_writes_the_state_once_and_only_once_it_has_moved(server: FeedServer) -> None:
-    """The state is megabytes at 10,000 feeds: the incoming state is not echoed, and
-    the end of feed_health does not write a second copy."""
+def test_a_run_ends_on_a_state_and_never_echoes_the_incoming_one(server: FeedServer) -> None:
+    """The state is megabytes at 10,000 feeds: the incoming state is not written back.
+    The run still ends on a STATE after its last record: targets such as target-jsonl
+    confirm only a STATE that follows the records."""
     server.put("/feed.xml", rss(ITEMS))
     cfg = config(server, "/feed.xml")
     first = run_tap(cfg)
     second = run_tap(cfg, first.final_state)
     for run in (first, second):
-        states = [m for m in run.messages if m["type"] == "STATE"]
-        assert len(states) == 1
-        assert set(states[0]["value"]["bookmarks"]) == {"feed_items", "feed_health"}
+        kinds = [m["type"] for m in run.messages]
+        assert kinds[0] == "SCHEMA"  # no echo of the incoming state
+        assert kinds[-1] == "STATE"
+        assert kinds.count("STATE") == 2  # after feed_items, and after the health rows
+        assert set(run.final_state or {}) == {"bookmarks"}
+        assert set(run.final_state["bookmarks"]) == {"feed_items", "feed_health"}
     assert second.health[0]["status"] == "not_modified"
 
 
