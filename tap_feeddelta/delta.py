@@ -110,14 +110,17 @@ def item_identity(item: ParsedItem) -> tuple[str, IdSourceOut, tuple[Issue, ...]
     return f"derived:{digest}", "derived", (issue,)
 
 
-def fingerprint_bytes(item: ParsedItem) -> bytes:
+def fingerprint_bytes(item: ParsedItem, *, tags_in_document_order: bool = False) -> bytes:
+    # Tags are a set: a feed that lists them in another order on every request (built
+    # from a hash set, say) would otherwise give an update on every run.
+    tags = item.tags if tags_in_document_order or len(item.tags) < 2 else sorted(item.tags)
     parts: list[str] = [
         item.url or _NONE,
         item.title or _NONE,
         item.summary or _NONE,
         item.content_text or _NONE,
         _SEP.join([f"{a.name or ''}|{a.email or ''}|{a.url or ''}" for a in item.authors]),
-        _SEP.join(item.tags),
+        _SEP.join(tags),
         item.published_at or _NONE,
         item.updated_at or _NONE,
         _SEP.join([f"{e.url}|{e.type or ''}|{e.length_bytes or ''}" for e in item.enclosures]),
@@ -231,7 +234,7 @@ def diff_items(
         old = remembered.get(entry.key_hash)
         if old is None:
             changed.append((entry, "new"))
-        elif old != entry.content_hash:
+        elif old != entry.content_hash and not _remembered_before_tags_were_sorted(entry, old):
             changed.append((entry, "updated"))
         else:
             unchanged += 1
@@ -304,6 +307,16 @@ def _oldest_first(
     undated = [c for c in changes if not _item_date(c[0].item)]
     dated.sort(key=lambda c: _item_date(c[0].item) or "")
     return dated + undated[::-1]
+
+
+def _remembered_before_tags_were_sorted(entry: _Identified, old_content_hash: int) -> bool:
+    """Whether the remembered hash is this content's as versions before tags were sorted
+    for the fingerprint computed it (tags in document order): unchanged, not updated.
+    Checked only for items that look changed, so it costs nothing on unchanged ones."""
+    if len(entry.item.tags) < 2 or list(entry.item.tags) == sorted(entry.item.tags):
+        return False
+    legacy = fingerprint_bytes(entry.item, tags_in_document_order=True)
+    return _short(legacy) == old_content_hash
 
 
 def _short(full: bytes) -> int:

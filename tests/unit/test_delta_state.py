@@ -325,3 +325,29 @@ def test_another_feed_found_through_a_web_page_is_read_as_on_a_first_run() -> No
     moved = [item(9)] + [item(n) for n in range(5)]
     assert [c.item_id for c in diff_items(bookmark, moved, SETTINGS, from_another_feed=True)
             .changes] == ["id-9"]  # fmt: skip
+
+
+def test_tags_in_another_order_are_no_update() -> None:
+    bookmark = baseline([item(1, tags=("python", "release", "news"))])
+    shuffled = item(1, tags=("news", "python", "release"))
+    assert diff_items(bookmark, [shuffled], SETTINGS).changes == ()
+    renamed = item(1, tags=("news", "python", "releases"))
+    assert [c.change_type for c in diff_items(bookmark, [renamed], SETTINGS).changes] == ["updated"]
+
+
+def test_a_state_from_before_tags_were_sorted_sends_no_wave_of_updates() -> None:
+    """Versions before kept the hash of tags in document order: the same content must
+    still read as unchanged, and the new memory holds the new hash."""
+    from tap_feeddelta.delta import fingerprint_bytes
+    from tap_feeddelta.state import pack_items, unpack_items
+
+    unsorted = item(1, tags=("zeta", "alpha"))
+    current = baseline([unsorted])
+    [(key, _)] = unpack_items(current.items).items()
+    legacy_hash = int.from_bytes(fingerprint_bytes(unsorted, tags_in_document_order=True)[:4])
+    old_state = FeedBookmark(success_at="x", items=pack_items([(key, legacy_hash)]))
+    delta = diff_items(old_state, [unsorted], SETTINGS)
+    assert delta.changes == ()
+    assert delta.remembered_items == current.items
+    edited = item(1, tags=("zeta", "alpha"), title="Edited")
+    assert len(diff_items(old_state, [edited], SETTINGS).changes) == 1
