@@ -166,25 +166,11 @@ def test_waiting_for_a_slow_but_sure_host_is_outside_the_budget(
 ) -> None:
     # Four fetches, one slot, 0.4 s an answer: the last waits 1.2 s, more than the 1 s
     # budget, yet each fetch itself takes 0.4 s.
-    def slow(request: Request, wire: Wire) -> bool:
-        wire.sleep(0.4)
-        wire.respond(200, b"<rss/>")
-        return True
-
-    server.routes["/feed"] = slow
+    server.routes["/feed"] = _answers_after(0.4)
     fetcher = fetchers(
         allow_private_networks=True, max_per_host=1, request_timeout_seconds=DEADLINE
     )
-    results: list[FetchResult] = []
-
-    def work() -> None:
-        results.append(fetcher.fetch(server.url("/feed")))
-
-    threads = [threading.Thread(target=work) for _ in range(4)]
-    for thread in threads:
-        thread.start()
-    for thread in threads:
-        thread.join(10)
+    results = _concurrent_results(fetcher, server.url("/feed"), 4)
     assert [r.status for r in results] == ["ok"] * 4
     assert max(r.fetch_ms for r in results) < 900  # the waits are left out
     assert server.max_active == 1
@@ -193,12 +179,7 @@ def test_waiting_for_a_slow_but_sure_host_is_outside_the_budget(
 def test_a_budget_left_by_earlier_fetches_is_the_deadline(
     server: Server, fetchers: Callable[..., Fetcher], clock: Clock
 ) -> None:
-    def slow(request: Request, wire: Wire) -> bool:
-        wire.sleep(2.0)
-        wire.respond(200, b"<rss/>")
-        return True
-
-    server.routes["/feed"] = slow
+    server.routes["/feed"] = _answers_after(2.0)
     fetcher = fetchers(allow_private_networks=True, request_timeout_seconds=5)
     result = fetcher.fetch(server.url("/feed"), budget_seconds=0.4)
     assert_error(result, "timeout", clock, 0.4 + SLACK)
@@ -228,23 +209,9 @@ def test_a_budget_left_still_leaves_out_the_wait_for_a_slot(
 ) -> None:
     # One slot, 0.4 s an answer, 0.6 s left for each: the third waits 0.8 s for the
     # slot, more than what it has left, and is still read.
-    def slow(request: Request, wire: Wire) -> bool:
-        wire.sleep(0.4)
-        wire.respond(200, b"<rss/>")
-        return True
-
-    server.routes["/feed"] = slow
+    server.routes["/feed"] = _answers_after(0.4)
     fetcher = fetchers(allow_private_networks=True, max_per_host=1, request_timeout_seconds=5)
-    results: list[FetchResult] = []
-
-    def work() -> None:
-        results.append(fetcher.fetch(server.url("/feed"), budget_seconds=0.6))
-
-    threads = [threading.Thread(target=work) for _ in range(3)]
-    for thread in threads:
-        thread.start()
-    for thread in threads:
-        thread.join(10)
+    results = _concurrent_results(fetcher, server.url("/feed"), 3, budget_seconds=0.6)
     assert [r.status for r in results] == ["ok"] * 3
     assert max(r.fetch_ms for r in results) < 600
 
@@ -258,13 +225,8 @@ def test_one_stalled_feed_on_a_working_host_holds_up_no_other(
         wire.sleep(5)
         return False
 
-    def slow(request: Request, wire: Wire) -> bool:
-        wire.sleep(0.3)
-        wire.respond(200, b"<rss/>")
-        return True
-
     server.routes["/stalled"] = stalled
-    server.routes["/feed"] = slow
+    server.routes["/feed"] = _answers_after(0.3)
     fetcher = fetchers(
         allow_private_networks=True, max_per_host=2, request_timeout_seconds=DEADLINE
     )
@@ -285,16 +247,30 @@ def test_one_stalled_feed_on_a_working_host_holds_up_no_other(
     assert results == {"/stalled": ["timeout"], "/feed": ["ok"] * 8}
 
 
-def _concurrent_codes(
-    fetcher: Fetcher, url: str, count: int, meanwhile: Callable[[], None] = lambda: None
-) -> list[str | None]:
-    """The error codes of ``count`` fetches of ``url`` at once; ``meanwhile`` runs while
-    they are in flight."""
-    codes: list[str | None] = []
+def _answers_after(seconds: float) -> Callable[[Request, Wire], bool]:
+    """A handler that answers a small feed after ``seconds``."""
+
+    def slow(request: Request, wire: Wire) -> bool:
+        wire.sleep(seconds)
+        wire.respond(200, b"<rss/>")
+        return True
+
+    return slow
+
+
+def _concurrent_results(
+    fetcher: Fetcher,
+    url: str,
+    count: int,
+    meanwhile: Callable[[], None] = lambda: None,
+    budget_seconds: float | None = None,
+) -> list[FetchResult]:
+    """The results of ``count`` fetches of ``url`` at once, in the order they ended;
+    ``meanwhile`` runs while they are in flight."""
+    results: list[FetchResult] = []
 
     def work() -> None:
-        result = fetcher.fetch(url)
-        codes.append(result.error.code if result.error else None)
+        results.append(fetcher.fetch(url, budget_seconds=budget_seconds))
 
     threads = [threading.Thread(target=work) for _ in range(count)]
     for thread in threads:
@@ -302,7 +278,15 @@ def _concurrent_codes(
     meanwhile()
     for thread in threads:
         thread.join(10)
-    return codes
+    return results
+
+
+def _concurrent_codes(
+    fetcher: Fetcher, url: str, count: int, meanwhile: Callable[[], None] = lambda: None
+) -> list[str | None]:
+    """The error codes of ``count`` fetches of ``url`` at once."""
+    results = _concurrent_results(fetcher, url, count, meanwhile)
+    return [result.error.code if result.error else None for result in results]
 
 
 @pytest.mark.parametrize("kind", ["gzip", "deflate", "gzip-members"])
