@@ -43,7 +43,9 @@ _big_document_parser = concurrent.futures.ThreadPoolExecutor(
 )
 
 
-class FeedFetcher(Protocol):
+class FetchesFeeds(Protocol):
+    """What checking one feed needs: its fetches."""
+
     async def fetch_async(
         self,
         url: str,
@@ -52,6 +54,10 @@ class FeedFetcher(Protocol):
         last_modified: str | None = None,
         budget_seconds: float | None = None,
     ) -> FetchResult: ...
+
+
+class FeedFetcher(FetchesFeeds, Protocol):
+    """What a run needs: fetches, run on the fetcher's loop, and closed at the end."""
 
     def submit(self, coro: Coroutine[Any, Any, T]) -> concurrent.futures.Future[T]: ...
 
@@ -83,7 +89,7 @@ def utc_text(moment: datetime, *, micro: bool = False) -> str:
 
 
 async def check_feed(
-    task: FeedTask, fetcher: FeedFetcher, settings: Settings, now: Callable[[], datetime]
+    task: FeedTask, fetcher: FetchesFeeds, settings: Settings, now: Callable[[], datetime]
 ) -> FeedOutcome:
     started = now()
     ctx = FeedContext(settings.monitor_id, task.feed_url, utc_text(started, micro=True))
@@ -208,7 +214,7 @@ async def check_feed(
 
 
 async def _fetch(
-    fetcher: FeedFetcher, url: str, bookmark: FeedBookmark | None, feed_url: str
+    fetcher: FetchesFeeds, url: str, bookmark: FeedBookmark | None, feed_url: str
 ) -> FetchResult:
     """``url`` fetched on the bookmark's validators.
 
@@ -243,7 +249,7 @@ class _OneBudget:
     share the feed's one time budget. Each gets what the earlier ones left, counted by
     their fetch_ms, which leaves out waiting for a host's slot, as the budget does."""
 
-    def __init__(self, fetcher: FeedFetcher, budget_seconds: float) -> None:
+    def __init__(self, fetcher: FetchesFeeds, budget_seconds: float) -> None:
         self._fetcher = fetcher
         self._left = budget_seconds
 
@@ -261,12 +267,6 @@ class _OneBudget:
         )
         self._left -= result.fetch_ms / 1000
         return result
-
-    def submit(self, coro: Coroutine[Any, Any, T]) -> concurrent.futures.Future[T]:
-        return self._fetcher.submit(coro)
-
-    def close(self) -> None:
-        self._fetcher.close()
 
 
 async def _read(

@@ -84,11 +84,10 @@ class EncodedStateWriter(StateWriter):
 
     def mark_written(self, state: TapState) -> None:
         """Take ``state`` as written already: it is written only once it changes."""
-        self._last_line = bytes(self._writer.format_message(StateMessage(value=state)))
+        self._last_line = self._line(state)
 
     def write_state(self, state: TapState) -> None:
-        # serialize_jsonl reuses one buffer: keep an immutable copy of the line.
-        line = bytes(self._writer.format_message(StateMessage(value=state)))
+        line = self._line(state)
         # The same state again is written only after records: many targets confirm
         # (and the orchestrator stores) only a STATE that follows the last record.
         if line == self._last_line and not self._writer.records_since_state:
@@ -96,3 +95,7 @@ class EncodedStateWriter(StateWriter):
         self._writer.write_line(line)
         self._writer.records_since_state = False
         self._last_line = line
+
+    def _line(self, state: TapState) -> bytes:
+        # serialize_jsonl reuses one buffer: keep an immutable copy of the line.
+        return bytes(self._writer.format_message(StateMessage(value=state)))

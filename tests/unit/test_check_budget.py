@@ -3,11 +3,9 @@
 from __future__ import annotations
 
 import asyncio
-import concurrent.futures
-from collections.abc import Coroutine
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
-from typing import Any, TypeVar
+from typing import Any
 
 from tap_feeddelta.check import FeedTask, check_feed
 from tap_feeddelta.config import Settings
@@ -15,7 +13,6 @@ from tap_feeddelta.models import FetchResult
 from tap_feeddelta.state import FeedBookmark
 from tests.feedserver import rss
 
-T = TypeVar("T")
 BUDGET = 10.0
 PAGE_URL = "https://blog.example/"
 FEED_URL = "https://blog.example/feed.xml"
@@ -43,12 +40,6 @@ class ScriptedFetcher:
     ) -> FetchResult:
         self.budgets.append(budget_seconds)
         return self.answers.pop(0)
-
-    def submit(self, coro: Coroutine[Any, Any, T]) -> concurrent.futures.Future[T]:
-        raise NotImplementedError
-
-    def close(self) -> None:
-        pass
 
 
 def _page(fetch_ms: int) -> FetchResult:
