@@ -18,7 +18,7 @@ import threading
 from collections.abc import AsyncIterator, Callable, Coroutine
 from dataclasses import dataclass
 from datetime import UTC, datetime
-from typing import Any, TypeVar
+from typing import Any, Literal, TypeVar
 
 from tap_feeddelta.fetch.body import ACCEPT_ENCODING, CappedBody, supported
 from tap_feeddelta.fetch.connection import (
@@ -26,7 +26,8 @@ from tap_feeddelta.fetch.connection import (
     ConnectionPool,
     PoolKey,
     idle_connection_cap,
-    open_pinned,
+    interleaved,
+    open_first,
     verifying_context,
 )
 from tap_feeddelta.fetch.errors import (
@@ -526,17 +527,25 @@ class Fetcher:
         headers: dict[str, str],
         progress: _Progress,
     ) -> tuple[PoolKey, Connection, Head]:
-        """Send the request on a reused or new pinned connection; at most one retry."""
+        """Send the request on a reused or new pinned connection; at most one retry.
+
+        A new connection races the host's addresses (``open_first``, families taking
+        turns). A transient failure (refused, reset, a keep-alive connection the server
+        closed meanwhile) gets one more try, on a new connection.
+        """
         request = request_bytes(target.request_target, target.authority, headers)
         key, conn = self._connection(target, addresses)
-        reused = conn is not None
-        tried = [key[3]]
+        retried = False
         while True:
-            phase = "connect"
+            phase: Literal["connect", "exchange"] = "connect"
             try:
                 if conn is None:
                     progress.doing = "connecting"
-                    conn = await open_pinned(key, self._context)
+                    keys = [
+                        (target.scheme, target.host, target.port, address)
+                        for address in interleaved(addresses)
+                    ]
+                    key, conn = await open_first(keys, self._context)
                 phase = "exchange"
                 progress.doing = "waiting for the response"
                 conn.writer.write(request)
@@ -547,18 +556,11 @@ class Fetcher:
                     conn.close()
                 if not isinstance(exc, Exception) or isinstance(exc, FetchError):
                     raise
-                failure = failure_from_exception(
-                    exc, phase="connect" if phase == "connect" else "exchange", host=target.host
-                )
-                if len(tried) > 1 or not is_transient(exc):
+                failure = failure_from_exception(exc, phase=phase, host=target.host)
+                if retried or not is_transient(exc):
                     raise failure from None
-            # One retry: a stale keep-alive connection again, else the next address.
-            untried = [a for a in addresses if a not in tried]
-            address = key[3] if reused or not untried else untried[0]
-            tried.append(address)
-            key = (target.scheme, target.host, target.port, address)
+            retried = True
             conn = None
-            reused = False
 
     def _connection(
         self, target: Target, addresses: tuple[str, ...]

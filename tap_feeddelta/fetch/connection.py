@@ -10,8 +10,10 @@ the fetcher's event loop.
 from __future__ import annotations
 
 import asyncio
+import ipaddress
 import ssl
 from collections import OrderedDict, deque
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 from urllib3.util import create_urllib3_context
@@ -21,6 +23,10 @@ from tap_feeddelta.fetch.response import MAX_LINE
 PoolKey = tuple[str, str, int, str]  # scheme, host, port, address
 
 MAX_IDLE_TOTAL = 2048  # idle keep-alive connections kept across all hosts, at most
+# Happy eyeballs (RFC 8305): the next address gets its own attempt after this long, or as
+# soon as the one before fails; 250 ms is the RFC's recommended Connection Attempt Delay.
+CONNECT_ATTEMPT_DELAY = 0.25
+MAX_CONNECT_ATTEMPTS = 8  # addresses tried per connection, at most
 
 
 def idle_connection_cap() -> int:
@@ -62,6 +68,74 @@ class Connection:
 def _buffered(reader: asyncio.StreamReader) -> bool:
     # StreamReader has no public view of its buffer; an idle connection must have none.
     return bool(getattr(reader, "_buffer", b""))
+
+
+def interleaved(addresses: Sequence[str]) -> list[str]:
+    """The addresses in the resolver's order, families taking turns (RFC 8305, 4): a host
+    whose IPv6 addresses all stall still has its IPv4 one tried second, not last."""
+    if len(addresses) < 2:
+        return list(addresses)
+    first: list[str] = []
+    other: list[str] = []
+    first_version = ipaddress.ip_address(addresses[0]).version
+    for address in addresses:
+        (first if ipaddress.ip_address(address).version == first_version else other).append(address)
+    out: list[str] = []
+    for index in range(max(len(first), len(other))):
+        out.extend(group[index] for group in (first, other) if index < len(group))
+    return out
+
+
+async def open_first(
+    keys: Sequence[PoolKey], context: ssl.SSLContext, delay: float = CONNECT_ATTEMPT_DELAY
+) -> tuple[PoolKey, Connection]:
+    """The first of ``keys`` to connect (happy eyeballs): one attempt starts, the next
+    after ``delay`` or as soon as one fails, and so on; the first connection made wins
+    and every other attempt is cancelled or closed. All failed: the first one's error.
+
+    One address that drops packets (a broken IPv6 route, a dead server behind a live
+    DNS name) then costs a quarter of a second, not the feed's whole time budget.
+    """
+    if len(keys) == 1:
+        return keys[0], await open_pinned(keys[0], context)
+    if not keys:
+        raise ValueError("no address to connect to")
+    waiting = list(keys[:MAX_CONNECT_ATTEMPTS])
+    waiting.reverse()  # popped from the end
+    attempts: dict[asyncio.Task[Connection], PoolKey] = {}  # in the order they started
+    pending: set[asyncio.Task[Connection]] = set()
+    try:
+        while True:
+            if waiting:
+                key = waiting.pop()
+                task = asyncio.ensure_future(open_pinned(key, context))
+                attempts[task] = key
+                pending.add(task)
+            if not pending:  # every attempt failed
+                first_error = next(iter(attempts)).exception()
+                assert first_error is not None
+                raise first_error
+            done, pending = await asyncio.wait(
+                pending,
+                timeout=delay if waiting else None,
+                return_when=asyncio.FIRST_COMPLETED,
+            )
+            winner: tuple[PoolKey, Connection] | None = None
+            for task in done:
+                if task.exception() is not None:
+                    continue
+                if winner is None:
+                    winner = attempts[task], task.result()
+                else:  # connected at the same moment as the winner
+                    task.result().close()
+            if winner is not None:
+                return winner
+    finally:
+        for task in pending:
+            task.cancel()
+        for outcome in await asyncio.gather(*pending, return_exceptions=True):
+            if isinstance(outcome, Connection):
+                outcome.close()
 
 
 async def open_pinned(key: PoolKey, context: ssl.SSLContext) -> Connection:
