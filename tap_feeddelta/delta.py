@@ -1,9 +1,11 @@
 """Pure change detection: (old bookmark, parsed feed, settings) → changes + new item memory.
 
-Identity of an item: the feed's own id; else its URL; else a hash of its title, date and
-summary (``derived``). Its fingerprint covers what a user sees of it, independent of the
-tap's settings (see FINGERPRINT_FIELDS), so changing content_mode never makes items look
-updated. No clock, no I/O.
+Identity of an item: the feed's own id; else its URL; else its first enclosure's URL (a
+podcast episode without guid or link); else a hash of its title, date and summary
+(``derived``). Items of one document that share an id but differ take ids derived from it
+(see _identify); exact repeats are dropped. Its fingerprint covers what a user sees of it,
+independent of the tap's settings (see FINGERPRINT_FIELDS), so changing content_mode never
+makes items look updated. No clock, no I/O.
 """
 
 from __future__ import annotations
@@ -18,7 +20,7 @@ from tap_feeddelta.errors import Issue
 from tap_feeddelta.models import ParsedItem
 from tap_feeddelta.state import ITEM_BYTES, FeedBookmark, pack_items, unpack_items
 
-IdSourceOut = Literal["guid", "atom_id", "json_id", "url", "derived"]
+IdSourceOut = Literal["guid", "atom_id", "json_id", "url", "enclosure", "derived"]
 ChangeType = Literal["new", "updated"]
 
 FINGERPRINT_VERSION: Final = "v1"
@@ -75,6 +77,7 @@ class ItemCounts:
     emitted: int = 0
     deferred: int = 0
     remembered: int = 0
+    duplicates: int = 0  # exact repeats of an earlier item of the document, dropped
 
 
 @dataclass(frozen=True, slots=True)
@@ -102,12 +105,39 @@ def item_identity(item: ParsedItem) -> tuple[str, IdSourceOut, tuple[Issue, ...]
         return item.native_id, item.native_id_source, ()
     if item.url:
         return item.url, "url", ()
-    material = _SEP.join(
-        [item.title or _NONE, item.published_at or item.updated_at or _NONE, item.summary or _NONE]
-    )
-    digest = hashlib.blake2b(material.encode("utf-8"), digest_size=16).hexdigest()
+    if item.enclosures:  # what podcast apps use for an episode without guid or link
+        issue = Issue("derived_id", "the item has no id or link; its id is its enclosure's URL")
+        return item.enclosures[0].url, "enclosure", (issue,)
     issue = Issue("derived_id", "the item has no id or link; its id is a hash of its content")
-    return f"derived:{digest}", "derived", (issue,)
+    return _derived_id(_text_parts(item)), "derived", (issue,)
+
+
+def _text_parts(item: ParsedItem) -> list[str]:
+    return [
+        item.title or _NONE,
+        item.published_at or item.updated_at or _NONE,
+        item.summary or _NONE,
+    ]
+
+
+def _derived_id(parts: list[str]) -> str:
+    digest = hashlib.blake2b(_SEP.join(parts).encode("utf-8"), digest_size=16).hexdigest()
+    return f"derived:{digest}"
+
+
+def _other_ids(entry: _Identified) -> tuple[str, ...]:
+    """The ids an item takes, in this order, when its own is shared with another item of
+    its document: one from its id, title and date (an edit of its summary or content
+    keeps it), then one from its id and whole content (unique unless the items are equal)."""
+    ids: list[str] = []
+    if entry.id_source == "enclosure":
+        # Before enclosures identified items, such an item's id was the hash of its text.
+        ids.append(_derived_id(_text_parts(entry.item)))
+    elif entry.id_source != "derived":
+        item = entry.item
+        ids.append(_derived_id([entry.item_id, *_text_parts(item)[:2]]))
+    ids.append(_derived_id([entry.item_id, entry.fingerprint.hex()]))
+    return tuple(ids)
 
 
 def fingerprint_bytes(item: ParsedItem, *, tags_in_document_order: bool = False) -> bytes:
@@ -147,20 +177,40 @@ def _key_hash(item_id: str) -> int:
     return int.from_bytes(digest, "big")
 
 
-def _identify(items: Sequence[ParsedItem]) -> tuple[list[_Identified], int]:
-    """Items with their identity, first of each id only; and how many repeats were dropped."""
-    seen: set[int] = set()
-    out: list[_Identified] = []
+def _identify(
+    items: Sequence[ParsedItem], remembered: dict[int, int]
+) -> tuple[list[_Identified], int]:
+    """Items with their identity, in document order; and how many exact repeats were dropped.
+
+    Nothing distinct is dropped: items that share an id (a status page whose every item
+    links to its home page, a CMS giving every item one guid) keep it only once; the
+    others take an id derived from it (``_other_ids``, ``shared_id``). The one remembered
+    with its content keeps the shared id, so adding an item does not turn an old one into
+    an update. An item whose content is remembered under one of its other ids keeps that
+    one, so an item stays the same item when the one it shared its id with leaves.
+    """
+    entries: list[_Identified] = []
+    keys: set[int] = set()
+    versions: set[tuple[int, bytes]] = set()  # (id hash, fingerprint) of items with a shared id
+    shared = False
     duplicates = 0
     for item in items:
         item_id, id_source, issues = item_identity(item)
         key = _key_hash(item_id)
-        if key in seen:
-            duplicates += 1
-            continue
-        seen.add(key)
         full = fingerprint_bytes(item)
-        out.append(
+        if key in keys:
+            if not shared:  # the first repeat: index the versions seen so far
+                versions.update((e.key_hash, e.fingerprint) for e in entries)
+                shared = True
+            if (key, full) in versions:
+                duplicates += 1  # the same item again
+                continue
+            versions.add((key, full))
+        else:
+            keys.add(key)
+            if shared:
+                versions.add((key, full))
+        entries.append(
             _Identified(
                 item,
                 item_id,
@@ -171,7 +221,65 @@ def _identify(items: Sequence[ParsedItem]) -> tuple[list[_Identified], int]:
                 item.issues + issues if issues else item.issues,
             )
         )
-    return out, duplicates
+    if not remembered and not shared:  # a first run's usual document: nothing to settle
+        return entries, duplicates
+    repeated = _repeated_keys(entries) if shared else set()
+    taken: set[int] = {entry.key_hash for entry in entries if entry.key_hash not in repeated}
+    out: list[_Identified | None] = [None] * len(entries)
+    for index, entry in enumerate(entries):
+        if entry.key_hash in repeated:
+            continue
+        old = remembered.get(entry.key_hash)
+        if old != entry.content_hash and remembered:
+            # Looks new or edited: unless its content is remembered under another id.
+            entry = _kept_other_id(entry, remembered, taken) or entry
+        out[index] = entry
+    # Items sharing an id: exact matches with memory first, then the document's order.
+    for exact in (True, False):
+        for index, entry in enumerate(entries):
+            if out[index] is not None or entry.key_hash not in repeated:
+                continue
+            for candidate in (entry.item_id, *_other_ids(entry)):
+                key = _key_hash(candidate)
+                if key in taken or (exact and remembered.get(key) != entry.content_hash):
+                    continue
+                taken.add(key)
+                out[index] = entry if candidate == entry.item_id else _as_shared(entry, candidate)
+                break
+    return [entry for entry in out if entry is not None], duplicates
+
+
+def _repeated_keys(entries: list[_Identified]) -> set[int]:
+    once: set[int] = set()
+    repeated: set[int] = set()
+    for entry in entries:
+        (repeated if entry.key_hash in once else once).add(entry.key_hash)
+    return repeated
+
+
+def _kept_other_id(
+    entry: _Identified, remembered: dict[int, int], taken: set[int]
+) -> _Identified | None:
+    for candidate in _other_ids(entry):
+        key = _key_hash(candidate)
+        if key not in taken and remembered.get(key) == entry.content_hash:
+            taken.add(key)
+            return _as_shared(entry, candidate)
+    return None
+
+
+def _as_shared(entry: _Identified, item_id: str) -> _Identified:
+    issue = Issue(
+        "shared_id",
+        f"another item of the document has this item's {entry.id_source} id; "
+        "this one's id is derived from it and its content",
+    )
+    return entry._replace(
+        item_id=item_id,
+        id_source="derived",
+        key_hash=_key_hash(item_id),
+        issues=(*entry.issues, issue),
+    )
 
 
 def _item_date(item: ParsedItem) -> str | None:
@@ -205,12 +313,12 @@ def diff_items(
     (a web page now advertises another feed first). If none of its items is remembered,
     it is a feed never read before, and its items are read as on a first run.
     """
-    identified, duplicates = _identify(items)
+    remembered = unpack_items(bookmark.items) if bookmark else {}
+    identified, duplicates = _identify(items, remembered)
     # Only as many items as can be remembered are tracked (the first, in document
     # order): an item that cannot be remembered would come out as new on every run.
     untracked = max(0, len(identified) - settings.max_state_items)
     identified = identified[: settings.max_state_items]
-    remembered = unpack_items(bookmark.items) if bookmark else {}
     is_first_run = bookmark is None or not bookmark.has_baseline
     issues: list[Issue] = []
     if (
@@ -262,15 +370,27 @@ def diff_items(
         identified, remembered, deferred_ids, _memory_bound(largest, settings.max_state_items)
     )
 
+    new_count = sum(1 for _, kind in changed if kind == "new")
+    if not is_first_run and remembered and 1 < len(identified) == new_count:
+        # The document moved on past everything it showed before: a feed that publishes
+        # faster than it is read loses the items that came and went between runs.
+        issues.append(
+            Issue(
+                "possible_gap",
+                f"none of the document's {new_count} items was seen before: items "
+                "published and gone between runs may have been missed",
+            )
+        )
     if duplicates:
-        issues.append(Issue("duplicate_id", f"{duplicates} items repeat an earlier item's id"))
+        issues.append(
+            Issue("duplicate_id", f"{duplicates} items repeat an earlier item exactly (dropped)")
+        )
     if deferred:
         issues.append(Issue("items_deferred", f"{len(deferred)} changes are left for a later run"))
     if untracked:
         issues.append(
             Issue("state_trimmed", f"{untracked} items past max_state_items are not tracked")
         )
-    new_count = sum(1 for _, kind in changed if kind == "new")
     counts = ItemCounts(
         seen=len(items),
         new=new_count,
@@ -279,6 +399,7 @@ def diff_items(
         emitted=len(changes),
         deferred=len(deferred),
         remembered=len(memory) // ITEM_BYTES,
+        duplicates=duplicates,
     )
     return Delta(changes, counts, memory, tuple(issues), largest)
 

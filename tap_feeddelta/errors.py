@@ -52,6 +52,9 @@ CODES: Final[dict[str, CodeInfo]] = {
         "warning", False, "Items past the first max_state_items of a document are not tracked."
     ),
     "no_items": CodeInfo("info", False, "The feed has no items."),
+    "possible_gap": CodeInfo(
+        "warning", False, "None of the document's items was seen before: some may have been missed."
+    ),
     # -- document-level recovery (feed or item issues) ----------------------------------
     "xml_recovered": CodeInfo("warning", False, "Malformed XML was read by recovery."),
     "encoding_replaced": CodeInfo("warning", False, "Undecodable bytes were replaced."),
@@ -72,7 +75,12 @@ CODES: Final[dict[str, CodeInfo]] = {
     "derived_id": CodeInfo(
         "info", False, "The item has no id or URL; its identity is a hash of its content."
     ),
-    "duplicate_id": CodeInfo("warning", False, "A later item repeats an id; the first wins."),
+    "duplicate_id": CodeInfo(
+        "warning", False, "A later item repeats an earlier one exactly; dropped."
+    ),
+    "shared_id": CodeInfo(
+        "warning", False, "The item shares its id with another item; its id is derived from both."
+    ),
     "id_too_long": CodeInfo("warning", False, "An id over 1 KiB was dropped."),
     "url_too_long": CodeInfo("warning", False, "A URL over 2 KiB was dropped."),
     "unsafe_url": CodeInfo("warning", False, "A URL that is not http(s) was dropped."),

@@ -142,6 +142,7 @@ def health_record(ctx: FeedContext, facts: HealthFacts) -> dict[str, Any]:
             "emitted": counts.emitted,
             "deferred": counts.deferred,
             "remembered": counts.remembered,
+            "duplicates": counts.duplicates,
         },
         "conditional_request": {
             "etag_sent": bool(fetch and fetch.etag_sent),

@@ -86,14 +86,17 @@ def test_identity_falls_back_to_url_then_derived() -> None:
     assert "derived_id" in {i.code for i in delta.changes[1].issues}
 
 
-def test_duplicate_ids_first_wins() -> None:
+def test_a_repeated_id_with_other_content_is_another_item() -> None:
     delta = diff_items(
         None,
-        [item(1, title="first"), item(1, title="second")],
+        [item(1, title="first"), item(1, title="second"), item(1, title="first")],
         DeltaSettings("m", "u", first_run_mode="emit_all"),
     )
-    assert [c.item.title for c in delta.changes] == ["first"]
-    assert "duplicate_id" in {i.code for i in delta.issues}
+    assert [(c.item.title, c.id_source) for c in delta.changes] == [
+        ("first", "guid"),
+        ("second", "derived"),
+    ]
+    assert "duplicate_id" in {i.code for i in delta.issues}  # the exact repeat
 
 
 def test_deferred_changes_are_not_remembered() -> None:

@@ -27,6 +27,7 @@ typed as (
         cast({{ feeddelta.json_field_text('item_counts', 'emitted') }} as {{ dbt.type_int() }}) as items_emitted,
         cast({{ feeddelta.json_field_text('item_counts', 'deferred') }} as {{ dbt.type_int() }}) as items_deferred,
         cast({{ feeddelta.json_field_text('item_counts', 'remembered') }} as {{ dbt.type_int() }}) as items_remembered,
+        cast({{ feeddelta.json_field_text('item_counts', 'duplicates') }} as {{ dbt.type_int() }}) as items_duplicate,
         cast({{ feeddelta.json_field_text('conditional_request', 'etag_sent') }} as {{ dbt.type_boolean() }}) as is_etag_sent,
         cast({{ feeddelta.json_field_text('conditional_request', 'last_modified_sent') }} as {{ dbt.type_boolean() }}) as is_last_modified_sent,
         cast({{ feeddelta.json_field_text('conditional_request', 'not_modified') }} as {{ dbt.type_boolean() }}) as is_not_modified,
@@ -59,7 +60,7 @@ deduplicated as (
 select
     check_id, monitor_id, feed_url, checked_at, checked_on, status, http_status, error_code,
     error_message, final_url, feed_title, feed_format, items_seen, items_new, items_updated,
-    items_unchanged, items_emitted, items_deferred, items_remembered, is_etag_sent,
+    items_unchanged, items_emitted, items_deferred, items_remembered, items_duplicate, is_etag_sent,
     is_last_modified_sent, is_not_modified, redirects, bytes_received, fetch_ms, parse_ms,
     is_stale, newest_item_at, is_truncated, discovered_from, advertised_feeds_json,
     retry_after_at, issues_json, issue_count, schema_version

@@ -1,0 +1,180 @@
+"""Item identity over runs: shared ids, enclosures as ids, exact repeats, gaps."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from tap_feeddelta.delta import Delta, DeltaSettings, diff_items
+from tap_feeddelta.models import Enclosure, ParsedItem
+from tap_feeddelta.state import FeedBookmark
+
+EMIT_ALL = DeltaSettings("m", "https://status.example/feed", first_run_mode="emit_all")
+HOME = "https://status.example/"
+
+
+def incident(n: int, **kw: object) -> ParsedItem:
+    """A status page's item: no guid, and every item links to the home page."""
+    values: dict[str, object] = {
+        "url": HOME,
+        "title": f"Incident {n}",
+        "summary": f"What happened in incident {n}.",
+        "published_at": f"2026-11-{n:02d}T10:00:00Z",
+    }
+    values.update(kw)
+    return ParsedItem(**values)  # type: ignore[arg-type]
+
+
+class Runs:
+    """Runs one after another, each from the memory the one before left."""
+
+    def __init__(self, settings: DeltaSettings = EMIT_ALL) -> None:
+        self.settings = settings
+        self.bookmark: FeedBookmark | None = None
+
+    def run(self, items: Sequence[ParsedItem]) -> Delta:
+        delta = diff_items(self.bookmark, items, self.settings)
+        self.bookmark = FeedBookmark(success_at="2026-11-30T00Z", items=delta.remembered_items)
+        return delta
+
+
+def changes(delta: Delta) -> list[tuple[str, str | None]]:
+    return [(c.change_type, c.item.title) for c in delta.changes]
+
+
+def codes(delta: Delta) -> set[str]:
+    return {issue.code for issue in delta.issues}
+
+
+def test_items_sharing_a_link_are_all_delivered() -> None:
+    """Before, the first item with the link won and the others were never delivered."""
+    first = Runs().run([incident(3), incident(2), incident(1)])
+    assert changes(first) == [("new", "Incident 3"), ("new", "Incident 2"), ("new", "Incident 1")]
+    assert len({c.item_id for c in first.changes}) == 3
+    assert [c.id_source for c in first.changes] == ["url", "derived", "derived"]
+    shared = [{i.code for i in c.issues} for c in first.changes]
+    assert shared == [set(), {"shared_id"}, {"shared_id"}]
+    assert first.counts.duplicates == 0
+
+
+def test_a_new_item_with_a_shared_link_is_new_not_an_update_of_the_old_one() -> None:
+    runs = Runs()
+    runs.run([incident(1)])
+    second = runs.run([incident(2), incident(1)])
+    assert changes(second) == [("new", "Incident 2")]
+    third = runs.run([incident(3), incident(2), incident(1)])
+    assert changes(third) == [("new", "Incident 3")]
+    assert runs.run([incident(3), incident(2), incident(1)]).changes == ()
+
+
+def test_an_item_keeps_its_derived_id_when_the_others_leave() -> None:
+    runs = Runs()
+    runs.run([incident(2), incident(1)])
+    alone = runs.run([incident(2)])  # incident 1, which held the bare link, is gone
+    assert alone.changes == ()
+    assert alone.counts.unchanged == 1
+
+
+def test_an_edit_of_an_item_with_a_shared_link_is_an_update() -> None:
+    runs = Runs()
+    runs.run([incident(2), incident(1)])
+    edited = runs.run([incident(2, summary="Resolved."), incident(1)])
+    assert changes(edited) == [("updated", "Incident 2")]
+
+
+def test_one_guid_for_every_item_loses_none_of_them() -> None:
+    """A CMS that gives every item the same guid: every item is still its own."""
+    items = [
+        ParsedItem("same", "guid", title=f"Post {n}", published_at=f"2026-11-{n:02d}T00:00:00Z")
+        for n in range(1, 6)
+    ]
+    runs = Runs()
+    assert len(runs.run(items).changes) == 5
+    assert runs.run(items).changes == ()
+    assert changes(runs.run([ParsedItem("same", "guid", title="Post 6"), *items])) == [
+        ("new", "Post 6")
+    ]
+
+
+def test_an_exact_repeat_is_dropped_and_counted() -> None:
+    delta = Runs().run([incident(1), incident(2), incident(1)])
+    assert changes(delta) == [("new", "Incident 1"), ("new", "Incident 2")]
+    assert "duplicate_id" in codes(delta)
+    assert delta.counts.duplicates == 1
+    counts = delta.counts
+    assert counts.seen == counts.new + counts.updated + counts.unchanged + counts.duplicates
+
+
+def test_items_without_id_or_link_differing_only_in_content_are_all_delivered() -> None:
+    items = [
+        ParsedItem(content_text="Post A: the server is down"),
+        ParsedItem(content_text="Post B: the server is back"),
+        ParsedItem(title="Daily note", content_text="Monday"),
+        ParsedItem(title="Daily note", content_text="Tuesday"),
+    ]
+    runs = Runs()
+    assert len(runs.run(items).changes) == 4
+    later = runs.run([ParsedItem(content_text="Post C: new"), *items])
+    assert [(c.change_type, c.item.content_text) for c in later.changes] == [("new", "Post C: new")]
+
+
+def episode(notes: str) -> ParsedItem:
+    audio = Enclosure(url="https://cdn.example/ep1.mp3", type="audio/mpeg", length_bytes=1000)
+    return ParsedItem(title="Episode 1", summary=notes, enclosures=(audio,))
+
+
+def test_an_episode_without_guid_or_link_is_known_by_its_enclosure() -> None:
+    """Before, its id hashed the show notes: fixing a typo delivered the episode again."""
+    runs = Runs()
+    first = runs.run([episode("Show notes with a tpyo.")])
+    assert [(c.item_id, c.id_source) for c in first.changes] == [
+        ("https://cdn.example/ep1.mp3", "enclosure")
+    ]
+    assert "derived_id" in {i.code for i in first.changes[0].issues}
+    assert changes(runs.run([episode("Show notes with a typo fixed.")])) == [
+        ("updated", "Episode 1")
+    ]
+
+
+def test_an_episode_remembered_under_its_old_text_id_is_unchanged() -> None:
+    """Memory written when such an item was identified by the hash of its text (before
+    enclosures identified items): the upgrade delivers nothing again."""
+    runs = Runs()
+    runs.bookmark = FeedBookmark(success_at="x", items=_memory_of_text_id(episode("Notes.")))
+    unchanged = runs.run([episode("Notes.")])
+    assert unchanged.changes == ()
+    assert unchanged.counts.unchanged == 1
+
+
+def _memory_of_text_id(item: ParsedItem) -> bytes:
+    """The memory an earlier version left for ``item``: its text hash as its id."""
+    from tap_feeddelta.delta import _derived_id, _key_hash, _short, _text_parts, fingerprint_bytes
+    from tap_feeddelta.state import pack_items
+
+    key = _key_hash(_derived_id(_text_parts(item)))
+    return pack_items([(key, _short(fingerprint_bytes(item)))])
+
+
+def test_a_document_with_nothing_seen_before_reports_a_possible_gap() -> None:
+    runs = Runs()
+    runs.run([incident(n, url=f"{HOME}{n}") for n in range(1, 11)])
+    moved_on = runs.run([incident(n, url=f"{HOME}{n}") for n in range(21, 31)])
+    assert len(moved_on.changes) == 10
+    assert "possible_gap" in codes(moved_on)
+    overlapping = runs.run([incident(n, url=f"{HOME}{n}") for n in range(22, 32)])
+    assert "possible_gap" not in codes(overlapping)
+
+
+def test_no_gap_is_reported_on_a_first_run_or_for_a_one_item_feed() -> None:
+    runs = Runs()
+    assert "possible_gap" not in codes(runs.run([incident(1, url=f"{HOME}1"), incident(2)]))
+    single = Runs()
+    single.run([incident(1)])
+    assert "possible_gap" not in codes(single.run([incident(2, url=f"{HOME}2")]))
+
+
+def test_many_items_sharing_one_id_are_identified_in_linear_work() -> None:
+    """10,000 items with one guid: each its own item (a quadratic pass would take minutes)."""
+    items = [ParsedItem("same", "guid", title=f"Post {n}") for n in range(10_000)]
+    runs = Runs()
+    assert len(runs.run(items).changes) == EMIT_ALL.max_items_per_run
+    assert runs.run(items).counts.duplicates == 0
