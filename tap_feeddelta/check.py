@@ -22,6 +22,7 @@ from typing import Any, Final, Protocol, TypeVar
 from tap_feeddelta.config import Settings
 from tap_feeddelta.delta import DeltaSettings, diff_items
 from tap_feeddelta.errors import Issue, ParseError
+from tap_feeddelta.fetch.headers import RETRY_AFTER_CAP
 from tap_feeddelta.models import FetchResult, ParsedFeed
 from tap_feeddelta.records import (
     FeedContext,
@@ -88,6 +89,16 @@ def utc_text(moment: datetime, *, micro: bool = False) -> str:
     return naive.isoformat(timespec="microseconds" if micro else "seconds") + "Z"
 
 
+def _still_waiting(retry_after_at: str | None, now: datetime) -> bool:
+    """Whether a stored Retry-After still holds. A time past the cap from now cannot
+    come from an answer read with a right clock (it is capped when read): a clock that
+    was wrong then, or an edited state. It is ignored, so that no feed is skipped for
+    longer than the cap."""
+    if not retry_after_at:
+        return False
+    return utc_text(now) < retry_after_at <= utc_text(now + RETRY_AFTER_CAP)
+
+
 async def check_feed(
     task: FeedTask, fetcher: FetchesFeeds, settings: Settings, now: Callable[[], datetime]
 ) -> FeedOutcome:
@@ -95,7 +106,7 @@ async def check_feed(
     ctx = FeedContext(settings.monitor_id, task.feed_url, utc_text(started, micro=True))
     bookmark = task.bookmark
     fetcher = _OneBudget(fetcher, settings.request_timeout_seconds)  # one for all its fetches
-    if bookmark and bookmark.retry_after_at and bookmark.retry_after_at > utc_text(started):
+    if bookmark and _still_waiting(bookmark.retry_after_at, started):
         issue = Issue("retry_later", "the server asked not to be fetched before retry_after_at")
         facts = HealthFacts(
             "skipped", error=issue, retry_after_at=bookmark.retry_after_at, issues=(issue,)
