@@ -317,10 +317,11 @@ def _fallback_summary(
 ) -> str | None:
     """The summary of an item whose description gives none: its ``itunes:summary``, else
     its Media RSS description. itunes:summary is plain text by the spec, but podcast
-    hosts put HTML show notes there: read as HTML when it looks like HTML, as titles are."""
+    hosts put HTML show notes there: read as HTML when it shows an end tag, a reference or a
+    void tag (titles, which often name a tag, need more)."""
     if itunes_summary:
         notes = itunes_summary
-        if fields.rss_title_kind(notes) != "html":
+        if not fields.looks_like_html(notes):
             notes = notes.replace("&", "&amp;").replace("<", "&lt;")
         summary = fields.summary(notes, "html", issues)
         if summary is not None:
