@@ -13,7 +13,7 @@ from tap_feeddelta.models import Author, Enclosure, FeedFormat, ParsedFeed, Pars
 from tap_feeddelta.parse import fields
 from tap_feeddelta.parse.fields import TextKind
 from tap_feeddelta.parse.limits import MAX_ITEMS_READ, MAX_RAW_TEXT_CHARS
-from tap_feeddelta.parse.media import media_text
+from tap_feeddelta.parse.media import fallback_title, media_text
 from tap_feeddelta.parse.names import (
     ATOM_HOME,
     XML_LANG,
@@ -200,6 +200,7 @@ def _entry(
     issues: list[Issue] = []
     base = base_of(element, document_url) if has_xml_base else document_url
     entry_id = link = published = issued = updated = created = original_link = None
+    itunes_title = None
     link_is_page = False
     title: tuple[str | None, TextKind] = (None, "text")
     summary: tuple[str | None, TextKind] = (None, "text")
@@ -213,7 +214,7 @@ def _entry(
     for child in element:
         name = key[child.tag]
         if name == "title":
-            if title[0] is None:
+            if title[0] is None or not title[0].strip():  # an empty one hides no later one
                 title = _construct(child)
         elif name == "link":
             rel = link_relation(child.get("rel"))
@@ -279,15 +280,18 @@ def _entry(
                 original_link = text_of(child)
         elif name == "feedburner:origenclosurelink":  # follows the enclosure it stands for
             original_enclosures.append((max(len(enclosures) - 1, 0), text_of(child)))
+        elif name == "itunes:title" and not (itunes_title and itunes_title.strip()):
+            itunes_title = markup_of(child, is_text_markup=True)
     if original_link:  # FeedBurner's alternate link is its redirect
         link = fields.original_url(original_link, base) or link
     if original_enclosures:
         enclosures = fields.with_original_urls(enclosures, original_enclosures, base)
-    if media_elements:
-        if title[0] is None:
-            title = media_text(key, media_elements, "media:title")
-        if summary[0] is None:
-            summary = media_text(key, media_elements, "media:description")
+    # Atom text constructs say how they are escaped: read as typed, not unescaped twice.
+    item_title = fields.title(title[0], title[1], issues, unescape_twice=False)
+    if item_title is None:  # no title, or one without words
+        item_title = fallback_title(key, itunes_title, media_elements, issues, unescape_twice=False)
+    if summary[0] is None and media_elements:
+        summary = media_text(key, media_elements, "media:description")
     native_id = fields.native_id(entry_id, issues)
     if link is None and native_id and native_id.startswith(("http://", "https://")):
         link = fields.url(native_id, None, "item", issues)  # the id is the permalink
@@ -296,7 +300,7 @@ def _entry(
         native_id,  # native_id
         "atom_id" if native_id is not None else None,  # native_id_source
         link,  # url
-        fields.title(title[0], title[1], issues, unescape_twice=False),  # title (as typed)
+        item_title,  # title
         fields.summary(summary[0], summary[1], issues),  # summary
         fields.content(content[0], content[1], issues),  # content_text
         fields.first_authors(authors, issues) or source_authors or feed_authors,  # RFC 4287 4.2.1

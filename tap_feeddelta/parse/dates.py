@@ -2,7 +2,8 @@
 
 Read: RFC 822/1123 with or without weekday (two- or four-digit years, named or numeric
 zones), RFC 3339 / ISO 8601 / W3C-DTF (basic or extended, with or without seconds and
-fractions, date-only, year-month, year), asctime, and a few broken shapes seen in real
+fractions, date-only, year-month, year), asctime, year-first dates with slashes
+(``2024/3/4 12:00``, Chinese and Japanese CMSs), and a few broken shapes seen in real
 feeds ("Jan 4, 2004 16:29", a space instead of ``T``, ``GMT+1``). A date without a zone
 is UTC. Anything that does not name one real instant is ``None`` — never a guess.
 """
@@ -69,6 +70,15 @@ _ISO: Final = re.compile(
     r"(?:(?:[Tt]|\s+)(?P<hour>\d{2}):?(?P<minute>\d{2})(?::?(?P<second>\d{2})(?:[.,]\d+)?)?)?)?)?"
     r"\s*(?P<zone>[Zz]|UTC|GMT|[+-]\d{2}(?::?\d{2})?)?"
 )
+# Year, month, day with slashes, as CMSs in China and Japan print them: the year first
+# makes it unambiguous (a day- or month-first "04/03/2024" is not read). Zones as in ISO
+# dates only: a name such as "CST" means China to them and the US Central zone elsewhere.
+_YEAR_FIRST_SLASHES: Final = re.compile(
+    r"(?P<year>\d{4})/(?P<month>\d{1,2})/(?P<day>\d{1,2})"
+    r"(?:(?:[Tt]|\s+)(?P<hour>\d{1,2}):(?P<minute>\d{1,2})"
+    r"(?::(?P<second>\d{1,2})(?:[.,]\d+)?)?)?"
+    r"\s*(?P<zone>[Zz]|UTC|GMT|[+-]\d{2}(?::?\d{2})?)?"
+)
 # Names in any alphabet, for localized weekdays and months ("sáb", "déc", "terça-feira").
 _WEEKDAY: Final = r"(?:[^\W\d_]{2,9}(?:-feira)?\.?,?\s*)"
 _RFC822: Final = re.compile(
@@ -84,7 +94,7 @@ _ASCTIME: Final = re.compile(
     r"(?:" + _ZONE + r"\s+)?(?P<year>\d{4})"
 )
 _COMMENT: Final = re.compile(r"\s*\([^()]*\)\s*$")
-_PATTERNS: Final = (_ISO, _RFC822, _MONTH_FIRST, _ASCTIME)
+_PATTERNS: Final = (_ISO, _RFC822, _MONTH_FIRST, _ASCTIME, _YEAR_FIRST_SLASHES)
 _MAX_DATE_CHARS: Final = 100
 # Years before this are the zero values generators print for "no date" (Go's and .NET's
 # 0001-01-01, PHP's -0001-11-30 for MySQL's zero date), never an item's real date.

@@ -43,14 +43,18 @@ _EMAIL: Final = re.compile(r"[^\s@<>()\"',;]+@[^\s@<>()\"',;]+")
 _LANGUAGE: Final = re.compile(r"[A-Za-z]{1,8}(?:[-_][A-Za-z0-9]{1,8})*")
 
 
-# An RSS title is read as HTML only when it shows HTML: an end tag, a character or entity
-# reference, or a void tag. "Optional<T>" and "The <details> element" are plain text.
+# Whether text shows HTML: an end tag, a character or entity reference, or a void tag.
+# "Optional<T>" and "The <details> element" are plain text. Author names and podcast show
+# notes are read so; titles, which often name a tag, by the stricter _rss_title_is_html.
+_REFERENCE_PATTERN: Final = r"&(?:#[0-9]{1,7}|#[xX][0-9A-Fa-f]{1,6}|[A-Za-z][A-Za-z0-9]{1,31});"
 _LOOKS_LIKE_HTML: Final = re.compile(
-    r"</[A-Za-z][\w:.-]*\s*>"
-    r"|&(?:#[0-9]{1,7}|#[xX][0-9A-Fa-f]{1,6}|[A-Za-z][A-Za-z0-9]{1,31});"
-    r"|<(?:br|hr|img|wbr)(?:\s[^<>]*)?/?>",
+    r"</[A-Za-z][\w:.-]*\s*>|" + _REFERENCE_PATTERN + r"|<(?:br|hr|img|wbr)(?:\s[^<>]*)?/?>",
     re.I,
 )
+_REFERENCE: Final = re.compile(_REFERENCE_PATTERN)
+# A start or end tag: "/" for an end tag, the name, then what follows the name.
+_TITLE_TAG: Final = re.compile(r"<(/?)([A-Za-z][\w:.-]*)(\s[^<>]*|/)?>")
+_VOID_NAMES: Final = frozenset({"br", "hr", "img", "wbr"})
 
 
 _TITLE_CUT: Final = Issue("title_truncated", "The title was cut to 1 KiB.")
@@ -72,7 +76,40 @@ def rss_title_kind(raw: str | None) -> TextKind:
     """How to read an RSS title, whose text may be HTML or plain text holding "<"."""
     if not raw or ("<" not in raw and "&" not in raw):
         return "text"
-    return "html" if _LOOKS_LIKE_HTML.search(raw) else "text"
+    return "html" if _rss_title_is_html(raw) else "text"
+
+
+def looks_like_html(raw: str) -> bool:
+    """Whether text of no declared kind (podcast show notes) shows HTML."""
+    return _LOOKS_LIKE_HTML.search(raw) is not None
+
+
+def _rss_title_is_html(raw: str) -> bool:
+    """Whether an RSS title is HTML. Titles often name a tag ("Lazy-loading <img> and
+    <iframe>", "Why the </script> tag breaks"), which read as HTML would lose its words:
+    only markup counts. That is a character or entity reference (the title is escaped
+    HTML), an end tag closing an element opened before it ("<b>New</b>", "<a href=...>"),
+    or a void tag written as markup: with attributes or a "/" ("<img src=...>", PHP's
+    "<br />"), or glued to a word ("Line<br>two"). A bare void tag standing as a word
+    ("When to use <hr> vs. borders") or an end tag alone is the subject of the title."""
+    if "&" in raw and _REFERENCE.search(raw):
+        return True
+    opened: set[str] = set()
+    for match in _TITLE_TAG.finditer(raw):
+        is_end, name, rest = match.groups()
+        name = name.lower()
+        if is_end:
+            if name in opened:
+                return True
+        elif name in _VOID_NAMES:
+            if rest is not None and rest.strip():
+                return True
+            start, end = match.span()
+            if (start and raw[start - 1].isalnum()) or (end < len(raw) and raw[end].isalnum()):
+                return True
+        else:
+            opened.add(name)
+    return False
 
 
 def summary(raw: str | None, kind: TextKind, issues: list[Issue]) -> str | None:

@@ -7,9 +7,8 @@ from lxml import etree
 from tap_feeddelta.errors import Issue, ParseError
 from tap_feeddelta.models import Author, Enclosure, FeedFormat, ParsedFeed, ParsedItem
 from tap_feeddelta.parse import fields
-from tap_feeddelta.parse.fields import TextKind
 from tap_feeddelta.parse.limits import MAX_ITEMS_READ
-from tap_feeddelta.parse.media import media_text
+from tap_feeddelta.parse.media import fallback_title, media_text
 from tap_feeddelta.parse.names import (
     RDF_ABOUT,
     RDF_NAMESPACE,
@@ -118,8 +117,8 @@ def _channel(
         name = key[child.tag]
         if name == "item":
             continue
-        if name in ("title", "dc:title") and "title" not in values:
-            values["title"] = markup_of(child, is_text_markup=True)
+        if name in ("title", "dc:title") and not (values.get("title") or "").strip():
+            values["title"] = markup_of(child, is_text_markup=True)  # an empty one is none
         elif name == "link" and not values.get("link"):
             values["link"] = text_of(child).strip()  # an empty <link/> hides no later one
             if not values["link"] and "atomlink" not in values and _href_link(child):
@@ -159,7 +158,7 @@ def _item(
     base = base_of(element, document_url) if has_xml_base else document_url
     title = link = description = encoded = guid = published = dc_date = updated = None
     atom_published = None
-    alternate = itunes_summary = original_link = None
+    alternate = itunes_summary = itunes_title = original_link = None
     is_permalink = True
     authors: list[Author] = []
     itunes_authors: list[Author] = []
@@ -171,7 +170,7 @@ def _item(
     for child in element:
         name = key[child.tag]
         if name == "title" or name == "dc:title":
-            if title is None:
+            if title is None or not title.strip():  # an empty <title/> hides no later one
                 title = markup_of(child, is_text_markup=True)
         elif name == "link":
             if not link:
@@ -239,6 +238,8 @@ def _item(
                     itunes_authors.append(found)
         elif name == "itunes:summary" and itunes_summary is None:
             itunes_summary = text_of(child)
+        elif name == "itunes:title" and not (itunes_title and itunes_title.strip()):
+            itunes_title = markup_of(child, is_text_markup=True)
         elif name == "feedburner:origlink" and original_link is None:
             original_link = text_of(child)
         elif name == "feedburner:origenclosurelink":  # follows the enclosure it stands for
@@ -268,17 +269,15 @@ def _item(
         summary = _fallback_summary(key, itunes_summary, media_elements, issues)
     if original_enclosures:
         enclosures = fields.with_original_urls(enclosures, original_enclosures, base)
-    title_kind: TextKind
-    if title is None and media_elements:
-        title, title_kind = media_text(key, media_elements, "media:title")
-    else:
-        title_kind = fields.rss_title_kind(title)
+    item_title = fields.title(title, fields.rss_title_kind(title), issues) if title else None
+    if item_title is None:  # no title, or one without words
+        item_title = fallback_title(key, itunes_title, media_elements, issues, unescape_twice=True)
     # Positional (faster than keywords); the order is checked by test_fields.py.
     return ParsedItem(
         native_id,  # native_id
         "guid" if native_id is not None else None,  # native_id_source
         url,  # url
-        fields.title(title, title_kind, issues),  # title
+        item_title,  # title
         summary,  # summary
         fields.content(encoded, "html", issues),  # content_text
         fields.first_authors(authors or itunes_authors, issues) or feed_authors,  # authors
@@ -317,10 +316,11 @@ def _fallback_summary(
 ) -> str | None:
     """The summary of an item whose description gives none: its ``itunes:summary``, else
     its Media RSS description. itunes:summary is plain text by the spec, but podcast
-    hosts put HTML show notes there: read as HTML when it looks like HTML, as titles are."""
+    hosts put HTML show notes there: read as HTML when it shows an end tag, a reference or a
+    void tag (titles, which often name a tag, need more)."""
     if itunes_summary:
         notes = itunes_summary
-        if fields.rss_title_kind(notes) != "html":
+        if not fields.looks_like_html(notes):
             notes = notes.replace("&", "&amp;").replace("<", "&lt;")
         summary = fields.summary(notes, "html", issues)
         if summary is not None:

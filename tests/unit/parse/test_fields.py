@@ -47,6 +47,16 @@ DATES = [
     ("Mon, 30 Nov 2026 10:0:00 GMT", "2026-11-30T10:00:00Z"),
     ("Nov 30, 2026 9:5 PM", "2026-11-30T21:05:00Z"),
     ("Mon Nov 30 9:5:3 2026", "2026-11-30T09:05:03Z"),
+    # Year first with slashes (Chinese and Japanese CMSs): unambiguous; no zone is UTC.
+    ("2024/03/04 12:00:00", "2024-03-04T12:00:00Z"),
+    ("2024/3/4 12:00", "2024-03-04T12:00:00Z"),
+    ("2024/03/04 12:00:00 +0800", "2024-03-04T04:00:00Z"),
+    ("2024/03/04 12:00:00+08:00", "2024-03-04T04:00:00Z"),
+    ("2024/03/04 9:05:03 GMT", "2024-03-04T09:05:03Z"),
+    ("2024/03/04T12:00:00Z", "2024-03-04T12:00:00Z"),
+    ("2024/03/04 12:00:00.250", "2024-03-04T12:00:00Z"),
+    ("2024/03/04", "2024-03-04T00:00:00Z"),
+    ("2024/03/01 02:00:00 +0800", "2024-02-29T18:00:00Z"),
 ]
 # Dates a CMS formatted with the site's locale: month and weekday names in German,
 # French, Spanish, Italian, Dutch and Portuguese, with or without a dot.
@@ -88,6 +98,17 @@ BAD_DATES = [
     "0000-01-01T00:00:00Z",
     "9999-12-31T23:00:00-05:00",
     "1" * 500,
+    # Slash dates: impossible ones, and day- or month-first ones (which is which is unknown).
+    "2024/02/30 12:00:00",
+    "2023/2/29",
+    "2024/13/01 12:00",
+    "2024/03/04 24:30:00",
+    "2024/03/04 12:00:00 +1500",
+    "2024/03/04 12:00:00 CST",  # China's or the US's: no guess
+    "04/03/2024",
+    "03/04/2024 12:00",
+    "24/03/04 12:00",
+    "2024/03",
 ]
 # Zero values that generators print for "no date": PHP's rendering of MySQL's zero date,
 # Go's and .NET's zero time. No feed item is dated in the first century.

@@ -116,6 +116,58 @@ def test_rss_titles_that_look_like_html_are_read_as_html() -> None:
     ]
 
 
+def test_rss_titles_that_name_void_or_end_tags_keep_them() -> None:
+    # Tech blogs write about tags: a bare void tag standing as a word, or an end tag whose
+    # element was never opened, is the topic, not markup (markup would leave "and" dangling).
+    feed = parse_feed(
+        _rss_titles(
+            "Lazy-loading &lt;img&gt; and &lt;iframe&gt; elements",
+            "<![CDATA[Why the </script> tag breaks inline JSON]]>",
+            "When to use &lt;hr&gt; vs. CSS borders",
+            "&lt;br&gt; or CSS margins?",
+            "Closing tags like &lt;/p&gt; are optional",
+            "The &lt;wbr&gt; element, the &lt;br&gt; element",
+            "Lazy-loading &amp;lt;img&amp;gt; and &amp;lt;iframe&amp;gt;",  # escaped twice
+        ),
+        None,
+        URL,
+    )
+    assert [item.title for item in feed.items] == [
+        "Lazy-loading <img> and <iframe> elements",
+        "Why the </script> tag breaks inline JSON",
+        "When to use <hr> vs. CSS borders",
+        "<br> or CSS margins?",
+        "Closing tags like </p> are optional",
+        "The <wbr> element, the <br> element",
+        "Lazy-loading <img> and <iframe>",
+    ]
+
+
+def test_rss_titles_with_real_markup_around_tag_names_are_still_html() -> None:
+    feed = parse_feed(
+        _rss_titles(
+            "&lt;em&gt;New&lt;/em&gt; release",
+            '&lt;a href="https://example.com/"&gt;Linked&lt;/a&gt; title',
+            "&lt;B&gt;Loud&lt;/b&gt; news",
+            "Title&lt;br&gt;",
+            "标题&lt;br&gt;副标题",
+            "Line &lt;br /&gt; two",
+            "&lt;p&gt;Wrapped&lt;/p&gt;",
+        ),
+        None,
+        URL,
+    )
+    assert [item.title for item in feed.items] == [
+        "New release",
+        "Linked title",
+        "Loud news",
+        "Title",
+        "标题 副标题",
+        "Line two",
+        "Wrapped",
+    ]
+
+
 RAW_MARKUP_WITH_ESCAPED_TEXT = b"""<?xml version="1.0" encoding="utf-8"?>
 <rss version="2.0" xmlns:content="http://purl.org/rss/1.0/modules/content/"><channel>
 <title>Dev blog</title><link>https://dev.example.com/</link>

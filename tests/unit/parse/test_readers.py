@@ -251,6 +251,55 @@ def test_an_empty_description_does_not_stop_the_itunes_summary_fallback() -> Non
     ]
 
 
+EMPTY_TITLES_RSS = b"""<?xml version="1.0"?>
+<rss version="2.0" xmlns:media="http://search.yahoo.com/mrss/"
+xmlns:dc="http://purl.org/dc/elements/1.1/" xmlns:itunes="http://www.itunes.com/dtds/podcast-1.0.dtd">
+<channel><title/><dc:title>Channel dc:title</dc:title>
+<item><title></title><guid>v1</guid><media:group><media:title>In media:group</media:title>
+<media:content url="https://v.example/1.mp4" type="video/mp4"/></media:group></item>
+<item><title/><guid>v2</guid><dc:title>dc:title after an empty title</dc:title></item>
+<item><title>  </title><guid>v3</guid>
+<itunes:title>Episode 170: only itunes:title</itunes:title></item>
+<item><guid>v4</guid><itunes:title>Ep 4 (itunes)</itunes:title>
+<media:title>Ep 4 (media)</media:title></item>
+<item><title><![CDATA[<p> </p>]]></title><guid>v5</guid><itunes:title>Ep 5</itunes:title></item>
+<item><title>Own title</title><guid>v6</guid><itunes:title>Not this</itunes:title>
+<media:title>Nor this</media:title></item>
+<item><guid>v7</guid><itunes:title> </itunes:title><media:title>Ep 7 (media)</media:title></item>
+</channel></rss>"""
+
+EMPTY_TITLE_ATOM = b"""<?xml version="1.0" encoding="utf-8"?>
+<feed xmlns="http://www.w3.org/2005/Atom" xmlns:media="http://search.yahoo.com/mrss/"
+xmlns:itunes="http://www.itunes.com/dtds/podcast-1.0.dtd"><title>V</title><id>urn:x</id>
+<entry><id>urn:1</id><title></title><media:group><media:title>Atom media title</media:title>
+</media:group></entry>
+<entry><id>urn:2</id><title type="html">  </title><itunes:title>Atom itunes title</itunes:title>
+</entry>
+<entry><id>urn:3</id><title>Own</title><media:title>Not this</media:title></entry>
+</feed>"""
+
+
+def test_an_empty_title_does_not_stop_the_fallback_titles() -> None:
+    # The item's own title (title, dc:title), then itunes:title, then Media RSS.
+    feed = parse_feed(EMPTY_TITLES_RSS, None, URL)
+    assert feed.title == "Channel dc:title"
+    assert [(item.native_id, item.title) for item in feed.items] == [
+        ("v1", "In media:group"),
+        ("v2", "dc:title after an empty title"),
+        ("v3", "Episode 170: only itunes:title"),
+        ("v4", "Ep 4 (itunes)"),
+        ("v5", "Ep 5"),
+        ("v6", "Own title"),
+        ("v7", "Ep 7 (media)"),
+    ]
+    atom = parse_feed(EMPTY_TITLE_ATOM, None, URL)
+    assert [item.title for item in atom.items] == [
+        "Atom media title",
+        "Atom itunes title",
+        "Own",
+    ]
+
+
 def _json_feed(document: dict[str, Any]) -> bytes:
     return json.dumps({"version": "https://jsonfeed.org/version/1.1", **document}).encode()
 
