@@ -129,8 +129,13 @@ async def check_feed(
                 feed, more_ms, error, _ = await _read(result)
                 parse_ms += more_ms
 
+    # The URL read, as records and the bookmark show it (see shown_url).
+    shown_final_url = shown_url(
+        result.final_url, task.feed_url, advertised[0] if discovered_from else None
+    )
     common: dict[str, Any] = {
         "fetch": result,
+        "final_url": shown_final_url,
         "fetch_ms": fetch_ms,
         "redirects": redirects,
         "bytes_received": received,
@@ -164,8 +169,7 @@ async def check_feed(
             return _outcome(task, ctx, facts, replace(kept, retry_after_at=result.retry_after_at))
         return _outcome(task, ctx, facts, None)
 
-    final_url = result.final_url or task.feed_url
-    shown_final_url = shown_url(final_url, task.feed_url)
+    shown_final_url = shown_final_url or task.feed_url
     delta = diff_items(
         bookmark,
         feed.items,
@@ -183,7 +187,7 @@ async def check_feed(
     issues = feed.issues + delta.issues + _stale_issues(is_stale)
     if not feed.items:
         issues += (Issue("no_items", "the feed has no items"),)
-    if discovered_from:
+    if discovered_from and "feed_discovered" not in {issue.code for issue in delta.issues}:
         issues += (Issue("feed_discovered", "the feed was found through a web page"),)
     facts = HealthFacts(
         "ok",
@@ -219,10 +223,10 @@ async def _fetch(
     """``url`` fetched on the bookmark's validators.
 
     They belong to the resource last read (the bookmark's ``final_url``, kept as
-    ``shown_url`` shows it for the configured ``feed_url``). A 304 from
-    another resource, such as the web page a feed was found through (servers that compare
-    If-Modified-Since by date answer 304 for an older page), says nothing about that
-    feed: the URL is then fetched again without them.
+    ``shown_url`` shows it for the configured ``feed_url`` and the ``url`` asked for). A
+    304 from another resource, such as the web page a feed was found through (servers
+    that compare If-Modified-Since by date answer 304 for an older page), says nothing
+    about that feed: the URL is then fetched again without them.
     """
     if bookmark is None:
         return await fetcher.fetch_async(url)
@@ -232,7 +236,7 @@ async def _fetch(
     read_from = bookmark.final_url
     if result.status != "not_modified" or read_from in (
         None,
-        shown_url(result.final_url or url, feed_url),
+        shown_url(result.final_url or url, feed_url, url),
     ):
         return result
     again = await fetcher.fetch_async(url)
