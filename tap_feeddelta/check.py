@@ -20,7 +20,7 @@ from datetime import datetime, timedelta
 from typing import Any, Final, Protocol, TypeVar
 
 from tap_feeddelta.config import Settings
-from tap_feeddelta.delta import DeltaSettings, diff_items
+from tap_feeddelta.delta import DeltaSettings, ItemCounts, diff_items
 from tap_feeddelta.errors import Issue, ParseError
 from tap_feeddelta.models import FetchResult, ParsedFeed
 from tap_feeddelta.records import (
@@ -98,7 +98,11 @@ async def check_feed(
     if bookmark and bookmark.retry_after_at and bookmark.retry_after_at > utc_text(started):
         issue = Issue("retry_later", "the server asked not to be fetched before retry_after_at")
         facts = HealthFacts(
-            "skipped", error=issue, retry_after_at=bookmark.retry_after_at, issues=(issue,)
+            "skipped",
+            counts=_kept_counts(bookmark),
+            error=issue,
+            retry_after_at=bookmark.retry_after_at,
+            issues=(issue,),
         )
         return _outcome(task, ctx, facts, None)
 
@@ -148,6 +152,9 @@ async def check_feed(
         is_stale = _is_stale(newest, started, settings.stale_after_days)
         facts = HealthFacts(
             "not_modified",
+            counts=_kept_counts(bookmark),
+            # The document is the one read before.
+            feed_format=bookmark.format if bookmark else None,
             newest_item_at=newest,
             is_stale=is_stale,
             issues=_stale_issues(is_stale),
@@ -161,7 +168,12 @@ async def check_feed(
     if feed is None:
         assert error is not None
         facts = HealthFacts(
-            "error", error=error, retry_after_at=result.retry_after_at, issues=(error,), **common
+            "error",
+            counts=_kept_counts(bookmark),
+            error=error,
+            retry_after_at=result.retry_after_at,
+            issues=(error,),
+            **common,
         )
         if error.code == "rate_limited" and result.retry_after_at:
             # The one change a failure makes: remember when the server lets us back.
@@ -306,6 +318,11 @@ def _delta_settings(settings: Settings, feed_url: str) -> DeltaSettings:
         max_state_items=settings.max_state_items,
         start_date=settings.start_date,
     )
+
+
+def _kept_counts(bookmark: FeedBookmark | None) -> ItemCounts:
+    """The counts of a check that read no document: the state keeps what it kept."""
+    return ItemCounts(remembered=bookmark.item_count if bookmark else 0)
 
 
 def _is_stale(newest: str | None, now: datetime, stale_after_days: int) -> bool | None:

@@ -114,6 +114,7 @@ class HealthFacts:
     fetch: FetchResult | None = None
     final_url: str | None = None  # the fetch's, as shown_url shows it
     feed: ParsedFeed | None = None
+    feed_format: str | None = None  # without a feed: the format the state remembers
     counts: ItemCounts = field(default_factory=ItemCounts)
     error: Issue | None = None
     parse_ms: int = 0
@@ -141,7 +142,7 @@ def health_record(ctx: FeedContext, facts: HealthFacts) -> dict[str, Any]:
         "error_code": facts.error.code if facts.error else None,
         "error_message": facts.error.message if facts.error else None,
         "feed_title": feed.title if feed else None,
-        "feed_format": feed.format if feed else None,
+        "feed_format": feed.format if feed else facts.feed_format,
         "item_counts": {
             "seen": counts.seen,
             "new": counts.new,

@@ -77,6 +77,36 @@ def test_baseline_then_new_then_updated_then_not_modified(server: FeedServer) ->
     )
 
 
+def test_rows_that_read_no_document_report_what_the_state_keeps(server: FeedServer) -> None:
+    """item_counts.remembered is what the state keeps on every row; a 304's document is
+    the one read before, so its format is the stored one."""
+    server.put("/feed.xml", rss(ITEMS))
+    cfg = config(server, "/feed.xml")
+    first = run_tap(cfg)
+    assert first.health[0]["item_counts"]["remembered"] == 5
+
+    not_modified = run_tap(cfg, first.final_state)
+    [row] = not_modified.health
+    assert row["status"] == "not_modified"
+    assert (row["item_counts"]["remembered"], row["feed_format"]) == (5, "rss-2.0")
+
+    server.put("/feed.xml", "down", status=500, content_type="text/plain")
+    failed = run_tap(cfg, not_modified.final_state)
+    [row] = failed.health
+    assert (row["status"], row["item_counts"]["remembered"]) == ("error", 5)
+    assert row["item_counts"]["seen"] == 0
+
+    server.put("/feed.xml", "slow down", status=429, headers={"Retry-After": "3600"})
+    limited = run_tap(cfg, failed.final_state)
+    assert (limited.health[0]["error_code"], limited.health[0]["item_counts"]["remembered"]) == (
+        "rate_limited",
+        5,
+    )
+    skipped = run_tap(cfg, limited.final_state)
+    [row] = skipped.health
+    assert (row["status"], row["item_counts"]["remembered"]) == ("skipped", 5)
+
+
 def test_markup_and_whitespace_only_edits_are_not_changes(server: FeedServer) -> None:
     server.put("/feed.xml", rss(ITEMS))
     cfg = config(server, "/feed.xml")
