@@ -20,7 +20,7 @@ from datetime import datetime, timedelta
 from typing import Any, Final, Protocol, TypeVar
 
 from tap_feeddelta.config import Settings
-from tap_feeddelta.delta import DeltaSettings, diff_items
+from tap_feeddelta.delta import DeltaSettings, ItemCounts, diff_items
 from tap_feeddelta.errors import Issue, ParseError
 from tap_feeddelta.fetch.headers import RETRY_AFTER_CAP
 from tap_feeddelta.models import FetchResult, ParsedFeed
@@ -109,7 +109,11 @@ async def check_feed(
     if bookmark and _still_waiting(bookmark.retry_after_at, started):
         issue = Issue("retry_later", "the server asked not to be fetched before retry_after_at")
         facts = HealthFacts(
-            "skipped", error=issue, retry_after_at=bookmark.retry_after_at, issues=(issue,)
+            "skipped",
+            counts=_kept_counts(bookmark),
+            error=issue,
+            retry_after_at=bookmark.retry_after_at,
+            issues=(issue,),
         )
         return _outcome(task, ctx, facts, None)
 
@@ -140,8 +144,13 @@ async def check_feed(
                 feed, more_ms, error, _ = await _read(result)
                 parse_ms += more_ms
 
+    # The URL read, as records and the bookmark show it (see shown_url).
+    shown_final_url = shown_url(
+        result.final_url, task.feed_url, advertised[0] if discovered_from else None
+    )
     common: dict[str, Any] = {
         "fetch": result,
+        "final_url": shown_final_url,
         "fetch_ms": fetch_ms,
         "redirects": redirects,
         "bytes_received": received,
@@ -154,6 +163,9 @@ async def check_feed(
         is_stale = _is_stale(newest, started, settings.stale_after_days)
         facts = HealthFacts(
             "not_modified",
+            counts=_kept_counts(bookmark),
+            # The document is the one read before.
+            feed_format=bookmark.format if bookmark else None,
             newest_item_at=newest,
             is_stale=is_stale,
             issues=_stale_issues(is_stale),
@@ -167,7 +179,12 @@ async def check_feed(
     if feed is None:
         assert error is not None
         facts = HealthFacts(
-            "error", error=error, retry_after_at=result.retry_after_at, issues=(error,), **common
+            "error",
+            counts=_kept_counts(bookmark),
+            error=error,
+            retry_after_at=result.retry_after_at,
+            issues=(error,),
+            **common,
         )
         if error.code == "rate_limited" and result.retry_after_at:
             # The one change a failure makes: remember when the server lets us back.
@@ -175,8 +192,7 @@ async def check_feed(
             return _outcome(task, ctx, facts, replace(kept, retry_after_at=result.retry_after_at))
         return _outcome(task, ctx, facts, None)
 
-    final_url = result.final_url or task.feed_url
-    shown_final_url = shown_url(final_url, task.feed_url)
+    shown_final_url = shown_final_url or task.feed_url
     delta = diff_items(
         bookmark,
         feed.items,
@@ -194,7 +210,7 @@ async def check_feed(
     issues = feed.issues + delta.issues + _stale_issues(is_stale)
     if not feed.items:
         issues += (Issue("no_items", "the feed has no items"),)
-    if discovered_from:
+    if discovered_from and "feed_discovered" not in {issue.code for issue in delta.issues}:
         issues += (Issue("feed_discovered", "the feed was found through a web page"),)
     facts = HealthFacts(
         "ok",
@@ -230,10 +246,10 @@ async def _fetch(
     """``url`` fetched on the bookmark's validators.
 
     They belong to the resource last read (the bookmark's ``final_url``, kept as
-    ``shown_url`` shows it for the configured ``feed_url``). A 304 from
-    another resource, such as the web page a feed was found through (servers that compare
-    If-Modified-Since by date answer 304 for an older page), says nothing about that
-    feed: the URL is then fetched again without them.
+    ``shown_url`` shows it for the configured ``feed_url`` and the ``url`` asked for). A
+    304 from another resource, such as the web page a feed was found through (servers
+    that compare If-Modified-Since by date answer 304 for an older page), says nothing
+    about that feed: the URL is then fetched again without them.
     """
     if bookmark is None:
         return await fetcher.fetch_async(url)
@@ -243,7 +259,7 @@ async def _fetch(
     read_from = bookmark.final_url
     if result.status != "not_modified" or read_from in (
         None,
-        shown_url(result.final_url or url, feed_url),
+        shown_url(result.final_url or url, feed_url, url),
     ):
         return result
     again = await fetcher.fetch_async(url)
@@ -313,6 +329,11 @@ def _delta_settings(settings: Settings, feed_url: str) -> DeltaSettings:
         max_state_items=settings.max_state_items,
         start_date=settings.start_date,
     )
+
+
+def _kept_counts(bookmark: FeedBookmark | None) -> ItemCounts:
+    """The counts of a check that read no document: the state keeps what it kept."""
+    return ItemCounts(remembered=bookmark.item_count if bookmark else 0)
 
 
 def _is_stale(newest: str | None, now: datetime, stale_after_days: int) -> bool | None:

@@ -26,14 +26,21 @@ class FeedContext:
     checked_at: str
 
 
-def shown_url(url: str | None, configured: str) -> str | None:
+def shown_url(url: str | None, configured: str, advertised: str | None = None) -> str | None:
     """``url`` as the records show it. A redirect can hand out credentials or a signed
-    query (a token): a URL that adds either to the configured one is shown as scheme,
-    host and path only. The configured URL itself, the user's own, is shown whole."""
-    if url is None or url == configured:
+    query (a token): a URL that adds either to the configured one, or to the feed URL
+    its web page ``advertised`` (discovery), is shown as scheme, host and path only.
+    Those two, the user's own and the one the page published (``advertised_feeds``
+    shows it), are shown whole: feeds that differ only in their query
+    (``/?feed=rss2``, ``/?feed=comments-rss2``) stay apart."""
+    if url is None or url in (configured, advertised):
         return url
     parts = urlsplit(url)
-    if "@" not in parts.netloc and parts.query in ("", urlsplit(configured).query):
+    if "@" not in parts.netloc and (
+        not parts.query
+        or parts.query == urlsplit(configured).query
+        or (advertised is not None and parts.query == urlsplit(advertised).query)
+    ):
         return url
     host = parts.hostname or ""
     if ":" in host:
@@ -105,7 +112,9 @@ class HealthFacts:
 
     status: str
     fetch: FetchResult | None = None
+    final_url: str | None = None  # the fetch's, as shown_url shows it
     feed: ParsedFeed | None = None
+    feed_format: str | None = None  # without a feed: the format the state remembers
     counts: ItemCounts = field(default_factory=ItemCounts)
     error: Issue | None = None
     parse_ms: int = 0
@@ -126,14 +135,14 @@ def health_record(ctx: FeedContext, facts: HealthFacts) -> dict[str, Any]:
         "schema_version": HEALTH_SCHEMA_VERSION,
         "monitor_id": ctx.monitor_id,
         "feed_url": ctx.feed_url,
-        "final_url": shown_url(fetch.final_url, ctx.feed_url) if fetch else None,
+        "final_url": facts.final_url,
         "checked_at": ctx.checked_at,
         "status": facts.status,
         "http_status": fetch.http_status if fetch else None,
         "error_code": facts.error.code if facts.error else None,
         "error_message": facts.error.message if facts.error else None,
         "feed_title": feed.title if feed else None,
-        "feed_format": feed.format if feed else None,
+        "feed_format": feed.format if feed else facts.feed_format,
         "item_counts": {
             "seen": counts.seen,
             "new": counts.new,

@@ -22,7 +22,6 @@ from tap_feeddelta.config import Settings, feed_key
 from tap_feeddelta.ordered import ordered_results
 from tap_feeddelta.sharding import shard_of
 from tap_feeddelta.state import (
-    ITEM_BYTES,
     FeedBookmark,
     decode_bookmark,
     encode_bookmark,
@@ -279,7 +278,7 @@ def _as_not_committed(outcome: FeedOutcome) -> None:
     bookmark = outcome.task.bookmark
     counts["deferred"] = counts["new"] + counts["updated"]
     counts["emitted"] = 0
-    counts["remembered"] = len(bookmark.items) // ITEM_BYTES if bookmark else 0
+    counts["remembered"] = bookmark.item_count if bookmark else 0
 
 
 def _fetched_bytes(outcome: FeedOutcome) -> int:

@@ -60,6 +60,11 @@ class FeedBookmark:
     def has_baseline(self) -> bool:
         return self.success_at is not None
 
+    @property
+    def item_count(self) -> int:
+        """How many items are remembered."""
+        return len(self.items) // ITEM_BYTES
+
 
 def pack_items(pairs: list[tuple[int, int]]) -> bytes:
     return b"".join(_ITEM.pack(key, content) for key, content in pairs)

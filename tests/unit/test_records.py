@@ -33,6 +33,24 @@ def test_a_url_a_redirect_adds_secrets_to_shows_scheme_host_and_path(
     assert shown_url(url, CONFIGURED) == shown
 
 
+ADVERTISED = "https://b.example.org/?feed=comments-rss2"
+
+
+@pytest.mark.parametrize(
+    ("url", "shown"),
+    [
+        (ADVERTISED, ADVERTISED),  # as the web page published it
+        ("https://c.example.org/?feed=comments-rss2", "https://c.example.org/?feed=comments-rss2"),
+        ("https://b.example.org/?feed=comments-rss2&sig=abc", "https://b.example.org/"),
+        ("https://b.example.org/feed.xml?key=mine", "https://b.example.org/feed.xml?key=mine"),
+    ],
+)
+def test_a_discovered_feed_s_url_is_shown_whole_as_its_web_page_advertised_it(
+    url: str, shown: str
+) -> None:
+    assert shown_url(url, CONFIGURED, ADVERTISED) == shown
+
+
 def _record(item: ParsedItem, mode: ContentMode) -> dict[str, Any]:
     change = diff_items(None, [item], DeltaSettings("m", "u", first_run_mode="emit_all")).changes[0]
     feed = ParsedFeed(format="atom-1.0", title="t", items=(item,))

@@ -77,6 +77,36 @@ def test_baseline_then_new_then_updated_then_not_modified(server: FeedServer) ->
     )
 
 
+def test_rows_that_read_no_document_report_what_the_state_keeps(server: FeedServer) -> None:
+    """item_counts.remembered is what the state keeps on every row; a 304's document is
+    the one read before, so its format is the stored one."""
+    server.put("/feed.xml", rss(ITEMS))
+    cfg = config(server, "/feed.xml")
+    first = run_tap(cfg)
+    assert first.health[0]["item_counts"]["remembered"] == 5
+
+    not_modified = run_tap(cfg, first.final_state)
+    [row] = not_modified.health
+    assert row["status"] == "not_modified"
+    assert (row["item_counts"]["remembered"], row["feed_format"]) == (5, "rss-2.0")
+
+    server.put("/feed.xml", "down", status=500, content_type="text/plain")
+    failed = run_tap(cfg, not_modified.final_state)
+    [row] = failed.health
+    assert (row["status"], row["item_counts"]["remembered"]) == ("error", 5)
+    assert row["item_counts"]["seen"] == 0
+
+    server.put("/feed.xml", "slow down", status=429, headers={"Retry-After": "3600"})
+    limited = run_tap(cfg, failed.final_state)
+    assert (limited.health[0]["error_code"], limited.health[0]["item_counts"]["remembered"]) == (
+        "rate_limited",
+        5,
+    )
+    skipped = run_tap(cfg, limited.final_state)
+    [row] = skipped.health
+    assert (row["status"], row["item_counts"]["remembered"]) == ("skipped", 5)
+
+
 def test_markup_and_whitespace_only_edits_are_not_changes(server: FeedServer) -> None:
     server.put("/feed.xml", rss(ITEMS))
     cfg = config(server, "/feed.xml")
@@ -452,10 +482,54 @@ def test_a_page_that_advertises_another_feed_first_gives_it_a_baseline(
     assert (row["status"], row["final_url"]) == ("ok", server.url("/atom.xml"))
     assert second.items == []  # baseline_only: the comments' backlog is not emitted
     assert "another feed" in json.dumps(row["issues"])
+    assert [i["code"] for i in row["issues"]].count("feed_discovered") == 1
     comments = [(f"comment-{n}", "C", "c") for n in range(30)]
     server.put("/atom.xml", rss([("comment-new", "C", "c"), *comments]))
     third = run_tap(cfg, second.final_state)
     assert [r["item_id"] for r in third.items] == ["comment-new"]
+
+
+def test_a_feed_that_differs_only_in_its_query_is_another_feed(server: FeedServer) -> None:
+    # WordPress advertises its feeds as /?feed=rss2 and /?feed=comments-rss2.
+    def page(href: str) -> str:
+        return f'<html><head><link rel="alternate" type="application/rss+xml" href="{href}">'
+
+    server.put("/blog", page("/?feed=rss2"), content_type="text/html")
+    server.put("/?feed=rss2", rss(ITEMS[:2]))
+    server.put("/?feed=comments-rss2", rss([(f"comment-{n}", "C", "c") for n in range(30)]))
+    cfg = config(server, "/blog", discover_from_websites=True)
+    first = run_tap(cfg)
+    [row] = first.health
+    # The URL the page advertises is read and shown whole: the page published it.
+    assert row["final_url"] == server.url("/?feed=rss2")
+    assert first.partition(server.url("/blog"))["final_url"] == server.url("/?feed=rss2")
+    # A state from before the query was kept: read in full once, nothing comes out.
+    assert first.final_state is not None
+    old_state = json.loads(json.dumps(first.final_state).replace("/?feed=rss2", "/"))
+    upgraded = run_tap(cfg, old_state)
+    assert (upgraded.health[0]["status"], upgraded.items) == ("ok", [])
+    assert upgraded.partition(server.url("/blog"))["final_url"] == server.url("/?feed=rss2")
+
+    server.put("/blog", page("/?feed=comments-rss2"), content_type="text/html")
+    second = run_tap(cfg, first.final_state)
+    [row] = second.health
+    assert (row["status"], row["final_url"]) == ("ok", server.url("/?feed=comments-rss2"))
+    assert second.items == []  # baseline_only: the comments' backlog is not emitted
+    assert [i["code"] for i in row["issues"]].count("feed_discovered") == 1
+    assert "another feed" in json.dumps(row["issues"])
+
+
+def test_a_token_a_discovered_feed_s_redirect_adds_is_not_shown(server: FeedServer) -> None:
+    server.put("/blog", PAGE, content_type="text/html")
+    signed = server.url("/feed.xml?feed=1&token=redirsecret")
+    server.put("/feed.xml", b"moved", status=302, headers={"Location": signed})
+    server.put("/feed.xml?feed=1&token=redirsecret", rss(ITEMS[:2]))
+    run = run_tap(config(server, "/blog", discover_from_websites=True, first_run_mode="emit_all"))
+    [row] = run.health
+    assert (row["status"], row["final_url"]) == ("ok", server.url("/feed.xml"))
+    assert len(run.items) == 2
+    assert "redirsecret" not in json.dumps([m for m in run.messages if m["type"] == "RECORD"])
+    assert "redirsecret" not in json.dumps(run.final_state)
 
 
 def test_stale_feed_is_flagged(server: FeedServer) -> None:
