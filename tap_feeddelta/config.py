@@ -215,6 +215,23 @@ def normalize_start_date(value: str) -> str:
     return parsed.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
+# singer-sdk settings the tap turns down, with why. batch_config: the SDK's batch mode
+# writes a feed's records to a file announced by a BATCH message only when the file is
+# full, while a feed's state moves as soon as its records are handed over, so a STATE (on
+# SIGTERM, say) could cover records never announced; its files also skip stream maps and
+# flattening. Feeds give few records: RECORD messages carry them.
+REFUSED_SETTINGS: Final = {
+    "batch_config": (
+        "batch mode is not supported: the tap writes RECORD messages (remove batch_config)"
+    ),
+}
+
+
+def refused_settings(config: dict[str, Any]) -> list[str]:
+    """One message for each setting the tap turns down that ``config`` holds."""
+    return [f"config[{key!r}]: {why}" for key, why in REFUSED_SETTINGS.items() if key in config]
+
+
 def schema_problems(schema: dict[str, Any], config: dict[str, Any]) -> list[str]:
     """The config's JSON-schema violations, each naming the key and the rule but never
     the value: a misplaced feed URL can carry a token or a password."""

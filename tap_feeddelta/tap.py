@@ -11,11 +11,13 @@ from typing import IO, Any, cast
 
 from singer_sdk import Stream, Tap
 from singer_sdk.exceptions import ConfigValidationError
-from singer_sdk.helpers.capabilities import TapCapabilities
+from singer_sdk.helpers.capabilities import PluginCapabilities, TapCapabilities
 
 from tap_feeddelta.config import (
     CONFIG_SCHEMA,
+    REFUSED_SETTINGS,
     config_problems,
+    refused_settings,
     schema_problems,
     settings_from_config,
 )
@@ -45,7 +47,12 @@ class TapFeedDelta(Tap):
     message_writer_class = FeedDeltaWriter
     # Not activate-version: the streams are change streams, and ACTIVATE_VERSION would
     # let a target delete every row of an earlier run (the config refuses the setting).
-    capabilities = [c for c in Tap.capabilities if c != TapCapabilities.ACTIVATE_VERSION]  # noqa: RUF012
+    # Not batch: see REFUSED_SETTINGS (config.py).
+    capabilities = [  # noqa: RUF012
+        c
+        for c in Tap.capabilities
+        if c not in (TapCapabilities.ACTIVATE_VERSION, PluginCapabilities.BATCH)
+    ]
     # A copy: the SDK adds its built-in settings to this dict in place.
     config_jsonschema = copy.deepcopy(CONFIG_SCHEMA)
 
@@ -119,10 +126,13 @@ class TapFeedDelta(Tap):
         if isinstance(timeout, str):
             with contextlib.suppress(ValueError):
                 self._config["request_timeout_seconds"] = float(timeout)
-        if super()._validate_config(raise_errors=False):
+        refused = refused_settings(self._config)
+        self.append_builtin_config(self.config_jsonschema)
+        if refused or super()._validate_config(raise_errors=False):
             # The SDK's messages quote the offending value (a feed URL with a token or a
             # password in it, put where a list belongs): say the same without values.
-            errors = schema_problems(self.config_jsonschema, dict(self._config))
+            others = {k: v for k, v in self._config.items() if k not in REFUSED_SETTINGS}
+            errors = refused + schema_problems(self.config_jsonschema, others)
             if raise_errors:
                 raise ConfigValidationError(
                     "Config validation failed", errors=errors, schema=self.config_jsonschema

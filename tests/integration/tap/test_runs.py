@@ -257,6 +257,15 @@ def test_records_leave_in_config_order(server: FeedServer) -> None:
         ({"feed_urls": ["https://user:s3cret@example.org/feed"]}, "credentials"),
         ({"request_timeout_seconds": 0.5}, "request_timeout_seconds"),
         (
+            {
+                "batch_config": {
+                    "encoding": {"format": "jsonl", "compression": "none"},
+                    "storage": {"root": "file:///tmp", "prefix": "b-"},
+                }
+            },
+            "config['batch_config']: batch mode is not supported",
+        ),
+        (
             {"feed_urls": ["https://example.org/f", "HTTPS://Example.org:443/f#top"]},
             "feed_urls'][1] is the same feed as config['feed_urls'][0]",
         ),
@@ -551,7 +560,7 @@ def test_a_run_ends_on_a_state_and_never_echoes_the_incoming_one(server: FeedSer
     assert second.health[0]["status"] == "not_modified"
 
 
-def test_about_does_not_offer_activate_version() -> None:
+def test_about_offers_neither_activate_version_nor_batch() -> None:
     """The config refuses emit_activate_version_messages (ACTIVATE_VERSION would let a
     target delete the rows of earlier runs of a change stream): --about must agree."""
     about = subprocess.run(
@@ -559,6 +568,7 @@ def test_about_does_not_offer_activate_version() -> None:
     )
     capabilities = json.loads(about.stdout)["capabilities"]
     assert "activate-version" not in capabilities
+    assert "batch" not in capabilities  # the config refuses batch_config too
     assert {"catalog", "state", "discover", "about", "stream-maps"} <= set(capabilities)
 
 
