@@ -107,7 +107,10 @@ class FeedHealthStream(_FeedStream):
     replication_key = None
     schema = load_schema("feed_health")
 
+    _started = False  # get_records was called: the SDK has written the SCHEMA
+
     def get_records(self, context: Any) -> Iterable[dict[str, Any]]:
+        self._started = True
         tap = self.feed_tap
         items_state = (tap.state.get("bookmarks") or {}).get(FeedItemsStream.name) or {}
         yield from tap.feed_run.health_records(items_state)
@@ -115,3 +118,16 @@ class FeedHealthStream(_FeedStream):
         # state is not written again).
         if isinstance(tap.message_writer, FeedDeltaWriter):
             tap.message_writer.flush()
+
+    def write_finished_rows(self) -> None:
+        """Write now the rows of the feeds the run has finished and not reported yet:
+        for a run that ends early (SIGTERM), before its final STATE."""
+        run = self.feed_tap.__dict__.get("feed_run")
+        if not self.selected or run is None:
+            return
+        rows = run.finished_health_unsent()
+        if rows and not self._started:
+            self._write_schema_message()
+            self._started = True
+        for row in rows:
+            self._write_record_message(row)

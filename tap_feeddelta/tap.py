@@ -5,6 +5,8 @@ from __future__ import annotations
 import contextlib
 import copy
 import os
+import signal
+import sys
 from functools import cached_property
 from types import FrameType
 from typing import IO, Any, cast
@@ -177,13 +179,26 @@ class TapFeedDelta(Tap):
         return FeedRun(settings, self._fetcher, self.logger)
 
     def _handle_termination(self, signum: int, frame: FrameType | None) -> None:
-        # The SDK writes the state, then exits; fetches in flight end at once instead of
-        # running on while it does. Their feeds' state has not moved: they are checked
-        # again next run.
+        # Fetches in flight end at once instead of running on meanwhile. Their feeds'
+        # state has not moved: they are checked again next run.
+        for sig in (signal.SIGINT, signal.SIGTERM):
+            signal.signal(sig, signal.SIG_IGN)  # a second signal must not cut this short
         fetcher = self.__dict__.get("_fetcher")
         if fetcher is not None:
             fetcher.abort()
-        super()._handle_termination(signum, frame)
+        try:
+            # The health rows of the feeds finished, then (the SDK) the state.
+            health = self.streams.get(FeedHealthStream.name) if self._streams else None
+            if isinstance(health, FeedHealthStream):
+                try:
+                    health.write_finished_rows()
+                except Exception:  # the state matters more than the rows
+                    self.logger.exception("Could not write the health rows of finished feeds")
+            super()._handle_termination(signum, frame)  # ends with sys.exit(0)
+        finally:
+            # An interrupted run is not a success: 128 + the signal, by convention.
+            self.logger.info("Stopped by signal %d before the end of the run", signum)
+            sys.exit(128 + signum)
 
 
 if __name__ == "__main__":
