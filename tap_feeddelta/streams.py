@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any
 
 from singer_sdk import Stream
 from singer_sdk.helpers.conform import TypeConformanceLevel
-from singer_sdk.singerlib import RecordMessage
+from singer_sdk.singerlib import RecordMessage, SchemaMessage
 
 from tap_feeddelta.messages import FeedDeltaWriter
 
@@ -36,6 +36,15 @@ def load_schema(name: str) -> dict[str, Any]:
         )
     schema: dict[str, Any] = json.loads(text)
     return schema
+
+
+def _required_only_if_present(schema: dict[str, Any]) -> dict[str, Any]:
+    """``schema`` without the names in "required" that it has no property for."""
+    required = schema.get("required")
+    properties = schema.get("properties") or {}
+    if not isinstance(required, list) or all(name in properties for name in required):
+        return schema
+    return {**schema, "required": [name for name in required if name in properties]}
 
 
 class _FeedStream(Stream):
@@ -64,6 +73,18 @@ class _FeedStream(Stream):
                     version=self._stream_version,
                     time_extracted=datetime.now(UTC),
                 )
+
+    def _generate_schema_messages(self) -> Generator[SchemaMessage, None, None]:
+        # Flattening replaces an object (feed_health's item_counts) by its columns
+        # (item_counts__seen, ...), and a stream map can drop a property, but the SDK
+        # leaves both names in "required": every record would fail its own SCHEMA.
+        for message in super()._generate_schema_messages():
+            yield SchemaMessage(
+                message.stream,
+                _required_only_if_present(message.schema),
+                message.key_properties,
+                message.bookmark_properties,
+            )
 
     @property
     def partitions(self) -> list[dict[str, Any]] | None:

@@ -542,6 +542,39 @@ def test_deselected_properties_and_stream_maps_still_apply(
     assert not [m for m in records if m["stream"] == "feed_health"]
 
 
+@pytest.mark.parametrize("depth", [1, 3])
+def test_flattened_records_match_the_schema_sent(server: FeedServer, depth: int) -> None:
+    """Flattening turns item_counts and conditional_request into item_counts__seen...,
+    and a stream map can drop a property: the SCHEMA sent must not require what the
+    records no longer carry."""
+    from jsonschema import Draft202012Validator
+
+    server.put("/feed.xml", rss(ITEMS))
+    cfg = config(
+        server,
+        "/feed.xml",
+        first_run_mode="emit_all",
+        flattening_enabled=True,
+        flattening_max_depth=depth,
+        # a map that drops a required property: the same mismatch
+        stream_maps={"feed_items": {"id_source": "__NULL__"}},
+    )
+    run = run_tap(cfg)
+    assert run.returncode == 0, run.stderr
+    schemas = {m["stream"]: m["schema"] for m in run.messages if m["type"] == "SCHEMA"}
+    assert set(schemas) == {"feed_items", "feed_health"}
+    assert "item_counts__seen" in run.health[0] and "item_counts" not in run.health[0]
+    assert "id_source" not in run.items[0]
+    for stream, schema in schemas.items():
+        records = run.records(stream)
+        assert records
+        validator = Draft202012Validator(schema)
+        for record in records:
+            assert [e.message for e in validator.iter_errors(record)] == [], stream
+        # what is still required is still there
+        assert {"monitor_id", "feed_url", "checked_at"} <= set(schema["required"])
+
+
 def test_a_run_ends_on_a_state_and_never_echoes_the_incoming_one(server: FeedServer) -> None:
     """The state is megabytes at 10,000 feeds: the incoming state is not written back.
     The run still ends on a STATE after its last record: targets such as target-jsonl
