@@ -215,6 +215,59 @@ def normalize_start_date(value: str) -> str:
     return parsed.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
+# singer-sdk settings the tap turns down, with why. batch_config: the SDK's batch mode
+# writes a feed's records to a file announced by a BATCH message only when the file is
+# full, while a feed's state moves as soon as its records are handed over, so a STATE (on
+# SIGTERM, say) could cover records never announced; its files also skip stream maps and
+# flattening. Feeds give few records: RECORD messages carry them.
+REFUSED_SETTINGS: Final = {
+    "batch_config": (
+        "batch mode is not supported: the tap writes RECORD messages (remove batch_config)"
+    ),
+}
+
+
+def refused_settings(config: dict[str, Any]) -> list[str]:
+    """One message for each setting the tap turns down that ``config`` holds."""
+    return [f"config[{key!r}]: {why}" for key, why in REFUSED_SETTINGS.items() if key in config]
+
+
+# How a boolean setting may be spelt in a TAP_FEEDDELTA_* variable (any case). The SDK
+# reads anything but the true spellings as false: a typo ("ture") turned a setting off.
+TRUE_SPELLINGS: Final = frozenset({"true", "1", "yes", "on"})
+FALSE_SPELLINGS: Final = frozenset({"false", "0", "no", "off", ""})
+
+
+def typed_from_text(text: Any, schema: dict[str, Any]) -> Any:
+    """A setting's value given as text (a TAP_FEEDDELTA_* variable), read as the type its
+    schema names: integer, boolean, object or array (JSON). Text that does not read as
+    that type is returned as it is, so that the schema check refuses it, naming the
+    setting and not quoting the value. Numbers and strings stay text (the tap reads
+    numbers itself); anything not text (an array the SDK parsed) is returned as is."""
+    if not isinstance(text, str):
+        return text
+    types = schema.get("type", [])
+    types = {types} if isinstance(types, str) else set(types)
+    if "integer" in types:
+        try:
+            return int(text)
+        except ValueError:
+            return text
+    if "boolean" in types:
+        spelling = text.strip().lower()
+        if spelling in TRUE_SPELLINGS:
+            return True
+        return False if spelling in FALSE_SPELLINGS else text
+    if types & {"object", "array"}:
+        import json
+
+        try:
+            return json.loads(text)
+        except ValueError:
+            return text
+    return text
+
+
 def schema_problems(schema: dict[str, Any], config: dict[str, Any]) -> list[str]:
     """The config's JSON-schema violations, each naming the key and the rule but never
     the value: a misplaced feed URL can carry a token or a password."""

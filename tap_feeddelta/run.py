@@ -58,6 +58,8 @@ class FeedRun:
         self.logger = logger
         self.now = now
         self._health: list[dict[str, Any]] | None = None
+        self._finished = 0  # outcomes dealt with whole: records out, state committed
+        self._health_sent = 0  # health rows handed to feed_health
         self._statuses: Counter[str] = Counter()
         self._errors: Counter[str] = Counter()
         self._emitted = 0
@@ -87,6 +89,7 @@ class FeedRun:
             for position, url in feeds
         )
         self._health = []
+        self._finished = self._health_sent = 0
         total = len(feeds)
         last_log = time.monotonic()
         thresholds = gc.get_threshold()
@@ -111,6 +114,7 @@ class FeedRun:
                 yield outcome
                 if partitions is not None and outcome.bookmark is not None:
                     self._commit(partitions, index, outcome)
+                self._finished = done
                 if time.monotonic() - last_log >= PROGRESS_EVERY_SECONDS:
                     last_log = time.monotonic()
                     self.logger.info(
@@ -141,7 +145,19 @@ class FeedRun:
         if self._health is None:
             for _ in self.outcomes(stream_state, commit=False):
                 pass
-        yield from self._health or []
+        rows = self._health or []
+        while self._health_sent < len(rows):
+            yield rows[self._health_sent]
+            # Counted once written: a run stopped in between sends the row again, the
+            # same row with the same key, rather than not at all.
+            self._health_sent += 1
+
+    def finished_health_unsent(self) -> list[dict[str, Any]]:
+        """The health rows of the feeds finished so far that were not handed out yet,
+        taken as handed out now: for a run that ends early (SIGTERM)."""
+        rows = (self._health or [])[self._health_sent : self._finished]
+        self._health_sent = max(self._health_sent, self._finished)
+        return rows
 
     async def _check(self, task: FeedTask) -> FeedOutcome:
         return await check_feed(task, self.fetcher, self.settings, self.now)

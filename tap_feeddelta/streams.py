@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any
 
 from singer_sdk import Stream
 from singer_sdk.helpers.conform import TypeConformanceLevel
-from singer_sdk.singerlib import RecordMessage
+from singer_sdk.singerlib import RecordMessage, SchemaMessage
 
 from tap_feeddelta.messages import FeedDeltaWriter
 
@@ -36,6 +36,15 @@ def load_schema(name: str) -> dict[str, Any]:
         )
     schema: dict[str, Any] = json.loads(text)
     return schema
+
+
+def _required_only_if_present(schema: dict[str, Any]) -> dict[str, Any]:
+    """``schema`` without the names in "required" that it has no property for."""
+    required = schema.get("required")
+    properties = schema.get("properties") or {}
+    if not isinstance(required, list) or all(name in properties for name in required):
+        return schema
+    return {**schema, "required": [name for name in required if name in properties]}
 
 
 class _FeedStream(Stream):
@@ -64,6 +73,18 @@ class _FeedStream(Stream):
                     version=self._stream_version,
                     time_extracted=datetime.now(UTC),
                 )
+
+    def _generate_schema_messages(self) -> Generator[SchemaMessage, None, None]:
+        # Flattening replaces an object (feed_health's item_counts) by its columns
+        # (item_counts__seen, ...), and a stream map can drop a property, but the SDK
+        # leaves both names in "required": every record would fail its own SCHEMA.
+        for message in super()._generate_schema_messages():
+            yield SchemaMessage(
+                message.stream,
+                _required_only_if_present(message.schema),
+                message.key_properties,
+                message.bookmark_properties,
+            )
 
     @property
     def partitions(self) -> list[dict[str, Any]] | None:
@@ -107,7 +128,10 @@ class FeedHealthStream(_FeedStream):
     replication_key = None
     schema = load_schema("feed_health")
 
+    _started = False  # get_records was called: the SDK has written the SCHEMA
+
     def get_records(self, context: Any) -> Iterable[dict[str, Any]]:
+        self._started = True
         tap = self.feed_tap
         items_state = (tap.state.get("bookmarks") or {}).get(FeedItemsStream.name) or {}
         yield from tap.feed_run.health_records(items_state)
@@ -115,3 +139,16 @@ class FeedHealthStream(_FeedStream):
         # state is not written again).
         if isinstance(tap.message_writer, FeedDeltaWriter):
             tap.message_writer.flush()
+
+    def write_finished_rows(self) -> None:
+        """Write now the rows of the feeds the run has finished and not reported yet:
+        for a run that ends early (SIGTERM), before its final STATE."""
+        run = self.feed_tap.__dict__.get("feed_run")
+        if not self.selected or run is None:
+            return
+        rows = run.finished_health_unsent()
+        if rows and not self._started:
+            self._write_schema_message()
+            self._started = True
+        for row in rows:
+            self._write_record_message(row)

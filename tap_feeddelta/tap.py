@@ -5,25 +5,52 @@ from __future__ import annotations
 import contextlib
 import copy
 import os
+import signal
+import sys
 from functools import cached_property
+from pathlib import Path
 from types import FrameType
 from typing import IO, Any, cast
 
+import click
 from singer_sdk import Stream, Tap
+from singer_sdk.configuration._dict_config import parse_environment_config
 from singer_sdk.exceptions import ConfigValidationError
-from singer_sdk.helpers.capabilities import TapCapabilities
+from singer_sdk.helpers._classproperty import classproperty
+from singer_sdk.helpers._typing import is_string_array_type
+from singer_sdk.helpers._util import load_json
+from singer_sdk.helpers.capabilities import PluginCapabilities, TapCapabilities
 
 from tap_feeddelta.config import (
     CONFIG_SCHEMA,
+    REFUSED_SETTINGS,
     config_problems,
+    refused_settings,
     schema_problems,
     settings_from_config,
+    typed_from_text,
 )
 from tap_feeddelta.errors import StateError
 from tap_feeddelta.messages import EncodedStateWriter, FeedDeltaWriter
 from tap_feeddelta.run import FeedRun
 from tap_feeddelta.state import feed_items_state, index_partitions
 from tap_feeddelta.streams import FeedHealthStream, FeedItemsStream
+
+
+def _config_file_problem(path: str) -> str | None:
+    """Why the config file at ``path`` cannot be used, or None. Never quotes the file."""
+    try:
+        text = Path(path).read_text(encoding="utf-8")
+    except UnicodeDecodeError:
+        return "is not UTF-8 text"
+    except OSError as exc:
+        return f"cannot be read ({exc.strerror or type(exc).__name__})"
+    try:
+        config = load_json(text)  # as the SDK reads it
+    except ValueError as exc:
+        line, column = getattr(exc, "lineno", None), getattr(exc, "colno", None)
+        return "is not valid JSON" + (f" (line {line}, column {column})" if line else "")
+    return None if isinstance(config, dict) else "does not hold a JSON object"
 
 
 class _ReadOnce:
@@ -45,7 +72,12 @@ class TapFeedDelta(Tap):
     message_writer_class = FeedDeltaWriter
     # Not activate-version: the streams are change streams, and ACTIVATE_VERSION would
     # let a target delete every row of an earlier run (the config refuses the setting).
-    capabilities = [c for c in Tap.capabilities if c != TapCapabilities.ACTIVATE_VERSION]  # noqa: RUF012
+    # Not batch: see REFUSED_SETTINGS (config.py).
+    capabilities = [  # noqa: RUF012
+        c
+        for c in Tap.capabilities
+        if c not in (TapCapabilities.ACTIVATE_VERSION, PluginCapabilities.BATCH)
+    ]
     # A copy: the SDK adds its built-in settings to this dict in place.
     config_jsonschema = copy.deepcopy(CONFIG_SCHEMA)
 
@@ -64,7 +96,49 @@ class TapFeedDelta(Tap):
             self._state_writer = EncodedStateWriter(self.message_writer)
 
     @classmethod
+    def cb_config(cls, ctx: click.Context, param: click.Option, value: tuple[str, ...]) -> Any:
+        """--config: a file that cannot be read, is not JSON or holds no object is named
+        in one line and the run ends (the SDK lets a traceback out, before its own
+        error handling is set up)."""
+        for path in value:
+            if path != "ENV" and (why := _config_file_problem(path)):
+                cls.logger.error("config file %r %s", path, why)
+                ctx.exit(1)
+        return super().cb_config(ctx, param, value)
+
+    @classproperty
+    def _env_var_config(cls) -> dict[str, Any]:  # noqa: N805
+        """Settings from TAP_FEEDDELTA_* variables (with --config ENV), each read as its
+        type: a value that is not (max_concurrency=four, a boolean spelt "ture") stays
+        text and the config check refuses it by name. The SDK's own reading raised a bare
+        ValueError for a bad integer or JSON object, and took any unknown boolean
+        spelling for false."""
+        schema = cls.config_jsonschema
+        cls.append_builtin_config(schema)
+        properties: dict[str, Any] = schema.get("properties", {})
+        # The SDK still finds the variables (and loads a .env file, as it always did);
+        # only lists of strings keep its reading (JSON, or comma-separated).
+        as_text = {
+            "properties": {
+                name: prop if is_string_array_type(prop) else {"type": ["string"]}
+                for name, prop in properties.items()
+            }
+        }
+        found = parse_environment_config(as_text, cls._env_var_prefix)
+        return {name: typed_from_text(text, properties[name]) for name, text in found.items()}
+
+    @classmethod
     def invoke(cls, *, state: IO[str] | None = None, **options: Any) -> None:
+        """The SDK's command line; a state that cannot be used ends the run with its
+        message alone (the SDK's hook would log a traceback with it)."""
+        try:
+            cls._invoke(state=state, **options)
+        except StateError as exc:
+            cls.logger.error("%s", exc)
+            sys.exit(1)
+
+    @classmethod
+    def _invoke(cls, *, state: IO[str] | None = None, **options: Any) -> None:
         """The SDK's command line, with a state file that is not JSON named as such (the
         SDK lets the JSON reader's traceback out)."""
         if state is None:
@@ -119,10 +193,13 @@ class TapFeedDelta(Tap):
         if isinstance(timeout, str):
             with contextlib.suppress(ValueError):
                 self._config["request_timeout_seconds"] = float(timeout)
-        if super()._validate_config(raise_errors=False):
+        refused = refused_settings(self._config)
+        self.append_builtin_config(self.config_jsonschema)
+        if refused or super()._validate_config(raise_errors=False):
             # The SDK's messages quote the offending value (a feed URL with a token or a
             # password in it, put where a list belongs): say the same without values.
-            errors = schema_problems(self.config_jsonschema, dict(self._config))
+            others = {k: v for k, v in self._config.items() if k not in REFUSED_SETTINGS}
+            errors = refused + schema_problems(self.config_jsonschema, others)
             if raise_errors:
                 raise ConfigValidationError(
                     "Config validation failed", errors=errors, schema=self.config_jsonschema
@@ -167,13 +244,26 @@ class TapFeedDelta(Tap):
         return FeedRun(settings, self._fetcher, self.logger)
 
     def _handle_termination(self, signum: int, frame: FrameType | None) -> None:
-        # The SDK writes the state, then exits; fetches in flight end at once instead of
-        # running on while it does. Their feeds' state has not moved: they are checked
-        # again next run.
+        # Fetches in flight end at once instead of running on meanwhile. Their feeds'
+        # state has not moved: they are checked again next run.
+        for sig in (signal.SIGINT, signal.SIGTERM):
+            signal.signal(sig, signal.SIG_IGN)  # a second signal must not cut this short
         fetcher = self.__dict__.get("_fetcher")
         if fetcher is not None:
             fetcher.abort()
-        super()._handle_termination(signum, frame)
+        try:
+            # The health rows of the feeds finished, then (the SDK) the state.
+            health = self.streams.get(FeedHealthStream.name) if self._streams else None
+            if isinstance(health, FeedHealthStream):
+                try:
+                    health.write_finished_rows()
+                except Exception:  # the state matters more than the rows
+                    self.logger.exception("Could not write the health rows of finished feeds")
+            super()._handle_termination(signum, frame)  # ends with sys.exit(0)
+        finally:
+            # An interrupted run is not a success: 128 + the signal, by convention.
+            self.logger.info("Stopped by signal %d before the end of the run", signum)
+            sys.exit(128 + signum)
 
 
 if __name__ == "__main__":

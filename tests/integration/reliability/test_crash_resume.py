@@ -58,8 +58,9 @@ def scenario(server: FeedServer) -> dict[str, Any]:
 
 def _run_and_kill(
     config: dict[str, Any], state: dict[str, Any], after_lines: int, sig: int
-) -> list[dict[str, Any]]:
-    """Start the tap, read ``after_lines`` messages, send ``sig``; return what was read."""
+) -> tuple[list[dict[str, Any]], int]:
+    """Start the tap, read ``after_lines`` messages, send ``sig``; return what was read
+    and the exit code."""
     with tempfile.TemporaryDirectory() as tmp:
         config_path, state_path = Path(tmp) / "c.json", Path(tmp) / "s.json"
         config_path.write_text(json.dumps(config))
@@ -91,7 +92,7 @@ def _run_and_kill(
                 proc.kill()
             proc.wait(timeout=60)
             proc.stdout.close()
-    return messages
+    return messages, proc.returncode
 
 
 def _last_state(messages: list[dict[str, Any]], fallback: dict[str, Any]) -> dict[str, Any]:
@@ -110,7 +111,7 @@ def test_sigkill_then_resume_loses_nothing(
     config = _config(server)
     expected = {r["delivery_id"]: r for r in scenario["reference"].items}
     kill_after = int(scenario["lines"] * fraction)
-    first = _run_and_kill(config, scenario["state"], kill_after, signal.SIGKILL)
+    first, _ = _run_and_kill(config, scenario["state"], kill_after, signal.SIGKILL)
     confirmed = _last_state(first, scenario["state"])
     second = run_tap(config, confirmed)
     assert second.returncode == 0, second.stderr
@@ -140,7 +141,7 @@ def test_sigterm_ends_cleanly_with_state_for_feeds_done(server: FeedServer) -> N
     server.delay_seconds = 0.1  # a run of ~3 s, so the signal lands mid-run
     try:
         started = time.monotonic()
-        messages = _run_and_kill(config, {}, 12, signal.SIGTERM)
+        messages, returncode = _run_and_kill(config, {}, 12, signal.SIGTERM)
         assert time.monotonic() - started < 30
     finally:
         server.delay_seconds = 0.0
@@ -150,6 +151,14 @@ def test_sigterm_ends_cleanly_with_state_for_feeds_done(server: FeedServer) -> N
     assert 0 < len(done) < count
     emitted = {r["feed_url"] for r in _item_records(messages)}
     assert done <= emitted  # state moved only for feeds whose records went out
+    # An interrupted run is no success (128 + SIGTERM), but the feeds it finished have
+    # their health rows, ahead of the final state, and no unfinished feed has one.
+    assert returncode == 128 + signal.SIGTERM
+    health = [m for m in messages if m["type"] == "RECORD" and m["stream"] == "feed_health"]
+    assert {m["record"]["feed_url"] for m in health} == done
+    assert len(health) == len(done)
+    last_health = max(i for i, m in enumerate(messages) if m in health)
+    assert last_health < max(i for i, m in enumerate(messages) if m["type"] == "STATE")
 
     rest = run_tap(config, final)
     delivered = {r["item_id"] for r in _item_records(messages) + rest.items}
@@ -192,7 +201,7 @@ def test_sigterm_does_not_wait_for_stalled_fetches(server: FeedServer, tmp_path:
         if proc.poll() is None:
             proc.kill()
             proc.wait()
-    assert proc.returncode == 0
+    assert proc.returncode == 128 + signal.SIGTERM
     states = [json.loads(line) for line in rest.splitlines() if '"type":"STATE"' in line]
     assert states  # the final state was written before the exit
     assert not [line for line in rest.splitlines() if '"type":"RECORD"' in line]

@@ -108,3 +108,26 @@ def test_a_slow_parse_does_not_eat_the_time_budget_of_feeds_in_flight(
     outcomes = list(run.outcomes({}, commit=True))
     assert outcomes[0].health_record["parse_ms"] > 1500  # the parse outlasted the budget
     assert [o.status for o in outcomes[1:]] == ["ok"] * 4
+
+
+def test_a_run_stopped_early_reports_the_health_of_finished_feeds_only(
+    server: FeedServer,
+) -> None:
+    """What SIGTERM writes: the rows of feeds whose records are out and state committed,
+    never one of a feed still being written, and no row twice."""
+    settings = _two_feeds(server)
+    fetcher = Fetcher(FetchPolicy(user_agent="test", allow_private_networks=True))
+    run = FeedRun(settings, fetcher, logging.getLogger("test"))
+    try:
+        outcomes = run.outcomes({}, commit=True)
+        next(outcomes)  # the first feed's records are being written
+        assert run.finished_health_unsent() == []
+        next(outcomes)  # the first is committed, the second is being written
+        assert [r["feed_url"] for r in run.finished_health_unsent()] == [settings.feed_urls[0]]
+        assert run.finished_health_unsent() == []
+        for _ in outcomes:
+            pass
+        # feed_health then hands out only what was not written yet
+        assert [r["feed_url"] for r in run.health_records({})] == [settings.feed_urls[1]]
+    finally:
+        fetcher.close()

@@ -287,6 +287,15 @@ def test_records_leave_in_config_order(server: FeedServer) -> None:
         ({"feed_urls": ["https://user:s3cret@example.org/feed"]}, "credentials"),
         ({"request_timeout_seconds": 0.5}, "request_timeout_seconds"),
         (
+            {
+                "batch_config": {
+                    "encoding": {"format": "jsonl", "compression": "none"},
+                    "storage": {"root": "file:///tmp", "prefix": "b-"},
+                }
+            },
+            "config['batch_config']: batch mode is not supported",
+        ),
+        (
             {"feed_urls": ["https://example.org/f", "HTTPS://Example.org:443/f#top"]},
             "feed_urls'][1] is the same feed as config['feed_urls'][0]",
         ),
@@ -394,7 +403,9 @@ def test_unreadable_state_is_refused_before_anything_is_emitted(
     run = run_tap(config(server, "/feed.xml", first_run_mode="emit_all"), state)
     assert run.returncode != 0
     assert '"type": "RECORD"' not in run.stdout
-    assert "StateError: state:" in run.stderr  # the tap's own message, not a traceback's
+    # the tap's own message, alone
+    assert any("| ERROR" in line and "| state: " in line for line in run.stderr.splitlines())
+    assert "Traceback" not in run.stderr
     assert server.requests == []
 
 
@@ -607,6 +618,39 @@ def test_deselected_properties_and_stream_maps_still_apply(
     assert not [m for m in records if m["stream"] == "feed_health"]
 
 
+@pytest.mark.parametrize("depth", [1, 3])
+def test_flattened_records_match_the_schema_sent(server: FeedServer, depth: int) -> None:
+    """Flattening turns item_counts and conditional_request into item_counts__seen...,
+    and a stream map can drop a property: the SCHEMA sent must not require what the
+    records no longer carry."""
+    from jsonschema import Draft202012Validator
+
+    server.put("/feed.xml", rss(ITEMS))
+    cfg = config(
+        server,
+        "/feed.xml",
+        first_run_mode="emit_all",
+        flattening_enabled=True,
+        flattening_max_depth=depth,
+        # a map that drops a required property: the same mismatch
+        stream_maps={"feed_items": {"id_source": "__NULL__"}},
+    )
+    run = run_tap(cfg)
+    assert run.returncode == 0, run.stderr
+    schemas = {m["stream"]: m["schema"] for m in run.messages if m["type"] == "SCHEMA"}
+    assert set(schemas) == {"feed_items", "feed_health"}
+    assert "item_counts__seen" in run.health[0] and "item_counts" not in run.health[0]
+    assert "id_source" not in run.items[0]
+    for stream, schema in schemas.items():
+        records = run.records(stream)
+        assert records
+        validator = Draft202012Validator(schema)
+        for record in records:
+            assert [e.message for e in validator.iter_errors(record)] == [], stream
+        # what is still required is still there
+        assert {"monitor_id", "feed_url", "checked_at"} <= set(schema["required"])
+
+
 def test_a_run_ends_on_a_state_and_never_echoes_the_incoming_one(server: FeedServer) -> None:
     """The state is megabytes at 10,000 feeds: the incoming state is not written back.
     The run still ends on a STATE after its last record: targets such as target-jsonl
@@ -625,7 +669,7 @@ def test_a_run_ends_on_a_state_and_never_echoes_the_incoming_one(server: FeedSer
     assert second.health[0]["status"] == "not_modified"
 
 
-def test_about_does_not_offer_activate_version() -> None:
+def test_about_offers_neither_activate_version_nor_batch() -> None:
     """The config refuses emit_activate_version_messages (ACTIVATE_VERSION would let a
     target delete the rows of earlier runs of a change stream): --about must agree."""
     about = subprocess.run(
@@ -633,6 +677,7 @@ def test_about_does_not_offer_activate_version() -> None:
     )
     capabilities = json.loads(about.stdout)["capabilities"]
     assert "activate-version" not in capabilities
+    assert "batch" not in capabilities  # the config refuses batch_config too
     assert {"catalog", "state", "discover", "about", "stream-maps"} <= set(capabilities)
 
 
