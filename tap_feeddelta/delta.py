@@ -113,11 +113,8 @@ def item_identity(item: ParsedItem) -> tuple[str, IdSourceOut, tuple[Issue, ...]
 
 
 def _text_parts(item: ParsedItem) -> list[str]:
-    return [
-        item.title or _NONE,
-        item.published_at or item.updated_at or _NONE,
-        item.summary or _NONE,
-    ]
+    date = item.published_at or item.updated_at
+    return [item.title or _NONE, date or _NONE, item.summary or _NONE]
 
 
 def _derived_id(parts: list[str]) -> str:
@@ -125,19 +122,15 @@ def _derived_id(parts: list[str]) -> str:
     return f"derived:{digest}"
 
 
-def _other_ids(entry: _Identified) -> tuple[str, ...]:
-    """The ids an item takes, in this order, when its own is shared with another item of
-    its document: one from its id, title and date (an edit of its summary or content
-    keeps it), then one from its id and whole content (unique unless the items are equal)."""
-    ids: list[str] = []
-    if entry.id_source == "enclosure":
-        # Before enclosures identified items, such an item's id was the hash of its text.
-        ids.append(_derived_id(_text_parts(entry.item)))
-    elif entry.id_source != "derived":
-        item = entry.item
-        ids.append(_derived_id([entry.item_id, *_text_parts(item)[:2]]))
-    ids.append(_derived_id([entry.item_id, entry.fingerprint.hex()]))
-    return tuple(ids)
+def _title_id(item: ParsedItem, shared_id: str) -> str:
+    """The id of an item that shares ``shared_id`` with other items of its document: from
+    it, the title and the publication date (not the update date, which an edit moves)."""
+    return _derived_id([shared_id, item.title or _NONE, item.published_at or _NONE])
+
+
+def _content_id(shared_id: str, fingerprint: bytes) -> str:
+    """The id of an item whose title id is shared too: from its whole content."""
+    return _derived_id([shared_id, fingerprint.hex()])
 
 
 def fingerprint_bytes(item: ParsedItem, *, tags_in_document_order: bool = False) -> bytes:
@@ -177,21 +170,19 @@ def _key_hash(item_id: str) -> int:
     return int.from_bytes(digest, "big")
 
 
-def _identify(
-    items: Sequence[ParsedItem], remembered: dict[int, int]
-) -> tuple[list[_Identified], int]:
+def _identify(items: Sequence[ParsedItem]) -> tuple[list[_Identified], int]:
     """Items with their identity, in document order; and how many exact repeats were dropped.
 
-    Nothing distinct is dropped: items that share an id (a status page whose every item
-    links to its home page, a CMS giving every item one guid) keep it only once; the
-    others take an id derived from it (``_other_ids``, ``shared_id``). The one remembered
-    with its content keeps the shared id, so adding an item does not turn an old one into
-    an update. An item whose content is remembered under one of its other ids keeps that
-    one, so an item stays the same item when the one it shared its id with leaves.
+    Ids depend on the document alone, never on memory, so a run without state gives the
+    same ids (and delivery_ids). Nothing distinct is dropped: when items share an id (a
+    status page whose every item links to its home page, a CMS giving every item one
+    guid), each of them takes its title id instead, and those whose title ids are shared
+    too take their content id (``shared_id``). An item that repeats an earlier one
+    exactly is dropped.
     """
     entries: list[_Identified] = []
     keys: set[int] = set()
-    versions: set[tuple[int, bytes]] = set()  # (id hash, fingerprint) of items with a shared id
+    versions: set[tuple[int, bytes]] = set()  # (id hash, fingerprint), once an id repeats
     shared = False
     duplicates = 0
     for item in items:
@@ -221,32 +212,22 @@ def _identify(
                 item.issues + issues if issues else item.issues,
             )
         )
-    if not remembered and not shared:  # a first run's usual document: nothing to settle
-        return entries, duplicates
-    repeated = _repeated_keys(entries) if shared else set()
-    taken: set[int] = {entry.key_hash for entry in entries if entry.key_hash not in repeated}
-    out: list[_Identified | None] = [None] * len(entries)
-    for index, entry in enumerate(entries):
-        if entry.key_hash in repeated:
-            continue
-        old = remembered.get(entry.key_hash)
-        if old != entry.content_hash and remembered:
-            # Looks new or edited: unless its content is remembered under another id.
-            entry = _kept_other_id(entry, remembered, taken) or entry
-        out[index] = entry
-    # Items sharing an id: exact matches with memory first, then the document's order.
-    for exact in (True, False):
-        for index, entry in enumerate(entries):
-            if out[index] is not None or entry.key_hash not in repeated:
-                continue
-            for candidate in (entry.item_id, *_other_ids(entry)):
-                key = _key_hash(candidate)
-                if key in taken or (exact and remembered.get(key) != entry.content_hash):
-                    continue
-                taken.add(key)
-                out[index] = entry if candidate == entry.item_id else _as_shared(entry, candidate)
-                break
-    return [entry for entry in out if entry is not None], duplicates
+    if shared:
+        repeated = _repeated_keys(entries)
+        entries = [
+            _as_shared(e, _title_id(e.item, e.item_id)) if e.key_hash in repeated else e
+            for e in entries
+        ]
+        # Title ids are derived from the shared id, so only members of one group can
+        # share one; those take their content id, which differs unless the items do.
+        again = _repeated_keys([e for e in entries if e.key_hash not in keys])
+        entries = [
+            _as_shared(e, _content_id(_primary_id(e), e.fingerprint), again=True)
+            if e.key_hash in again
+            else e
+            for e in entries
+        ]
+    return entries, duplicates
 
 
 def _repeated_keys(entries: list[_Identified]) -> set[int]:
@@ -257,22 +238,17 @@ def _repeated_keys(entries: list[_Identified]) -> set[int]:
     return repeated
 
 
-def _kept_other_id(
-    entry: _Identified, remembered: dict[int, int], taken: set[int]
-) -> _Identified | None:
-    for candidate in _other_ids(entry):
-        key = _key_hash(candidate)
-        if key not in taken and remembered.get(key) == entry.content_hash:
-            taken.add(key)
-            return _as_shared(entry, candidate)
-    return None
+def _primary_id(entry: _Identified) -> str:
+    return item_identity(entry.item)[0]
 
 
-def _as_shared(entry: _Identified, item_id: str) -> _Identified:
+def _as_shared(entry: _Identified, item_id: str, *, again: bool = False) -> _Identified:
+    if again:  # already marked shared
+        return entry._replace(item_id=item_id, key_hash=_key_hash(item_id))
     issue = Issue(
         "shared_id",
         f"another item of the document has this item's {entry.id_source} id; "
-        "this one's id is derived from it and its content",
+        "this one's id is derived from it and its title and date, or its content",
     )
     return entry._replace(
         item_id=item_id,
@@ -280,6 +256,32 @@ def _as_shared(entry: _Identified, item_id: str) -> _Identified:
         key_hash=_key_hash(item_id),
         issues=(*entry.issues, issue),
     )
+
+
+def _earlier_ids(entry: _Identified) -> list[str]:
+    """The ids the item may have had before: its own, title and content ids (it shared
+    its id then, or no longer does), and the hash of its text an item identified by its
+    enclosure had before enclosures identified items."""
+    primary = _primary_id(entry)
+    ids = [primary, _title_id(entry.item, primary), _content_id(primary, entry.fingerprint)]
+    if entry.id_source == "enclosure":
+        ids.append(_derived_id(_text_parts(entry.item)))
+    return [item_id for item_id in ids if item_id != entry.item_id]
+
+
+def _carry_over_renamed(identified: list[_Identified], remembered: dict[int, int]) -> None:
+    """Items whose id changed (they began or stopped sharing one) with their content
+    remembered under an earlier id: moved to their id in ``remembered``, so they are
+    unchanged, and the earlier id is forgotten (it could later match another item)."""
+    for entry in identified:
+        if remembered.get(entry.key_hash) == entry.content_hash:
+            continue
+        for item_id in _earlier_ids(entry):
+            key = _key_hash(item_id)
+            if remembered.get(key) == entry.content_hash:
+                del remembered[key]
+                remembered[entry.key_hash] = entry.content_hash
+                break
 
 
 def _item_date(item: ParsedItem) -> str | None:
@@ -313,12 +315,14 @@ def diff_items(
     (a web page now advertises another feed first). If none of its items is remembered,
     it is a feed never read before, and its items are read as on a first run.
     """
+    identified, duplicates = _identify(items)
     remembered = unpack_items(bookmark.items) if bookmark else {}
-    identified, duplicates = _identify(items, remembered)
     # Only as many items as can be remembered are tracked (the first, in document
     # order): an item that cannot be remembered would come out as new on every run.
     untracked = max(0, len(identified) - settings.max_state_items)
     identified = identified[: settings.max_state_items]
+    if remembered:
+        _carry_over_renamed(identified, remembered)
     is_first_run = bookmark is None or not bookmark.has_baseline
     issues: list[Issue] = []
     if (
@@ -371,14 +375,20 @@ def diff_items(
     )
 
     new_count = sum(1 for _, kind in changed if kind == "new")
-    if not is_first_run and remembered and 1 < len(identified) == new_count:
+    if (
+        not is_first_run
+        and remembered
+        and 1 < len(identified) == new_count
+        and _all_newer(identified, bookmark.newest_item_at if bookmark else None)
+    ):
         # The document moved on past everything it showed before: a feed that publishes
         # faster than it is read loses the items that came and went between runs.
         issues.append(
             Issue(
                 "possible_gap",
-                f"none of the document's {new_count} items was seen before: items "
-                "published and gone between runs may have been missed",
+                f"none of the document's {new_count} items was seen before and all are "
+                "newer than the newest seen: items published and gone between runs may "
+                "have been missed",
             )
         )
     if duplicates:
@@ -402,6 +412,13 @@ def diff_items(
         duplicates=duplicates,
     )
     return Delta(changes, counts, memory, tuple(issues), largest)
+
+
+def _all_newer(identified: list[_Identified], newest_seen: str | None) -> bool:
+    """Whether every dated item is newer than the newest item seen before (and some are
+    dated): new ids on old items are a feed renaming its ids, not a gap."""
+    dates = [date for entry in identified if (date := _item_date(entry.item))]
+    return bool(newest_seen and dates) and min(dates) > (newest_seen or "")
 
 
 def _memory_bound(largest_document: int, max_state_items: int) -> int:

@@ -93,7 +93,7 @@ def test_a_repeated_id_with_other_content_is_another_item() -> None:
         DeltaSettings("m", "u", first_run_mode="emit_all"),
     )
     assert [(c.item.title, c.id_source) for c in delta.changes] == [
-        ("first", "guid"),
+        ("first", "derived"),
         ("second", "derived"),
     ]
     assert "duplicate_id" in {i.code for i in delta.issues}  # the exact repeat
