@@ -165,6 +165,7 @@ async def check_feed(
             "not_modified",
             counts=_kept_counts(bookmark),
             # The document is the one read before.
+            feed_title=bookmark.title if bookmark else None,
             feed_format=bookmark.format if bookmark else None,
             newest_item_at=newest,
             is_stale=is_stale,
@@ -229,6 +230,7 @@ async def check_feed(
         last_modified=result.last_modified if keep_validators else None,
         # As the records show it: a signed token a redirect handed out is not stored.
         final_url=shown_final_url,
+        title=feed.title,
         format=feed.format,
         checked_at=ctx.checked_at,
         success_at=ctx.checked_at,

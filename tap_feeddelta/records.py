@@ -77,7 +77,9 @@ def item_record(
         "summary": _summary(item) if content_mode != "metadata" else None,
         "content_text": item.content_text if content_mode == "feed_content" else None,
         "authors": [{"name": a.name, "email": a.email, "url": a.url} for a in item.authors],
-        "tags": list(item.tags),
+        # A set, as the fingerprint reads it: sorted, so that a reorder never shows up
+        # as a difference between two versions of the item.
+        "tags": sorted(item.tags),
         "published_at": item.published_at,
         "updated_at": item.updated_at,
         "enclosures": [
@@ -114,7 +116,8 @@ class HealthFacts:
     fetch: FetchResult | None = None
     final_url: str | None = None  # the fetch's, as shown_url shows it
     feed: ParsedFeed | None = None
-    feed_format: str | None = None  # without a feed: the format the state remembers
+    feed_title: str | None = None  # without a feed: the title the state remembers
+    feed_format: str | None = None  # and its format
     counts: ItemCounts = field(default_factory=ItemCounts)
     error: Issue | None = None
     parse_ms: int = 0
@@ -141,7 +144,7 @@ def health_record(ctx: FeedContext, facts: HealthFacts) -> dict[str, Any]:
         "http_status": fetch.http_status if fetch else None,
         "error_code": facts.error.code if facts.error else None,
         "error_message": facts.error.message if facts.error else None,
-        "feed_title": feed.title if feed else None,
+        "feed_title": feed.title if feed else facts.feed_title,
         "feed_format": feed.format if feed else facts.feed_format,
         "item_counts": {
             "seen": counts.seen,

@@ -3,7 +3,7 @@
 A partition is plain JSON inside ``bookmarks.feed_items.partitions``::
 
     {"context": {"monitor_id": "default", "feed_url": "https://…"},
-     "v": 1, "etag": "…", "last_modified": "…", "final_url": "…", "format": "rss-2.0",
+     "v": 1, "etag": "…", "last_modified": "…", "final_url": "…", "title": "…", "format": "rss-2.0",
      "checked_at": "…Z", "success_at": "…Z", "retry_after_at": null, "newest_item_at": "…Z",
      "largest_document": 20, "items": "<base64>"}
 
@@ -32,7 +32,7 @@ _DATE: Final = re.compile(r"^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d{1,6})?Z$")
 _FORMATS: Final = frozenset(
     {"rss-0.9x", "rss-1.0", "rss-2.0", "atom-0.3", "atom-1.0", "json-feed-1.0", "json-feed-1.1"}
 )
-_TEXT_FIELDS: Final = ("etag", "last_modified", "final_url")
+_TEXT_FIELDS: Final = ("etag", "last_modified", "final_url", "title")
 _DATE_FIELDS: Final = ("checked_at", "success_at", "retry_after_at", "newest_item_at")
 _KNOWN_KEYS: Final = frozenset(
     {"context", "v", "format", "items", "largest_document", *_TEXT_FIELDS, *_DATE_FIELDS}
@@ -46,6 +46,9 @@ class FeedBookmark:
     etag: str | None = None
     last_modified: str | None = None
     final_url: str | None = None
+    # The feed's title when last read: a 304's health row shows it. None in partitions
+    # written before it was kept.
+    title: str | None = None
     format: str | None = None
     checked_at: str | None = None  # last run that fetched it successfully (200 or 304)
     success_at: str | None = None  # last run that read a document

@@ -79,16 +79,19 @@ def test_baseline_then_new_then_updated_then_not_modified(server: FeedServer) ->
 
 def test_rows_that_read_no_document_report_what_the_state_keeps(server: FeedServer) -> None:
     """item_counts.remembered is what the state keeps on every row; a 304's document is
-    the one read before, so its format is the stored one."""
+    the one read before, so its title and format are the stored ones."""
     server.put("/feed.xml", rss(ITEMS))
     cfg = config(server, "/feed.xml")
     first = run_tap(cfg)
     assert first.health[0]["item_counts"]["remembered"] == 5
+    title = first.health[0]["feed_title"]
+    assert title
 
     not_modified = run_tap(cfg, first.final_state)
     [row] = not_modified.health
     assert row["status"] == "not_modified"
     assert (row["item_counts"]["remembered"], row["feed_format"]) == (5, "rss-2.0")
+    assert row["feed_title"] == title  # before, null: feed_health_daily lost the title
 
     server.put("/feed.xml", "down", status=500, content_type="text/plain")
     failed = run_tap(cfg, not_modified.final_state)
