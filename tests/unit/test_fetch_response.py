@@ -5,23 +5,28 @@ from __future__ import annotations
 import asyncio
 import http.client
 import io
+import re
 
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from tap_feeddelta.fetch import response
 from tap_feeddelta.fetch.errors import FetchError
 from tap_feeddelta.fetch.response import (
     CHUNK_BYTES,
     MAX_FIELDS,
     MAX_INTERIM,
     MAX_LINE,
+    Dechunker,
     Head,
     read_body,
     read_fields,
     read_head,
     request_bytes,
 )
+
+MAX_CHUNKS = 1 << 20
 
 
 class _Sock:
@@ -62,7 +67,9 @@ class Lean:
         parts: list[bytes] = []
 
         async def body() -> None:
-            await read_body(self._reader, self.head, parts.append, "feed.example")
+            await read_body(
+                self._reader, self.head, parts.append, "feed.example", max_chunks=MAX_CHUNKS
+            )
 
         asyncio.run(body())
         return b"".join(parts)
@@ -293,7 +300,9 @@ def test_without_length_the_body_runs_to_the_close_in_bounded_pieces() -> None:
     assert resp.length is None and resp.will_close
 
     async def body() -> None:
-        await read_body(resp._reader, resp.head, pieces.append, "feed.example")
+        await read_body(
+            resp._reader, resp.head, pieces.append, "feed.example", max_chunks=MAX_CHUNKS
+        )
 
     asyncio.run(body())
     assert b"".join(pieces) == payload
@@ -307,3 +316,112 @@ def test_any_chunking_gives_back_the_same_body(parts: list[bytes], data: st.Data
         b"%x%s\r\n%s\r\n" % (len(p), data.draw(st.sampled_from([b"", b";ext=1"])), p) for p in parts
     )
     assert lean(_chunked(wire + b"0\r\n\r\n")).read() == b"".join(parts)
+
+
+def _pieces(data: bytes, max_chunks: int = MAX_CHUNKS) -> tuple[list[bytes], bool]:
+    """The pieces the sink gets for a response, and whether the stream was left clean."""
+    pieces: list[bytes] = []
+
+    async def body() -> bool:
+        reader = _reader(data)
+        head = await read_head(reader)
+        return await read_body(reader, head, pieces.append, "feed.example", max_chunks=max_chunks)
+
+    return pieces, asyncio.run(body())
+
+
+def test_tiny_chunks_reach_the_sink_in_a_few_pieces_not_one_per_chunk() -> None:
+    payload = bytes(range(256)) * 256  # 64 KiB in 1-byte chunks: 384 KiB on the wire
+    wire = b"".join(b"1\r\n%s\r\n" % payload[n : n + 1] for n in range(len(payload)))
+    pieces, clean = _pieces(_chunked(wire + b"0\r\n\r\n"))
+    assert b"".join(pieces) == payload and clean
+    assert len(pieces) <= len(wire) // CHUNK_BYTES + 2
+    assert max(len(piece) for piece in pieces) <= CHUNK_BYTES
+
+
+def test_a_body_in_more_chunks_than_the_bound_is_bad_response() -> None:
+    wire = b"1\r\nx\r\n" * 101 + b"0\r\n\r\n"
+    pieces, _ = _pieces(_chunked(b"1\r\nx\r\n" * 100 + b"0\r\n\r\n"), max_chunks=100)
+    assert b"".join(pieces) == b"x" * 100
+    with pytest.raises(FetchError) as caught:
+        _pieces(_chunked(wire), max_chunks=100)
+    assert caught.value.code == "bad_response" and "100 chunks" in caught.value.message
+
+
+def test_bytes_read_past_a_chunked_body_leave_the_stream_unclean() -> None:
+    pieces, clean = _pieces(_chunked(b"3\r\nabc\r\n0\r\nX-T: 1\r\n\r\n"))
+    assert b"".join(pieces) == b"abc" and clean
+    pieces, clean = _pieces(_chunked(b"3\r\nabc\r\n0\r\n\r\nHTTP/1.1 200 OK\r\n"))
+    assert b"".join(pieces) == b"abc" and not clean
+
+
+@pytest.mark.parametrize(
+    "body",
+    [
+        b"3\r\nabc\r\n0\r\n" + b"X: v\r\n" * (MAX_FIELDS + 1) + b"\r\n",
+        b"3;" + b"e" * MAX_LINE + b"\r\nabc\r\n0\r\n\r\n",
+        b"3\r\nabc\r\n0\r\nX: " + b"v" * MAX_LINE + b"\r\n\r\n",
+    ],
+    ids=["too-many-trailers", "long-size-line", "long-trailer-line"],
+)
+def test_chunk_lines_and_trailers_are_bounded_as_the_head_is(body: bytes) -> None:
+    with pytest.raises(http.client.HTTPException):
+        lean(_chunked(body)).read()
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    st.lists(st.binary(min_size=1, max_size=40), max_size=8),
+    st.sampled_from([b"\r\n", b"\n"]),
+    st.sampled_from([b"", b";ext=1", b" ; a=b"]),
+    st.sampled_from([b"", b"X-T: 1\r\n", b"A: 1\nB: 2\n"]),
+    st.lists(st.integers(min_value=0, max_value=400), max_size=12),
+)
+def test_the_dechunker_gives_back_the_body_wherever_the_reads_break(
+    parts: list[bytes], eol: bytes, extension: bytes, trailer: bytes, cuts: list[int]
+) -> None:
+    wire = b"".join(b"%x%s%s%s%s" % (len(p), extension, eol, p, eol) for p in parts)
+    wire += b"0" + eol + trailer + eol
+    dechunker = Dechunker("feed.example", max_chunks=len(parts))
+    out = bytearray()
+    start = 0
+    for cut in [*sorted({min(cut, len(wire)) for cut in cuts}), len(wire)]:
+        if cut > start:
+            assert not dechunker.done
+            out += dechunker.feed(wire[start:cut])
+            start = cut
+    assert dechunker.done and not dechunker.overread
+    assert out == b"".join(parts)
+
+
+def test_a_close_in_the_trailer_ends_the_body_as_in_http_client() -> None:
+    data = _chunked(b"3\r\nabc\r\n0\r\n")
+    pieces, clean = _pieces(data)
+    assert b"".join(pieces) == b"abc" == stdlib(data).read() and not clean
+
+
+class _CountingPattern:
+    """A compiled pattern that counts its ``match`` calls."""
+
+    def __init__(self, pattern: re.Pattern[bytes]) -> None:
+        self.pattern, self.calls = pattern, 0
+
+    def match(self, data: bytes, pos: int) -> re.Match[bytes] | None:
+        self.calls += 1
+        return self.pattern.match(data, pos)
+
+
+def test_a_line_dripped_byte_by_byte_is_looked_at_once_it_ends(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # Not again on every read: that is quadratic in the line's length (20 s of CPU for a
+    # 60 KB chunk extension sent a byte per packet).
+    counting = _CountingPattern(response._CHUNK_LINE)
+    monkeypatch.setattr(response, "_CHUNK_LINE", counting)
+    wire = b"3;" + b"e" * 20_000 + b"\r\nabc\r\n0\r\nX: " + b"v" * 20_000 + b"\r\n\r\n"
+    dechunker = response.Dechunker("feed.example", max_chunks=1)
+    out = bytearray()
+    for n in range(len(wire)):
+        out += dechunker.feed(wire[n : n + 1])
+    assert out == b"abc" and dechunker.done
+    assert counting.calls <= 4
