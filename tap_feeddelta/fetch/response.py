@@ -236,8 +236,10 @@ async def _read_chunked(
     return not dechunker.overread
 
 
-# A chunk-size line: the size, then extensions (dropped); blanks around the size pass.
-_CHUNK_LINE = re.compile(rb"[ \t]*([0-9A-Fa-f]{1,16})[ \t\r]*(?:;[^\n]*)?\n")
+# A chunk-size line: the size (1*HEXDIG: leading zeros pass, the value has at most 16
+# digits; the line is bounded by MAX_LINE), then extensions (dropped); blanks around the
+# size pass.
+_CHUNK_LINE = re.compile(rb"[ \t]*0*([0-9A-Fa-f]{1,16})[ \t\r]*(?:;[^\n]*)?\n")
 _SIZE, _DATA, _DATA_END, _TRAILER, _DONE = range(5)
 
 

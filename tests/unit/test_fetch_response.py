@@ -425,3 +425,17 @@ def test_a_line_dripped_byte_by_byte_is_looked_at_once_it_ends(
         out += dechunker.feed(wire[n : n + 1])
     assert out == b"abc" and dechunker.done
     assert counting.calls <= 4
+
+
+@pytest.mark.parametrize("zeros", [1, 16, 40, 1000])
+def test_chunk_sizes_may_have_leading_zeros(zeros: int) -> None:
+    # RFC 9112: chunk-size = 1*HEXDIG. Only the value is bounded (16 hex digits).
+    pad = b"0" * zeros
+    data = _chunked(pad + b"3\r\nabc\r\n" + pad + b"A;x=1\r\n0123456789\r\n" + pad + b"\r\n\r\n")
+    assert lean(data).read() == b"abc0123456789" == stdlib(data).read()
+
+
+def test_a_chunk_size_over_sixteen_digits_after_its_zeros_is_refused() -> None:
+    with pytest.raises(FetchError) as caught:
+        lean(_chunked(b"0" * 20 + b"1" + b"0" * 16 + b"\r\nabc\r\n0\r\n\r\n")).read()
+    assert caught.value.code == "bad_response"
