@@ -507,6 +507,10 @@ class Fetcher:
                 "response_too_large",
                 f"The body is larger than max_feed_bytes ({max_bytes} bytes).",
             )
+        if head.transfer_codings not in ((), ("chunked",)):
+            # No TE field is sent, so chunked is the one coding a server may use, and
+            # last (RFC 9112 6.1, 7.4); without it last the body has no framing at all.
+            raise FetchError("bad_response", "The body uses a Transfer-Encoding not offered.")
         encodings = content_encodings(fields.joined("Content-Encoding"))
         if not supported(encodings):
             raise FetchError("bad_response", "The body uses a Content-Encoding not offered.")

@@ -73,9 +73,10 @@ class Head:
     status: int
     reason: str
     fields: HeaderFields
-    chunked: bool
+    chunked: bool  # chunked is the last transfer coding
     length: int | None  # Content-Length; None: chunked or read to the close
     will_close: bool  # the connection cannot carry another request
+    transfer_codings: tuple[str, ...] = ()  # of every Transfer-Encoding field, in order
 
 
 async def read_line(reader: asyncio.StreamReader) -> bytes:
@@ -140,11 +141,11 @@ async def read_head(reader: asyncio.StreamReader, *, method: str = "GET") -> Hea
     else:
         raise http.client.HTTPException("too many interim responses")
     fields = await read_fields(reader)
-    encoding = fields.get("transfer-encoding")
-    chunked = encoding is not None and encoding.lower() == "chunked"
+    codings = _transfer_codings(fields)
+    chunked = bool(codings) and codings[-1] == "chunked"
     length: int | None = None
     declared = fields.get("content-length")
-    if declared is not None and not chunked:
+    if declared is not None and not codings:  # any transfer coding overrides it (6.3)
         declared = _one_length(declared)
         if declared.isascii() and declared.isdigit():
             with contextlib.suppress(ValueError):  # past int()'s digit limit: none, as http.client
@@ -152,7 +153,19 @@ async def read_head(reader: asyncio.StreamReader, *, method: str = "GET") -> Hea
     if status in (204, 304) or 100 <= status < 200 or method == "HEAD":
         length = 0
     will_close = _closes(version, fields) or (not chunked and length is None)
-    return Head(version, status, reason, fields, chunked, length, will_close)
+    return Head(version, status, reason, fields, chunked, length, will_close, codings)
+
+
+def _transfer_codings(fields: HeaderFields) -> tuple[str, ...]:
+    """The transfer codings of every Transfer-Encoding field, in the order applied
+    (RFC 9112 6.1), lower case, without parameters or empty list members."""
+    codings = []
+    for value in fields.get_all("transfer-encoding"):
+        for member in value.split(","):
+            coding = member.split(";", 1)[0].strip(" \t").lower()
+            if coding:
+                codings.append(coding)
+    return tuple(codings)
 
 
 def _status_line(line: bytes) -> tuple[int, int, str]:

@@ -202,6 +202,8 @@ _VALUES = st.sampled_from(
         "chunked",
         "CHUNKED",
         "gzip, chunked",
+        "chunked, gzip",
+        "gzip",
         "close",
         "keep-alive",
         "Keep-Alive, Upgrade",
@@ -224,18 +226,26 @@ def test_framing_matches_http_client(
 ) -> None:
     """Same status, chunked, length and will_close as http.client for the same head;
     only a signed Content-Length ("+5", which int() takes) is refused and read to the
-    close instead (unless the body is chunked, which decides alone)."""
+    close instead (unless the body is chunked, which decides alone), and Transfer-Encoding
+    is read as RFC 9112 says, where http.client looks at the first field's whole value:
+    the codings of every field, chunked when it is last, no length with any coding."""
     head = f"{version} {status} Reason\r\n" + "".join(f"{n}: {v}\r\n" for n, v in fields)
     data = head.encode("latin-1") + b"\r\n"
     ours, theirs = lean(data), stdlib(data)
-    assert (ours.status, ours.version, ours.chunked) == (
-        theirs.status,
-        theirs.version,
-        theirs.chunked,
-    )
+    assert (ours.status, ours.version) == (theirs.status, theirs.version)
+    codings = ours.head.transfer_codings
     length = next((v for n, v in fields if n == "Content-Length"), None)
-    if length is None or not length.strip().startswith("+") or theirs.chunked:
-        assert (ours.length, ours.will_close) == (theirs.length, theirs.will_close)
+    signed = length is not None and length.strip().startswith("+") and not theirs.chunked
+    if codings != (("chunked",) if theirs.chunked else ()):  # where the RFC differs
+        assert ours.chunked == (codings[-1] == "chunked")
+        assert ours.length == (0 if status in (204, 304) else None)
+        assert ours.will_close or ours.chunked or ours.length == 0
+    elif not signed:
+        assert (ours.chunked, ours.length, ours.will_close) == (
+            theirs.chunked,
+            theirs.length,
+            theirs.will_close,
+        )
     else:  # "+5": http.client's int() takes it; we read to the close instead
         assert (ours.length, ours.will_close) == (
             (0, theirs.will_close) if status in (204, 304) else (None, True)
@@ -439,3 +449,29 @@ def test_a_chunk_size_over_sixteen_digits_after_its_zeros_is_refused() -> None:
     with pytest.raises(FetchError) as caught:
         lean(_chunked(b"0" * 20 + b"1" + b"0" * 16 + b"\r\nabc\r\n0\r\n\r\n")).read()
     assert caught.value.code == "bad_response"
+
+
+@pytest.mark.parametrize(
+    ("fields", "codings", "chunked"),
+    [
+        ([], (), False),
+        (["chunked"], ("chunked",), True),
+        (["gzip, Chunked"], ("gzip", "chunked"), True),
+        (["gzip", "chunked"], ("gzip", "chunked"), True),
+        (["chunked, "], ("chunked",), True),
+        (["chunked, gzip"], ("chunked", "gzip"), False),
+        (["gzip;q=1"], ("gzip",), False),
+        ([" , "], (), False),
+    ],
+)
+def test_transfer_codings_are_the_list_of_every_field(
+    fields: list[str], codings: tuple[str, ...], chunked: bool
+) -> None:
+    """RFC 9112 6.1: the codings of every Transfer-Encoding field in order; the body is
+    chunked when chunked is the last. With any coding, Content-Length is not the length
+    (6.3): a body not chunked then runs to the close."""
+    head = "".join(f"Transfer-Encoding: {value}\r\n" for value in fields)
+    resp = lean(f"HTTP/1.1 200 OK\r\n{head}Content-Length: 3\r\n\r\n".encode())
+    assert (resp.head.transfer_codings, resp.chunked) == (codings, chunked)
+    assert resp.length == (3 if not codings else None)
+    assert resp.will_close == (bool(codings) and not chunked)
