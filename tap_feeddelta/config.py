@@ -18,9 +18,15 @@ MAX_URL_BYTES: Final = 2048
 FirstRunMode = Literal["baseline_only", "emit_recent", "emit_all"]
 ContentMode = Literal["metadata", "excerpts", "feed_content"]
 
+# A pattern ends in $(?!\n), not $: jsonschema applies it with Python's re.search, whose
+# "$" also matches before a final newline ("default\n" passed ^[A-Za-z0-9_-]{1,64}$).
+# The lookahead means the same in ECMA-262, JSON Schema's dialect, where "$" is the end.
+_END: Final = r"$(?!\n)"
 _RFC3339: Final = (
-    r"^\d{4}-\d{2}-\d{2}[Tt ]\d{2}:\d{2}(:\d{2}(\.\d+)?)?([Zz]|[+-]\d{2}:?\d{2})?$"
-    r"|^\d{4}-\d{2}-\d{2}$"
+    r"^\d{4}-\d{2}-\d{2}[Tt ]\d{2}:\d{2}(:\d{2}(\.\d+)?)?([Zz]|[+-]\d{2}:?\d{2})?"
+    + _END
+    + r"|^\d{4}-\d{2}-\d{2}"
+    + _END
 )
 
 
@@ -53,7 +59,7 @@ CONFIG_SCHEMA: Final[dict[str, Any]] = {
         "monitor_id": {
             "type": ["string"],
             "default": "default",
-            "pattern": r"^[A-Za-z0-9_-]{1,64}$",
+            "pattern": r"^[A-Za-z0-9_-]{1,64}" + _END,
             "description": (
                 "Namespace of the baselines: two monitor_ids watching the same feeds keep "
                 "independent state and delivery ids. 1–64 of A-Z a-z 0-9 _ -."
@@ -128,7 +134,7 @@ CONFIG_SCHEMA: Final[dict[str, Any]] = {
             "default": DEFAULT_USER_AGENT,
             "minLength": 1,
             "maxLength": 512,
-            "pattern": r"^[\x20-\x7e]+$",
+            "pattern": r"^[\x20-\x7e]+" + _END,
             "description": "User-Agent header sent with every request.",
         },
         "shard_count": _integer(

@@ -148,7 +148,7 @@ class CappedBody:
     def __init__(self, encodings: list[str], max_bytes: int) -> None:
         self._decoder = _decoder(encodings[0]) if encodings else None
         self._max_bytes = max_bytes
-        self._parts: list[bytes] = []
+        self._data = bytearray()  # one buffer: a body in tiny pieces costs its size
         self._total = 0
         self._raw_total = 0
 
@@ -162,7 +162,7 @@ class CappedBody:
             self._total += len(raw)
             if self._total > max_bytes:
                 raise _too_large(max_bytes)
-            self._parts.append(raw)
+            self._data += raw
             return
         data = raw
         while True:
@@ -171,15 +171,14 @@ class CappedBody:
             self._total += len(out)
             if self._total > max_bytes:
                 raise _too_large(max_bytes)
-            if out:
-                self._parts.append(out)
+            self._data += out
             if not decoder.has_pending:
                 return
 
     def finish(self) -> bytes:
         if self._decoder is not None and self._raw_total:
             _finish(self._decoder)
-        return b"".join(self._parts)
+        return bytes(self._data)
 
 
 def _decoded(decoder: _Decoder, data: bytes, limit: int) -> bytes:

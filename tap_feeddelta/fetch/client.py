@@ -54,7 +54,13 @@ from tap_feeddelta.fetch.resolve import (
     unresolved,
     usable_answers,
 )
-from tap_feeddelta.fetch.response import Head, read_body, read_head, request_bytes
+from tap_feeddelta.fetch.response import (
+    CAP_BYTES_PER_CHUNK,
+    Head,
+    read_body,
+    read_head,
+    request_bytes,
+)
 from tap_feeddelta.fetch.urls import Target, display_url, parse_target, redirect_target
 from tap_feeddelta.models import FetchResult, FetchStatus
 
@@ -467,8 +473,7 @@ class Fetcher:
                 return _Answer(status="not_modified")
             if status in DOCUMENT_STATUSES:
                 progress.doing = "reading the body"
-                answer = await self._read_ok(target, conn, head)
-                keep = True
+                answer, keep = await self._read_ok(target, conn, head)
                 return answer
             if status in RATE_LIMIT_STATUSES:
                 progress.retry_after_at = self._retry_after(head)
@@ -490,7 +495,8 @@ class Fetcher:
             log.warning("Retry-After could not be read (%s)", type(exc).__name__)
             return None
 
-    async def _read_ok(self, target: Target, conn: Connection, head: Head) -> _Answer:
+    async def _read_ok(self, target: Target, conn: Connection, head: Head) -> tuple[_Answer, bool]:
+        """The document, and whether the connection was left at its end (reusable)."""
         max_bytes = self._policy.max_feed_bytes
         fields = head.fields
         lengths = fields.get_all("Content-Length")
@@ -501,24 +507,35 @@ class Fetcher:
                 "response_too_large",
                 f"The body is larger than max_feed_bytes ({max_bytes} bytes).",
             )
+        if head.transfer_codings not in ((), ("chunked",)):
+            # No TE field is sent, so chunked is the one coding a server may use, and
+            # last (RFC 9112 6.1, 7.4); without it last the body has no framing at all.
+            raise FetchError("bad_response", "The body uses a Transfer-Encoding not offered.")
         encodings = content_encodings(fields.joined("Content-Encoding"))
         if not supported(encodings):
             raise FetchError("bad_response", "The body uses a Content-Encoding not offered.")
         body = CappedBody(encodings, max_bytes)
         try:
-            await read_body(conn.reader, head, body.feed, target.host)
+            clean = await read_body(
+                conn.reader,
+                head,
+                body.feed,
+                target.host,
+                max_chunks=max_bytes // CAP_BYTES_PER_CHUNK,
+            )
         except FetchError:
             raise
         except Exception as exc:
             raise failure_from_exception(exc, phase="body", host=target.host) from None
         data = body.finish()
-        return _Answer(
+        answer = _Answer(
             status="ok",
             body=data or None,
             content_type=clean_value(fields.joined("Content-Type"), MAX_CONTENT_TYPE_CHARS),
             etag=clean_value(fields.joined("ETag"), MAX_VALIDATOR_CHARS),
             last_modified=clean_value(fields.joined("Last-Modified"), MAX_VALIDATOR_CHARS),
         )
+        return answer, clean
 
     async def _send(
         self,

@@ -112,8 +112,9 @@ def address_denial(address: str, *, allow_private: bool) -> str | None:
 
 
 def _v4_denial(value: int, allow_private: bool) -> str | None:
+    """Why an IPv4 address is refused, as words that go before "address"."""
     if ipaddress.IPv4Address(value) in METADATA_ADDRESSES:
-        return "cloud metadata address"
+        return "cloud metadata"
     for net, mask, reason, private in _V4_RANGES:
         if value & mask == net:
             return None if private and allow_private else reason
@@ -123,7 +124,10 @@ def _v4_denial(value: int, allow_private: bool) -> str | None:
 def _embedded(value: int, form: str) -> str | None:
     # Translation forms are never intranet routes: judge the embedded address strictly.
     reason = _v4_denial(value & 0xFFFFFFFF, allow_private=False)
-    return None if reason is None else f"{form} embedding a {reason} IPv4 address"
+    if reason is None:
+        return None
+    article = "an" if reason[0] in "aeiouAEIOU" else "a"
+    return f"{form} embedding {article} {reason} IPv4 address"
 
 
 def _v6_denial(ip: ipaddress.IPv6Address, allow_private: bool) -> str | None:

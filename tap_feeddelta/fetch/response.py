@@ -25,8 +25,11 @@ MAX_LINE: Final = 65_536  # bytes in the status line or one field line
 MAX_FIELDS: Final = 100  # field lines in one head, or in a chunked body's trailer
 MAX_INTERIM: Final = 16  # 1xx answers before the final one
 CHUNK_BYTES: Final = 65_536  # body bytes read at once
+# A chunked body may come in at most one chunk per this many bytes of max_feed_bytes:
+# each chunk costs a loop turn (~0.7 µs), so a body of millions of 1-byte chunks is
+# refused, not worked through (524,288 chunks under the default 4 MiB cap).
+CAP_BYTES_PER_CHUNK: Final = 8
 _TOKEN = re.compile(r"[!#$%&'*+.^_`|~0-9A-Za-z-]+")  # a field name (RFC 9110 token)
-_CHUNK_SIZE = re.compile(rb"[0-9A-Fa-f]{1,16}")
 
 
 def request_bytes(request_target: str, authority: str, headers: Mapping[str, str]) -> bytes:
@@ -70,9 +73,10 @@ class Head:
     status: int
     reason: str
     fields: HeaderFields
-    chunked: bool
+    chunked: bool  # chunked is the last transfer coding
     length: int | None  # Content-Length; None: chunked or read to the close
     will_close: bool  # the connection cannot carry another request
+    transfer_codings: tuple[str, ...] = ()  # of every Transfer-Encoding field, in order
 
 
 async def read_line(reader: asyncio.StreamReader) -> bytes:
@@ -137,11 +141,11 @@ async def read_head(reader: asyncio.StreamReader, *, method: str = "GET") -> Hea
     else:
         raise http.client.HTTPException("too many interim responses")
     fields = await read_fields(reader)
-    encoding = fields.get("transfer-encoding")
-    chunked = encoding is not None and encoding.lower() == "chunked"
+    codings = _transfer_codings(fields)
+    chunked = bool(codings) and codings[-1] == "chunked"
     length: int | None = None
     declared = fields.get("content-length")
-    if declared is not None and not chunked:
+    if declared is not None and not codings:  # any transfer coding overrides it (6.3)
         declared = _one_length(declared)
         if declared.isascii() and declared.isdigit():
             with contextlib.suppress(ValueError):  # past int()'s digit limit: none, as http.client
@@ -149,7 +153,19 @@ async def read_head(reader: asyncio.StreamReader, *, method: str = "GET") -> Hea
     if status in (204, 304) or 100 <= status < 200 or method == "HEAD":
         length = 0
     will_close = _closes(version, fields) or (not chunked and length is None)
-    return Head(version, status, reason, fields, chunked, length, will_close)
+    return Head(version, status, reason, fields, chunked, length, will_close, codings)
+
+
+def _transfer_codings(fields: HeaderFields) -> tuple[str, ...]:
+    """The transfer codings of every Transfer-Encoding field, in the order applied
+    (RFC 9112 6.1), lower case, without parameters or empty list members."""
+    codings = []
+    for value in fields.get_all("transfer-encoding"):
+        for member in value.split(","):
+            coding = member.split(";", 1)[0].strip(" \t").lower()
+            if coding:
+                codings.append(coding)
+    return tuple(codings)
 
 
 def _status_line(line: bytes) -> tuple[int, int, str]:
@@ -182,21 +198,29 @@ def _closes(version: int, fields: HeaderFields) -> bool:
 
 
 async def read_body(
-    reader: asyncio.StreamReader, head: Head, sink: Callable[[bytes], None], host: str
-) -> None:
-    """Pass the body's bytes to ``sink`` as they come, in pieces of at most CHUNK_BYTES.
+    reader: asyncio.StreamReader,
+    head: Head,
+    sink: Callable[[bytes], None],
+    host: str,
+    *,
+    max_chunks: int,
+) -> bool:
+    """Pass the body's bytes to ``sink`` as they come, in pieces of at most CHUNK_BYTES;
+    whether the stream was left exactly at the body's end (else the connection is not
+    for another request).
 
     ``sink`` may raise to stop reading (the size cap). A body that ends before its
-    framing says it should is ``connection_failed``; broken chunk framing
-    ``bad_response``.
+    framing says it should is ``connection_failed``; broken chunk framing, or a chunked
+    body in more than ``max_chunks`` chunks, ``bad_response``.
     """
     if head.chunked:
-        await _read_chunked(reader, sink, host)
-    elif head.length is not None:
+        return await _read_chunked(reader, sink, host, max_chunks)
+    if head.length is not None:
         await _read_exactly(reader, head.length, sink, host)
-    else:
-        while part := await reader.read(CHUNK_BYTES):
-            sink(part)
+        return True
+    while part := await reader.read(CHUNK_BYTES):
+        sink(part)
+    return True
 
 
 async def _read_exactly(
@@ -211,19 +235,153 @@ async def _read_exactly(
 
 
 async def _read_chunked(
-    reader: asyncio.StreamReader, sink: Callable[[bytes], None], host: str
-) -> None:
-    while True:
-        line = await read_line(reader)
-        if not line:
+    reader: asyncio.StreamReader, sink: Callable[[bytes], None], host: str, max_chunks: int
+) -> bool:
+    dechunker = Dechunker(host, max_chunks)
+    while not dechunker.done:
+        raw = await reader.read(CHUNK_BYTES)
+        if not raw:
+            if dechunker.in_trailer:  # the close ends the trailer, as in http.client
+                return False
             raise FetchError("connection_failed", f"The body from {host} was cut short.")
-        size_text = line.split(b";", 1)[0].strip()
-        if not _CHUNK_SIZE.fullmatch(size_text):
-            raise FetchError("bad_response", f"{host} sent a malformed chunked body.")
-        size = int(size_text, 16)
-        if size == 0:
-            await read_fields(reader)  # the trailer: read to its end, then dropped
-            return
-        await _read_exactly(reader, size, sink, host)
-        if await read_line(reader) not in (b"\r\n", b"\n"):
-            raise FetchError("bad_response", f"{host} sent a malformed chunked body.")
+        if data := dechunker.feed(raw):
+            sink(data)
+    return not dechunker.overread
+
+
+# A chunk-size line: the size (1*HEXDIG: leading zeros pass, the value has at most 16
+# digits; the line is bounded by MAX_LINE), then extensions (dropped); blanks around the
+# size pass.
+_CHUNK_LINE = re.compile(rb"[ \t]*0*([0-9A-Fa-f]{1,16})[ \t\r]*(?:;[^\n]*)?\n")
+_SIZE, _DATA, _DATA_END, _TRAILER, _DONE = range(5)
+
+
+class Dechunker:
+    """A chunked body's framing, undone on the pieces of the wire as they are read.
+
+    ``feed`` takes what one read gave and returns all the data in it as one piece, so a
+    body of tiny chunks costs a loop turn per chunk, not an await, a read and an object
+    kept per chunk. Lines are bounded as in the head (MAX_LINE, MAX_FIELDS trailer lines)
+    and so is the number of chunks (``max_chunks``). Bytes after the body's end are read
+    and dropped; ``overread`` then says the connection is not for another request.
+    """
+
+    __slots__ = (
+        "_chunks",
+        "_fields",
+        "_host",
+        "_left",
+        "_max_chunks",
+        "_state",
+        "_tail",
+        "overread",
+    )
+
+    def __init__(self, host: str, max_chunks: int) -> None:
+        self._host = host
+        self._max_chunks = max_chunks
+        self._state = _SIZE
+        self._left = 0  # data bytes left in the current chunk
+        self._chunks = 0
+        self._fields = 0  # trailer lines read
+        self._tail = bytearray()  # an unfinished line, which the next pieces go on
+        self.overread = False
+
+    @property
+    def done(self) -> bool:
+        return self._state == _DONE
+
+    @property
+    def in_trailer(self) -> bool:
+        return self._state == _TRAILER
+
+    def feed(self, raw: bytes) -> bytes:
+        """The data in ``raw``, the next bytes read (b"" when it holds none)."""
+        if self._state == _DONE:
+            self.overread = self.overread or bool(raw)
+            return b""
+        if self._tail:
+            if b"\n" not in raw:  # the unfinished line goes on: no new look at it
+                self._tail += raw
+                if len(self._tail) > MAX_LINE:
+                    raise http.client.LineTooLong("chunk line")
+                return b""
+            data = bytes(self._tail) + raw
+            self._tail.clear()
+        else:
+            data = raw
+        out = bytearray()
+        pos, end = 0, len(data)
+        state, left, chunks = self._state, self._left, self._chunks
+        match_line = _CHUNK_LINE.match
+        while pos < end:
+            if state == _SIZE:
+                line = match_line(data, pos)
+                if line is None:
+                    if self._unfinished(data, pos):
+                        break
+                    raise self._malformed()
+                start = line.end()
+                if start - pos > MAX_LINE:
+                    raise http.client.LineTooLong("chunk-size line")
+                size = int(line.group(1), 16)
+                chunks += 1
+                if chunks > self._max_chunks and size:
+                    raise FetchError(
+                        "bad_response",
+                        f"{self._host} sent a chunked body in more than {self._max_chunks} chunks.",
+                    )
+                stop = start + size
+                if size and data[stop : stop + 2] == b"\r\n":  # the whole chunk is here
+                    out += data[start:stop]
+                    pos = stop + 2
+                    continue
+                pos = start
+                state, left = (_DATA, size) if size else (_TRAILER, 0)
+            elif state == _DATA:
+                take = min(left, end - pos)
+                out += data[pos : pos + take]
+                pos += take
+                left -= take
+                if not left:
+                    state = _DATA_END
+            elif state == _DATA_END:
+                if data.startswith(b"\r\n", pos):
+                    pos += 2
+                elif data.startswith(b"\n", pos):
+                    pos += 1
+                elif data[pos:] == b"\r":
+                    break
+                else:
+                    raise self._malformed()
+                state = _SIZE
+            else:  # the trailer: field lines, dropped, up to a blank line
+                newline = data.find(b"\n", pos)
+                if newline < 0:
+                    self._unfinished(data, pos)
+                    break
+                if newline + 1 - pos > MAX_LINE:
+                    raise http.client.LineTooLong("trailer line")
+                if data[pos:newline] in (b"", b"\r"):
+                    state = _DONE
+                    self.overread = newline + 1 < end
+                    pos = end
+                    break
+                self._fields += 1
+                if self._fields > MAX_FIELDS:
+                    raise http.client.HTTPException(f"got more than {MAX_FIELDS} trailers")
+                pos = newline + 1
+        if pos < end:
+            self._tail += data[pos:]
+        self._state, self._left, self._chunks = state, left, chunks
+        return bytes(out)
+
+    def _unfinished(self, data: bytes, pos: int) -> bool:
+        """Whether the line at ``pos`` lacks only its end (the next piece may bring it);
+        raises if it is already too long to be a line."""
+        if len(data) - pos > MAX_LINE:
+            raise http.client.LineTooLong("chunk line")
+        return data.find(b"\n", pos) < 0
+
+    def _malformed(self) -> FetchError:
+        return FetchError("bad_response", f"{self._host} sent a malformed chunked body.")

@@ -15,10 +15,20 @@ from tap_feeddelta.parse.text import decoded_references, repaired_text, without_
 _VERSION_PREFIXES: Final = ("https://jsonfeed.org/version/", "http://jsonfeed.org/version/")
 
 
+def _json_int(digits: str) -> int | float:
+    """A JSON integer; one past Python's digit limit for int() (4,300 by default) is
+    taken as the infinite float it nearly is, so that it spoils only its own field
+    (every number field refuses a non-finite value), not the whole document."""
+    try:
+        return int(digits)
+    except ValueError:
+        return float(digits)
+
+
 def json_document(text: str) -> dict[str, Any]:
     """The JSON object of a JSON Feed. Raises ``ParseError``."""
     try:
-        document = json.loads(text)
+        document = json.loads(text, parse_int=_json_int)
     except (ValueError, RecursionError) as exc:  # json's C reader bounds nesting by recursion
         raise ParseError("invalid_feed", "The JSON could not be read.") from exc
     if not isinstance(document, dict):

@@ -98,3 +98,22 @@ def test_a_bomb_of_many_members_stops_at_the_cap_with_flat_memory(piece_bytes: i
         tracemalloc.stop()
     assert caught.value.code == "response_too_large"
     assert peak < 3 * cap, f"peak {peak} bytes"
+
+
+def test_a_body_fed_in_tiny_pieces_takes_memory_by_its_size() -> None:
+    # A chunked body of 1-byte chunks arrives as one piece per chunk at worst: the body
+    # must not cost an object per piece.
+    size = 256 << 10
+    for encodings in ([], ["gzip"]):
+        data = gzip.compress(bytes(size), mtime=0) if encodings else bytes(size)
+        body = CappedBody(encodings, 1 << 20)
+        tracemalloc.start()
+        try:
+            for start in range(len(data)):
+                body.feed(data[start : start + 1])
+            result = body.finish()
+            _, peak = tracemalloc.get_traced_memory()
+        finally:
+            tracemalloc.stop()
+        assert result == bytes(size)
+        assert peak < 3 * size, f"{encodings}: peak {peak} bytes"

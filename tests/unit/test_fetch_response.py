@@ -5,23 +5,28 @@ from __future__ import annotations
 import asyncio
 import http.client
 import io
+import re
 
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from tap_feeddelta.fetch import response
 from tap_feeddelta.fetch.errors import FetchError
 from tap_feeddelta.fetch.response import (
     CHUNK_BYTES,
     MAX_FIELDS,
     MAX_INTERIM,
     MAX_LINE,
+    Dechunker,
     Head,
     read_body,
     read_fields,
     read_head,
     request_bytes,
 )
+
+MAX_CHUNKS = 1 << 20
 
 
 class _Sock:
@@ -62,7 +67,9 @@ class Lean:
         parts: list[bytes] = []
 
         async def body() -> None:
-            await read_body(self._reader, self.head, parts.append, "feed.example")
+            await read_body(
+                self._reader, self.head, parts.append, "feed.example", max_chunks=MAX_CHUNKS
+            )
 
         asyncio.run(body())
         return b"".join(parts)
@@ -195,6 +202,8 @@ _VALUES = st.sampled_from(
         "chunked",
         "CHUNKED",
         "gzip, chunked",
+        "chunked, gzip",
+        "gzip",
         "close",
         "keep-alive",
         "Keep-Alive, Upgrade",
@@ -217,18 +226,26 @@ def test_framing_matches_http_client(
 ) -> None:
     """Same status, chunked, length and will_close as http.client for the same head;
     only a signed Content-Length ("+5", which int() takes) is refused and read to the
-    close instead (unless the body is chunked, which decides alone)."""
+    close instead (unless the body is chunked, which decides alone), and Transfer-Encoding
+    is read as RFC 9112 says, where http.client looks at the first field's whole value:
+    the codings of every field, chunked when it is last, no length with any coding."""
     head = f"{version} {status} Reason\r\n" + "".join(f"{n}: {v}\r\n" for n, v in fields)
     data = head.encode("latin-1") + b"\r\n"
     ours, theirs = lean(data), stdlib(data)
-    assert (ours.status, ours.version, ours.chunked) == (
-        theirs.status,
-        theirs.version,
-        theirs.chunked,
-    )
+    assert (ours.status, ours.version) == (theirs.status, theirs.version)
+    codings = ours.head.transfer_codings
     length = next((v for n, v in fields if n == "Content-Length"), None)
-    if length is None or not length.strip().startswith("+") or theirs.chunked:
-        assert (ours.length, ours.will_close) == (theirs.length, theirs.will_close)
+    signed = length is not None and length.strip().startswith("+") and not theirs.chunked
+    if codings != (("chunked",) if theirs.chunked else ()):  # where the RFC differs
+        assert ours.chunked == (codings[-1] == "chunked")
+        assert ours.length == (0 if status in (204, 304) else None)
+        assert ours.will_close or ours.chunked or ours.length == 0
+    elif not signed:
+        assert (ours.chunked, ours.length, ours.will_close) == (
+            theirs.chunked,
+            theirs.length,
+            theirs.will_close,
+        )
     else:  # "+5": http.client's int() takes it; we read to the close instead
         assert (ours.length, ours.will_close) == (
             (0, theirs.will_close) if status in (204, 304) else (None, True)
@@ -293,7 +310,9 @@ def test_without_length_the_body_runs_to_the_close_in_bounded_pieces() -> None:
     assert resp.length is None and resp.will_close
 
     async def body() -> None:
-        await read_body(resp._reader, resp.head, pieces.append, "feed.example")
+        await read_body(
+            resp._reader, resp.head, pieces.append, "feed.example", max_chunks=MAX_CHUNKS
+        )
 
     asyncio.run(body())
     assert b"".join(pieces) == payload
@@ -307,3 +326,152 @@ def test_any_chunking_gives_back_the_same_body(parts: list[bytes], data: st.Data
         b"%x%s\r\n%s\r\n" % (len(p), data.draw(st.sampled_from([b"", b";ext=1"])), p) for p in parts
     )
     assert lean(_chunked(wire + b"0\r\n\r\n")).read() == b"".join(parts)
+
+
+def _pieces(data: bytes, max_chunks: int = MAX_CHUNKS) -> tuple[list[bytes], bool]:
+    """The pieces the sink gets for a response, and whether the stream was left clean."""
+    pieces: list[bytes] = []
+
+    async def body() -> bool:
+        reader = _reader(data)
+        head = await read_head(reader)
+        return await read_body(reader, head, pieces.append, "feed.example", max_chunks=max_chunks)
+
+    return pieces, asyncio.run(body())
+
+
+def test_tiny_chunks_reach_the_sink_in_a_few_pieces_not_one_per_chunk() -> None:
+    payload = bytes(range(256)) * 256  # 64 KiB in 1-byte chunks: 384 KiB on the wire
+    wire = b"".join(b"1\r\n%s\r\n" % payload[n : n + 1] for n in range(len(payload)))
+    pieces, clean = _pieces(_chunked(wire + b"0\r\n\r\n"))
+    assert b"".join(pieces) == payload and clean
+    assert len(pieces) <= len(wire) // CHUNK_BYTES + 2
+    assert max(len(piece) for piece in pieces) <= CHUNK_BYTES
+
+
+def test_a_body_in_more_chunks_than_the_bound_is_bad_response() -> None:
+    wire = b"1\r\nx\r\n" * 101 + b"0\r\n\r\n"
+    pieces, _ = _pieces(_chunked(b"1\r\nx\r\n" * 100 + b"0\r\n\r\n"), max_chunks=100)
+    assert b"".join(pieces) == b"x" * 100
+    with pytest.raises(FetchError) as caught:
+        _pieces(_chunked(wire), max_chunks=100)
+    assert caught.value.code == "bad_response" and "100 chunks" in caught.value.message
+
+
+def test_bytes_read_past_a_chunked_body_leave_the_stream_unclean() -> None:
+    pieces, clean = _pieces(_chunked(b"3\r\nabc\r\n0\r\nX-T: 1\r\n\r\n"))
+    assert b"".join(pieces) == b"abc" and clean
+    pieces, clean = _pieces(_chunked(b"3\r\nabc\r\n0\r\n\r\nHTTP/1.1 200 OK\r\n"))
+    assert b"".join(pieces) == b"abc" and not clean
+
+
+@pytest.mark.parametrize(
+    "body",
+    [
+        b"3\r\nabc\r\n0\r\n" + b"X: v\r\n" * (MAX_FIELDS + 1) + b"\r\n",
+        b"3;" + b"e" * MAX_LINE + b"\r\nabc\r\n0\r\n\r\n",
+        b"3\r\nabc\r\n0\r\nX: " + b"v" * MAX_LINE + b"\r\n\r\n",
+    ],
+    ids=["too-many-trailers", "long-size-line", "long-trailer-line"],
+)
+def test_chunk_lines_and_trailers_are_bounded_as_the_head_is(body: bytes) -> None:
+    with pytest.raises(http.client.HTTPException):
+        lean(_chunked(body)).read()
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    st.lists(st.binary(min_size=1, max_size=40), max_size=8),
+    st.sampled_from([b"\r\n", b"\n"]),
+    st.sampled_from([b"", b";ext=1", b" ; a=b"]),
+    st.sampled_from([b"", b"X-T: 1\r\n", b"A: 1\nB: 2\n"]),
+    st.lists(st.integers(min_value=0, max_value=400), max_size=12),
+)
+def test_the_dechunker_gives_back_the_body_wherever_the_reads_break(
+    parts: list[bytes], eol: bytes, extension: bytes, trailer: bytes, cuts: list[int]
+) -> None:
+    wire = b"".join(b"%x%s%s%s%s" % (len(p), extension, eol, p, eol) for p in parts)
+    wire += b"0" + eol + trailer + eol
+    dechunker = Dechunker("feed.example", max_chunks=len(parts))
+    out = bytearray()
+    start = 0
+    for cut in [*sorted({min(cut, len(wire)) for cut in cuts}), len(wire)]:
+        if cut > start:
+            assert not dechunker.done
+            out += dechunker.feed(wire[start:cut])
+            start = cut
+    assert dechunker.done and not dechunker.overread
+    assert out == b"".join(parts)
+
+
+def test_a_close_in_the_trailer_ends_the_body_as_in_http_client() -> None:
+    data = _chunked(b"3\r\nabc\r\n0\r\n")
+    pieces, clean = _pieces(data)
+    assert b"".join(pieces) == b"abc" == stdlib(data).read() and not clean
+
+
+class _CountingPattern:
+    """A compiled pattern that counts its ``match`` calls."""
+
+    def __init__(self, pattern: re.Pattern[bytes]) -> None:
+        self.pattern, self.calls = pattern, 0
+
+    def match(self, data: bytes, pos: int) -> re.Match[bytes] | None:
+        self.calls += 1
+        return self.pattern.match(data, pos)
+
+
+def test_a_line_dripped_byte_by_byte_is_looked_at_once_it_ends(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # Not again on every read: that is quadratic in the line's length (20 s of CPU for a
+    # 60 KB chunk extension sent a byte per packet).
+    counting = _CountingPattern(response._CHUNK_LINE)
+    monkeypatch.setattr(response, "_CHUNK_LINE", counting)
+    wire = b"3;" + b"e" * 20_000 + b"\r\nabc\r\n0\r\nX: " + b"v" * 20_000 + b"\r\n\r\n"
+    dechunker = response.Dechunker("feed.example", max_chunks=1)
+    out = bytearray()
+    for n in range(len(wire)):
+        out += dechunker.feed(wire[n : n + 1])
+    assert out == b"abc" and dechunker.done
+    assert counting.calls <= 4
+
+
+@pytest.mark.parametrize("zeros", [1, 16, 40, 1000])
+def test_chunk_sizes_may_have_leading_zeros(zeros: int) -> None:
+    # RFC 9112: chunk-size = 1*HEXDIG. Only the value is bounded (16 hex digits).
+    pad = b"0" * zeros
+    data = _chunked(pad + b"3\r\nabc\r\n" + pad + b"A;x=1\r\n0123456789\r\n" + pad + b"\r\n\r\n")
+    assert lean(data).read() == b"abc0123456789" == stdlib(data).read()
+
+
+def test_a_chunk_size_over_sixteen_digits_after_its_zeros_is_refused() -> None:
+    with pytest.raises(FetchError) as caught:
+        lean(_chunked(b"0" * 20 + b"1" + b"0" * 16 + b"\r\nabc\r\n0\r\n\r\n")).read()
+    assert caught.value.code == "bad_response"
+
+
+@pytest.mark.parametrize(
+    ("fields", "codings", "chunked"),
+    [
+        ([], (), False),
+        (["chunked"], ("chunked",), True),
+        (["gzip, Chunked"], ("gzip", "chunked"), True),
+        (["gzip", "chunked"], ("gzip", "chunked"), True),
+        (["chunked, "], ("chunked",), True),
+        (["chunked, gzip"], ("chunked", "gzip"), False),
+        (["gzip;q=1"], ("gzip",), False),
+        ([" , "], (), False),
+    ],
+)
+def test_transfer_codings_are_the_list_of_every_field(
+    fields: list[str], codings: tuple[str, ...], chunked: bool
+) -> None:
+    """RFC 9112 6.1: the codings of every Transfer-Encoding field in order; the body is
+    chunked when chunked is the last. With any coding, Content-Length is not the length
+    (6.3): a body not chunked then runs to the close."""
+    head = "".join(f"Transfer-Encoding: {value}\r\n" for value in fields)
+    resp = lean(f"HTTP/1.1 200 OK\r\n{head}Content-Length: 3\r\n\r\n".encode())
+    assert (resp.head.transfer_codings, resp.chunked) == (codings, chunked)
+    assert resp.length == (3 if not codings else None)
+    assert resp.will_close == (bool(codings) and not chunked)

@@ -521,3 +521,68 @@ def test_abort_ends_stalled_fetches_at_once_and_refuses_new_ones(
     assert _concurrent_codes(fetcher, url, 3, abort_once_waiting) == ["timeout"] * 3
     assert clock.elapsed < 0.5 + SLACK  # not the 30 s budget
     assert_error(fetcher.fetch(url), "timeout")
+
+
+def test_a_body_of_tiny_chunks_takes_memory_by_its_size(
+    server: Server, fetchers: Callable[..., Fetcher]
+) -> None:
+    size = 256 << 10
+    body = bytes(range(256)) * (size // 256)
+    chunks = b"".join(b"2\r\n%s\r\n" % body[n : n + 2] for n in range(0, size, 2))
+    # Built before tracing starts: the server thread's memory is traced too.
+    response = b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n" + chunks + b"0\r\n\r\n"
+
+    def tiny(request: Request, wire: Wire) -> bool:
+        wire.send(response)
+        return True
+
+    server.routes["/feed"] = tiny
+    fetcher = fetchers(
+        allow_private_networks=True, max_feed_bytes=4 << 20, request_timeout_seconds=60
+    )
+    tracemalloc.start()
+    try:
+        result = fetcher.fetch(server.url("/feed"))
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert isinstance(result, FetchResult) and result.status == "ok", result.error
+    assert result.body == body
+    assert peak < 4 * size, f"peak {peak} bytes"
+
+
+def test_a_body_in_more_chunks_than_an_eighth_of_the_cap_is_bad_response(
+    server: Server, fetchers: Callable[..., Fetcher]
+) -> None:
+    cap = 64 << 10
+    ones = b"1\r\nx\r\n" * (cap // 8)
+
+    def chunks(extra: int) -> Callable[[Request, Wire], bool]:
+        def send(request: Request, wire: Wire) -> bool:
+            head = b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n"
+            wire.send(head + ones + b"1\r\nx\r\n" * extra + b"0\r\n\r\n")
+            return True
+
+        return send
+
+    server.routes["/bound"], server.routes["/over"] = chunks(0), chunks(1)
+    fetcher = fetchers(allow_private_networks=True, max_feed_bytes=cap)
+    assert fetcher.fetch(server.url("/bound")).body == b"x" * (cap // 8)
+    assert_error(fetcher.fetch(server.url("/over")), "bad_response")
+
+
+def test_a_connection_with_bytes_after_its_chunked_body_is_not_kept(
+    server: Server, fetchers: Callable[..., Fetcher]
+) -> None:
+    def stray(request: Request, wire: Wire) -> bool:
+        wire.send(
+            b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n"
+            b"6\r\n<rss/>\r\n0\r\n\r\nstray bytes"
+        )
+        return True
+
+    server.routes["/feed"] = stray
+    fetcher = fetchers(allow_private_networks=True)
+    for _ in range(2):
+        assert fetcher.fetch(server.url("/feed")).body == b"<rss/>"
+    assert server.connections == 2

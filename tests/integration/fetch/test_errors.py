@@ -185,3 +185,46 @@ def test_a_repeated_content_length_is_one_length_and_differing_ones_are_refused(
         assert (result.status, result.body) == ("ok", b"<rss/>")
     else:
         assert result.error is not None and result.error.code == code
+
+
+@pytest.mark.parametrize(
+    ("fields", "code"),
+    [
+        (["chunked"], None),
+        (["Chunked"], None),
+        (["chunked, "], None),  # an empty list member is no coding
+        (["gzip, chunked"], "bad_response"),  # a coding not offered (no TE was sent)
+        (["gzip", "chunked"], "bad_response"),  # the same in two fields
+        (["chunked, gzip"], "bad_response"),  # chunked not last: no framing at all
+        (["gzip"], "bad_response"),
+        (["chunked", "chunked"], "bad_response"),  # chunked twice
+    ],
+    ids=[
+        "chunked",
+        "Chunked",
+        "chunked-comma",
+        "gzip-chunked",
+        "two-fields",
+        "chunked-gzip",
+        "gzip",
+        "chunked-twice",
+    ],
+)
+def test_transfer_codings_are_read_as_a_list_and_only_chunked_is_taken(
+    fields: list[str], code: str | None, server: Server, fetchers: Callable[..., Fetcher]
+) -> None:
+    # RFC 9112 6.1, 6.3: the list of every Transfer-Encoding field; chunked must be last.
+    def answer(request: Request, wire: Wire) -> bool:
+        head = "".join(f"Transfer-Encoding: {value}\r\n" for value in fields)
+        wire.send(f"HTTP/1.1 200 OK\r\n{head}\r\n".encode() + b"6\r\n<rss/>\r\n0\r\n\r\n")
+        wire.sleep(5)  # the connection stays open: a reader waiting for the close hangs
+        return False
+
+    server.routes["/feed"] = answer
+    fetcher = fetchers(allow_private_networks=True, request_timeout_seconds=3)
+    result = fetcher.fetch(server.url("/feed"))
+    if code is None:
+        assert (result.status, result.body) == ("ok", b"<rss/>")
+    else:
+        assert result.error is not None and result.error.code == code
+        assert "Transfer-Encoding" in result.error.message

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable
+from itertools import pairwise
 
 import pytest
 
@@ -190,3 +191,29 @@ def test_mapped_private_passes_only_with_the_flag() -> None:
     assert address_denial("::1", allow_private=True) is None
     assert address_denial("fd12::1", allow_private=True) is None
     assert address_denial("fd00:ec2::254", allow_private=True) is not None
+
+
+@pytest.mark.parametrize(
+    ("address", "reason"),
+    [
+        ("::ffff:169.254.169.254", "IPv4-mapped cloud metadata address"),
+        ("64:ff9b::a9fe:a9fe", "NAT64 address embedding a cloud metadata IPv4 address"),
+        ("::ffff:0.1.2.3", "IPv4-mapped unspecified ('this network') address"),
+        (
+            "64:ff9b::0.1.2.3",
+            "NAT64 address embedding an unspecified ('this network') IPv4 address",
+        ),
+        ("2002:c000:0001::", "6to4 address embedding an IETF protocol assignments IPv4 address"),
+    ],
+)
+def test_a_refusal_reads_as_plain_words(address: str, reason: str) -> None:
+    assert address_denial(address, allow_private=True) == reason
+
+
+@pytest.mark.parametrize("literal", [literal for literal, _ in REFUSED_LITERALS])
+def test_no_refusal_repeats_a_word(literal: str) -> None:
+    address = literal.strip("[]").replace("%25", "%")
+    for allow_private in (False, True):
+        reason = address_denial(address, allow_private=allow_private) or ""
+        words = reason.split()
+        assert all(a != b for a, b in pairwise(words)), reason

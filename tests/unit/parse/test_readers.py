@@ -149,6 +149,29 @@ def test_a_json_feed_id_that_is_no_finite_number_is_ignored(raw_id: str) -> None
     assert "invalid_value" in {issue.code for issue in item.issues}
 
 
+@pytest.mark.parametrize("sign", ["", "-"])
+def test_a_json_integer_past_pythons_digit_limit_spoils_only_its_own_field(sign: str) -> None:
+    # Python's int() refuses more than 4,300 digits: such a number, even in an "_x"
+    # extension readers ignore, made the whole document invalid_feed.
+    huge = sign + "9" * 5000
+    body = (
+        '{"version": "https://jsonfeed.org/version/1.1", "title": "T", '
+        f'"_x": {{"n": {huge}}}, "items": ['
+        f'{{"id": "a", "title": "A", "_x": [{huge}]}}, '
+        f'{{"id": {huge}, "url": "https://example.com/b", "title": "B", "attachments": '
+        f'[{{"url": "https://example.com/b.mp3", "mime_type": "audio/mpeg", '
+        f'"size_in_bytes": {huge}, "duration_in_seconds": {huge}}}]}}, '
+        '{"id": 12345678901234567890, "title": "C"}]}'
+    ).encode()
+    feed = parse_feed(body, None, URL)
+    first, second, third = feed.items
+    assert (first.native_id, first.title, first.issues) == ("a", "A", ())
+    assert second.native_id is None and second.title == "B"
+    assert [enclosure.length_bytes for enclosure in second.enclosures] == [None]
+    assert {issue.code for issue in second.issues} == {"invalid_value"}
+    assert third.native_id == "12345678901234567890"
+
+
 YOUTUBE_ENTRY = b"""<?xml version="1.0" encoding="UTF-8"?>
 <feed xmlns:media="http://search.yahoo.com/mrss/" xmlns="http://www.w3.org/2005/Atom">
 <id>yt:channel:UCabc</id><title>Some Channel</title>

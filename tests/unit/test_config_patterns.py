@@ -1,0 +1,51 @@
+"""The config schema's patterns match whole values: no value passes with a newline added."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+
+from tap_feeddelta.config import CONFIG_SCHEMA
+
+
+def _patterns(schema: Any, where: str = "config") -> Iterator[tuple[str, str]]:
+    if isinstance(schema, dict):
+        for key, value in schema.items():
+            if key == "pattern" and isinstance(value, str):
+                yield where, value
+            else:
+                yield from _patterns(value, f"{where}.{key}")
+    elif isinstance(schema, list):
+        for index, value in enumerate(schema):
+            yield from _patterns(value, f"{where}[{index}]")
+
+
+PATTERNS = dict(_patterns(CONFIG_SCHEMA))
+GOOD = {
+    "monitor_id": ["default", "a", "x" * 64, "A_b-9"],
+    "user_agent": ["MyAgent", "tap-feeddelta/1.0 (+https://example.org)", "~"],
+    "start_date": ["2024-01-01", "2024-01-01T00:00:00Z", "2024-01-01 10:30:00.5+02:00"],
+    "feed_urls": ["https://example.org/feed", "HTTP://x"],
+}
+
+
+def _setting(where: str) -> str:
+    return where.split(".")[2]  # config.properties.<setting>...
+
+
+def test_every_pattern_is_checked_here() -> None:
+    assert {_setting(where) for where in PATTERNS} == set(GOOD)
+
+
+@pytest.mark.parametrize("where", sorted(PATTERNS))
+def test_a_pattern_takes_its_good_values_and_not_with_a_newline_after(where: str) -> None:
+    # jsonschema applies "pattern" with re.search, whose "$" also matches before a final
+    # "\n": "default\n" passed ^[A-Za-z0-9_-]{1,64}$ and became another namespace.
+    pattern = re.compile(PATTERNS[where])
+    for value in GOOD[_setting(where)]:
+        assert pattern.search(value), value
+        if _setting(where) != "feed_urls":  # a prefix check: the rest is checked later
+            assert not pattern.search(value + "\n"), value
