@@ -26,6 +26,10 @@ class _Decoder(Protocol):
 
 _GZIP_MAGIC = b"\x1f\x8b"
 _GZIP_WBITS = 16 + zlib.MAX_WBITS
+# Gzip members in one body, at most. Concatenated files and block compressors (bgzip's
+# 64 KiB blocks) make tens; each member costs a new decompressor and a copy of the input
+# left after it, so a body of 200,000 empty members took seconds of CPU.
+MAX_GZIP_MEMBERS = 4096
 
 
 class _ZlibDecoder:
@@ -42,6 +46,7 @@ class _ZlibDecoder:
         self._rest = b""  # bytes after a member's end: the next member's start, or not
         self._ignoring = False
         self._pending = False
+        self._members = 1
         if self._is_gzip:
             self._obj = zlib.decompressobj(_GZIP_WBITS)
 
@@ -63,6 +68,9 @@ class _ZlibDecoder:
             if not self._starts_member(data):
                 self._pending = False
                 return b""
+            self._members += 1
+            if self._members > MAX_GZIP_MEMBERS:
+                raise zlib.error(f"more than {MAX_GZIP_MEMBERS} gzip members")
             obj = self._obj = zlib.decompressobj(_GZIP_WBITS)
         out = obj.decompress(obj.unconsumed_tail + data, limit)
         if obj.eof:

@@ -39,6 +39,20 @@ def test_two_members_are_decoded_wherever_the_pieces_break() -> None:
     assert _decoded([bytes([b]) for b in TWO_MEMBERS]) == FIRST + SECOND
 
 
+def test_a_body_of_too_many_members_is_bad_response() -> None:
+    """200,000 empty members (4 MiB) took seconds of CPU: a member count past any real
+    compressor's is refused."""
+    from tap_feeddelta.fetch.body import MAX_GZIP_MEMBERS
+
+    empty = gzip.compress(b"", mtime=0)
+    ok = empty * MAX_GZIP_MEMBERS
+    assert _decoded([ok[i : i + 65_536] for i in range(0, len(ok), 65_536)]) == b""
+    too_many = empty * (MAX_GZIP_MEMBERS + 1)
+    with pytest.raises(FetchError) as caught:
+        _decoded([too_many[i : i + 65_536] for i in range(0, len(too_many), 65_536)])
+    assert caught.value.code == "bad_response"
+
+
 def test_many_members_in_one_piece_are_all_decoded() -> None:
     parts = [b"<item>%d</item>" % n for n in range(200)] + [b""]
     body = b"".join(gzip.compress(part, mtime=0) for part in parts)
