@@ -20,6 +20,7 @@ from dataclasses import dataclass
 from typing import Final
 
 from tap_feeddelta.errors import Issue
+from tap_feeddelta.parse.xmldoc import JUNK_SEARCH_BYTES, is_junk
 
 _BOMS: Final = (
     (codecs.BOM_UTF32_LE, "utf_32_le"),
@@ -37,6 +38,10 @@ _BOMLESS: Final = (
 )
 _XML_DECL: Final = re.compile(
     rb"^\s*<\?xml[^>]{0,200}?encoding\s*=\s*[\"']([A-Za-z0-9._:-]{1,40})[\"']"
+)
+# The same declaration later in the body, after a server's warning text (see _xml_declared).
+_LATE_XML_DECL: Final = re.compile(
+    rb"<\?xml[^>]{0,200}?encoding\s*=\s*[\"']([A-Za-z0-9._:-]{1,40})[\"']"
 )
 _CHARSET: Final = re.compile(r"charset\s*=\s*[\"']?([A-Za-z0-9._:-]{1,40})", re.I)
 # Codecs that are text encodings to Python but no honest charset of a document.
@@ -170,6 +175,12 @@ def _declared_over_default_charset(body: bytes, candidates: list[str]) -> str | 
 
 def _xml_declared(body: bytes) -> str | None:
     match = _XML_DECL.match(body, 0, 300)
+    if match is None:
+        # Text before the declaration (a PHP notice), which the XML reader skips too: the
+        # declaration still names the document's charset.
+        late = body.find(b"<?xml", 1, JUNK_SEARCH_BYTES)
+        if late > 0 and is_junk(body[:late]):
+            match = _LATE_XML_DECL.match(body, late, late + 300)
     return match.group(1).decode("ascii") if match else None
 
 

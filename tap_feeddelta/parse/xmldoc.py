@@ -133,7 +133,7 @@ def _without_leading_junk(data: bytes, issues: list[Issue]) -> bytes:
         return data  # the usual start
     if data.startswith(b"<"):
         declaration = _LATE_DECLARATION.search(data, 1, JUNK_SEARCH_BYTES)
-        if declaration is None or not _is_junk(data[: declaration.start()]):
+        if declaration is None or not is_junk(data[: declaration.start()]):
             return data
         start = declaration.start()
     else:
@@ -145,7 +145,7 @@ def _without_leading_junk(data: bytes, issues: list[Issue]) -> bytes:
     return data[start:]
 
 
-def _is_junk(before_declaration: bytes) -> bool:
+def is_junk(before_declaration: bytes) -> bool:
     """Whether markup before a late XML declaration is no part of the document: it opens
     no feed root, comment or CDATA section that the declaration could be inside."""
     return (

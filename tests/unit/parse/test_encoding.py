@@ -120,3 +120,29 @@ def test_ascii_under_a_default_charset_and_another_declaration_is_no_mismatch() 
     feed = parse_feed(_rss("News", "windows-1251", "ascii"), "text/xml; charset=ISO-8859-1", URL)
     assert feed.items[0].title == "News"
     assert "encoding_mismatch" not in _codes(feed)
+
+
+@pytest.mark.parametrize(
+    "junk",
+    [
+        b"PHP Notice: Undefined index: q in /var/www/feed.php on line 3\n",
+        b"<br />\n<b>Warning</b>: x\n",
+    ],
+    ids=["text", "html"],
+)
+def test_a_declaration_after_a_server_warning_still_names_the_charset(junk: bytes) -> None:
+    """Before, only a declaration at the very start was read: a windows-1251 feed with a
+    PHP notice in front of it came out as windows-1252 mojibake."""
+    feed = parse_feed(junk + _rss("Новости дня", "windows-1251", "cp1251"), None, URL)
+    assert feed.items[0].title == "Новости дня"
+    assert "xml_recovered" in _codes(feed)
+
+
+def test_a_declaration_inside_the_document_is_no_charset() -> None:
+    """Quoted in a CDATA section of a feed with no declaration of its own: not read."""
+    body = (
+        '<rss version="2.0"><channel><title>x</title><item><title>Café</title>'
+        '<description><![CDATA[<?xml version="1.0" encoding="koi8-r"?>]]></description>'
+        "</item></channel></rss>"
+    ).encode()
+    assert parse_feed(body, None, URL).items[0].title == "Café"
