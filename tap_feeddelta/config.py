@@ -10,10 +10,14 @@ from typing import Any, Final, Literal
 from urllib.parse import urlsplit
 
 from tap_feeddelta import __version__
+from tap_feeddelta.sharding import shard_of
 
 PROJECT_URL: Final = "https://github.com/tap-feeddelta/tap-feeddelta"
 DEFAULT_USER_AGENT: Final = f"tap-feeddelta/{__version__} (+{PROJECT_URL})"
 MAX_URL_BYTES: Final = 2048
+# Feeds one run checks, at most; a config may list more when shards split it.
+MAX_FEEDS_PER_RUN: Final = 10_000
+MAX_FEED_URLS: Final = 1_000_000
 
 FirstRunMode = Literal["baseline_only", "emit_recent", "emit_all"]
 ContentMode = Literal["metadata", "excerpts", "feed_content"]
@@ -48,12 +52,12 @@ CONFIG_SCHEMA: Final[dict[str, Any]] = {
         "feed_urls": {
             "type": ["array"],
             "minItems": 1,
-            "maxItems": 10_000,
+            "maxItems": MAX_FEED_URLS,
             "items": {"type": "string", "pattern": r"^[Hh][Tt][Tt][Pp][Ss]?://", "maxLength": 2048},
             "description": (
                 "Feeds to watch: http(s) URLs of RSS, Atom or JSON feeds, or of web pages "
-                "that advertise one (with discover_from_websites). 1–10,000 entries, "
-                "each at most 2 KiB."
+                "that advertise one (with discover_from_websites), each at most 2 KiB. "
+                "At most 10,000 per run: more are split over shards (shard_count)."
             ),
         },
         "monitor_id": {
@@ -337,6 +341,27 @@ def feed_key(url: str) -> str:
     return f"{scheme}://{host}{parts.path or '/'}{query}"
 
 
+def _shard_size_problems(
+    config: dict[str, Any], urls: list[str], shard_count: int, shard_index: int
+) -> list[str]:
+    """A run checks at most MAX_FEEDS_PER_RUN feeds: a longer list needs shards."""
+    if len(urls) <= MAX_FEEDS_PER_RUN:
+        return []
+    monitor_id = config.get("monitor_id", "default")
+    if not isinstance(monitor_id, str):
+        return []
+    owned = sum(1 for url in urls if shard_of(monitor_id, url, shard_count) == shard_index)
+    if owned <= MAX_FEEDS_PER_RUN:
+        return []
+    # Shards come out within a few percent of each other: a tenth to spare.
+    needed = -(-len(urls) * 11 // (10 * MAX_FEEDS_PER_RUN))
+    return [
+        f"config['feed_urls']: this shard would check {owned:,} feeds, more than "
+        f"{MAX_FEEDS_PER_RUN:,} a run: split the {len(urls):,} feeds over more shards "
+        f"(config['shard_count'] of at least {needed})"
+    ]
+
+
 def config_problems(config: dict[str, Any]) -> list[str]:
     """Checks JSON schema cannot express; each message names the key."""
     problems: list[str] = []
@@ -364,6 +389,8 @@ def config_problems(config: dict[str, Any]) -> list[str]:
     shard_count, shard_index = config.get("shard_count", 1), config.get("shard_index", 0)
     if isinstance(shard_count, int) and isinstance(shard_index, int) and shard_index >= shard_count:
         problems.append("config['shard_index'] must be smaller than config['shard_count']")
+    elif isinstance(shard_count, int) and isinstance(shard_index, int):
+        problems += _shard_size_problems(config, urls, shard_count, shard_index)
     start = config.get("start_date")
     if isinstance(start, str):
         try:

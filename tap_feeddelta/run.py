@@ -217,10 +217,10 @@ class FeedRun:
     def _prune_removed(
         self, partitions: list[dict[str, Any]], index: dict[tuple[str, str], dict[str, Any]]
     ) -> None:
-        """Drop this monitor's partitions of feeds no longer configured (after the grace
-        period) and of feeds that another shard owns (the state tool moves those)."""
+        """Drop this monitor's partitions of feeds no longer configured, after the grace
+        period. (A state holding feeds another shard owns was refused when loaded.)"""
         configured = set(self.settings.feed_urls)
-        settings = self.settings
+        monitor = self.settings.monitor_id
         cutoff = (self.now() - REMOVED_FEED_GRACE).strftime("%Y-%m-%dT%H:%M:%SZ")
         keep: list[dict[str, Any]] = []
         for partition in partitions:
@@ -229,20 +229,13 @@ class FeedRun:
                 partition["context"]["feed_url"],
             )
             expired = (partition.get("checked_at") or "") < cutoff
-            if monitor_id == settings.monitor_id and (
-                (feed_url not in configured and expired)
-                or (
-                    feed_url in configured
-                    and shard_of(monitor_id, feed_url, settings.shard_count) != settings.shard_index
-                )
-            ):
+            if monitor_id == monitor and feed_url not in configured and expired:
                 index.pop((monitor_id, feed_url), None)
                 continue
             keep.append(partition)
         if len(keep) != len(partitions):
             self.logger.info(
-                "Dropped the state of %d feeds: removed from the config over %d days ago, "
-                "or owned by another shard",
+                "Dropped the state of %d feeds removed from the config over %d days ago",
                 len(partitions) - len(keep),
                 REMOVED_FEED_GRACE.days,
             )

@@ -9,6 +9,7 @@ across processes, machines and Python versions.
 from __future__ import annotations
 
 import hashlib
+from collections.abc import Iterable
 
 
 def _weight(monitor_id: str, feed_url: str, shard: int) -> int:
@@ -17,9 +18,40 @@ def _weight(monitor_id: str, feed_url: str, shard: int) -> int:
 
 
 def shard_of(monitor_id: str, feed_url: str, shard_count: int) -> int:
-    """The shard (0 ≤ shard < shard_count) that owns this feed."""
+    """The shard (0 ≤ shard < shard_count) that owns this feed: the highest of
+    ``_weight(monitor_id, feed_url, shard)``, hashed here from one shared prefix."""
     if shard_count < 1:
         raise ValueError("shard_count must be at least 1")
     if shard_count == 1:
         return 0
-    return max(range(shard_count), key=lambda shard: _weight(monitor_id, feed_url, shard))
+    prefix = hashlib.blake2b(f"{monitor_id}\x1f{feed_url}\x1f".encode(), digest_size=8)
+    best_shard, best = 0, -1
+    for shard in range(shard_count):
+        hashed = prefix.copy()
+        hashed.update(str(shard).encode())
+        weight = int.from_bytes(hashed.digest(), "big")
+        if weight > best:
+            best_shard, best = shard, weight
+    return best_shard
+
+
+def feeds_of_other_shards(
+    state_feeds: Iterable[tuple[str, str]],
+    monitor_id: str,
+    feed_urls: Iterable[str],
+    shard_count: int,
+    shard_index: int,
+) -> list[str]:
+    """The configured feeds of ``monitor_id`` that a state holds (as (monitor_id,
+    feed_url) pairs) but another shard owns: a state written under another shard_count
+    or shard_index, or another shard's state."""
+    if shard_count == 1:
+        return []
+    configured = set(feed_urls)
+    return [
+        url
+        for monitor, url in state_feeds
+        if monitor == monitor_id
+        and url in configured
+        and shard_of(monitor, url, shard_count) != shard_index
+    ]

@@ -33,6 +33,7 @@ from tap_feeddelta.config import (
 from tap_feeddelta.errors import StateError
 from tap_feeddelta.messages import EncodedStateWriter, FeedDeltaWriter
 from tap_feeddelta.run import FeedRun
+from tap_feeddelta.sharding import feeds_of_other_shards
 from tap_feeddelta.state import feed_items_state, index_partitions
 from tap_feeddelta.streams import FeedHealthStream, FeedItemsStream
 
@@ -217,7 +218,7 @@ class TapFeedDelta(Tap):
         try:
             feed_state = feed_items_state(state)
             if feed_state is not None:
-                index_partitions(feed_state)
+                self._check_shard(index_partitions(feed_state))
         except StateError as exc:
             raise StateError(
                 f"{exc} — the state was not changed and nothing was emitted. To start over "
@@ -225,6 +226,26 @@ class TapFeedDelta(Tap):
                 "--full-refresh)."
             ) from None
         super().load_state(state)
+
+    def _check_shard(self, index: dict[tuple[str, str], Any]) -> None:
+        """A state that holds feeds another shard owns was written for another sharding:
+        running on would start those feeds over silently and leave them stale in their
+        own shard's state."""
+        settings = settings_from_config(dict(self.config))
+        foreign = feeds_of_other_shards(
+            index,
+            settings.monitor_id,
+            settings.feed_urls,
+            settings.shard_count,
+            settings.shard_index,
+        )
+        if foreign:
+            raise StateError(
+                f"state: it holds {len(foreign)} configured feeds that another shard owns "
+                f"(this is shard {settings.shard_index} of {settings.shard_count}): the "
+                "state was written for another shard_count or shard_index. Move the "
+                "feeds to their shards with tap-feeddelta-state (see Scaling out)"
+            )
 
     @cached_property
     def feed_run(self) -> FeedRun:

@@ -128,3 +128,35 @@ def test_rendezvous_moves_few_feeds() -> None:
         # only the feeds the new shard takes move: about 1 / (count + 1) of them
         assert moved < 1.25 * len(urls) / (count + 1)
         assert all(b == count for a, b in zip(owners, grown, strict=True) if a != b)
+
+
+def test_a_state_written_for_other_shards_is_refused_not_rebaselined(
+    server: FeedServer, tmp_path: Path
+) -> None:
+    """shard_count changed without moving the state: before, the moved feeds silently
+    started over (their changes lost) and the run said nothing above INFO."""
+    _publish(server, 0)
+    states = _split(run_tap(_config(server)).final_state or {}, 3, tmp_path)
+    _publish(server, 1)
+    wrong = run_tap(_config(server, shard_count=4, shard_index=0), states[0])
+    assert wrong.returncode == 1
+    assert "another shard owns" in wrong.stderr
+    assert "Traceback" not in wrong.stderr
+    assert wrong.items == [] and wrong.health == []
+    right = run_tap(_config(server, shard_count=3, shard_index=0), states[0])
+    assert right.returncode == 0, right.stderr[-2000:]
+
+
+def test_more_feeds_than_one_run_takes_are_split_over_shards(
+    server: FeedServer, tmp_path: Path
+) -> None:
+    """A config may list more than 10,000 feeds when each shard checks at most that many.
+    Before, feed_urls was capped at 10,000 whatever shard_count said."""
+    urls = [f"https://feeds{n % 500}.example/{n}.xml" for n in range(12_000)]
+    one = run_tap({"feed_urls": urls, "shard_count": 1})
+    assert one.returncode == 1
+    assert one.stdout == ""
+    assert "this shard would check 12,000 feeds" in one.stderr
+    assert "shard_count'] of at least 2" in one.stderr
+    two = run_tap({"feed_urls": urls, "shard_count": 2, "shard_index": 1}, args=("--test=schema",))
+    assert two.returncode == 0, two.stderr[-2000:]
