@@ -1,11 +1,15 @@
 """``tap-feeddelta-state``: merge and split Singer states by shard, for re-sharding.
 
-Going from N to M shards without losing a baseline::
+Going from N to M shards without losing a baseline (README, "Scaling out", has the script),
+from the Meltano project directory, stopping at the first failure (``set -e``)::
 
     for i in 0..N-1:  meltano state get <state-id>:shard-$i > old-$i.json
     tap-feeddelta-state merge old-*.json > all.json
     tap-feeddelta-state split --shard-count M --out-dir new all.json
-    for j in 0..M-1:  meltano state set --force <state-id>:shard-$j "$(cat new/shard-$j.json)"
+    for j in 0..M-1:  meltano state set --force --input-file new/shard-$j.json <state-id>:shard-$j
+
+Pass each state as a file (``--input-file``), never as an argument: Linux caps one argument
+at 128 KiB, which a shard's state passes at a few hundred feeds.
 
 Both commands read plain Singer states and Meltano's ``{"singer_state": …}`` form, and write
 the form they read. Every input is validated as the tap would validate it.

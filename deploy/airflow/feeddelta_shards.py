@@ -23,6 +23,12 @@ SHARD_COUNT = 4
 MELTANO_PROJECTS = "/opt/feeddelta/shard-{index}"
 MELTANO_DATABASE_URI = "{{ var.value.feeddelta_meltano_database_uri }}"  # shared state store
 LOADER = "target-postgres"
+# Longer than Meltano's stale-run window. A task stopped by Airflow (execution_timeout, a
+# cleared or failed task) gets SIGTERM, and Meltano closes its run record as it stops. A
+# worker killed hard (OOM, lost machine) leaves the record "running" until its heartbeat is
+# 5 minutes old, and Meltano refuses the shard's state id until then ("Another … pipeline
+# is already running", exit 1): a retry inside that window would fail too.
+RETRY_DELAY = timedelta(minutes=6)
 
 
 def shard_command(index: int) -> str:
@@ -46,7 +52,7 @@ with DAG(
     start_date=datetime(2026, 1, 1),
     catchup=False,
     max_active_runs=1,  # overlapping runs of one shard would be refused by Meltano anyway
-    default_args={"retries": 2, "retry_delay": timedelta(minutes=2)},
+    default_args={"retries": 2, "retry_delay": RETRY_DELAY},
     tags=["tap-feeddelta"],
 ) as dag:
     for shard in range(SHARD_COUNT):

@@ -15,6 +15,8 @@ from tests.e2e.harness import ROOT
 pytestmark = pytest.mark.e2e
 
 AIRFLOW_PYTHON = ROOT / ".venv-airflow" / "bin" / "python"
+# Meltano 4.4's HEARTBEAT_VALID_MINUTES: a run record with an older heartbeat is stale.
+MELTANO_STALE_AFTER_SECONDS = 5 * 60
 
 LOAD_DAG = """
 import json, sys, warnings
@@ -27,7 +29,8 @@ print(json.dumps({
     "import_errors": {k: str(v) for k, v in bag.import_errors.items()},
     "warnings": [str(w.message) for w in caught if "feeddelta" in str(w.filename)],
     "tasks": [
-        {"task_id": t.task_id, "bash_command": t.bash_command, "env": t.env}
+        {"task_id": t.task_id, "bash_command": t.bash_command, "env": t.env,
+         "retries": t.retries, "retry_delay_seconds": t.retry_delay.total_seconds()}
         for t in (dag.tasks if dag else [])
     ],
 }))
@@ -65,5 +68,9 @@ def test_airflow_dag_loads_and_runs_one_meltano_task_per_shard(tmp_path: Path) -
             "TAP_FEEDDELTA_SHARD_INDEX": str(index),
         }
         assert "MELTANO_DATABASE_URI" in task["env"]  # one state store for every shard
+        # After a hard kill Meltano refuses the shard's state id until the run's heartbeat
+        # is 5 minutes old: a retry inside that window would only be refused too.
+        assert task["retries"] >= 1
+        assert task["retry_delay_seconds"] > MELTANO_STALE_AFTER_SECONDS
         for name in tap_env:
             assert name.removeprefix("TAP_FEEDDELTA_").lower() in CONFIG_SCHEMA["properties"]

@@ -2,15 +2,36 @@
 
 from __future__ import annotations
 
+import contextlib
+import os
+import signal
 import subprocess
 import sys
+import time
 from pathlib import Path
+from typing import Any
 
 import yaml
 
 from tap_feeddelta.config import CONFIG_SCHEMA
 
 DEPLOY = Path(__file__).resolve().parents[2] / "deploy"
+KUBERNETES = DEPLOY / "kubernetes" / "feeddelta-shards.yaml"
+# Where meltano.yml's target-postgres settings come from; its defaults (127.0.0.1:5433,
+# database warehouse) only fit the throwaway server of scripts/postgres.
+POSTGRES_ENV = (
+    "TARGET_POSTGRES_HOST",
+    "TARGET_POSTGRES_PORT",
+    "TARGET_POSTGRES_USER",
+    "TARGET_POSTGRES_PASSWORD",
+    "TARGET_POSTGRES_DATABASE",
+)
+# A stand-in for meltano: records its PID and arguments, and how it was stopped.
+FAKE_MELTANO = """#!/bin/sh
+trap 'echo TERM >> "$FAKE_MELTANO_OUT"; exit 143' TERM
+echo "$$ $*" > "$FAKE_MELTANO_OUT.tmp" && mv "$FAKE_MELTANO_OUT.tmp" "$FAKE_MELTANO_OUT"
+while :; do sleep 0.05; done
+"""
 
 
 def _setting(env_name: str) -> str:
@@ -18,20 +39,34 @@ def _setting(env_name: str) -> str:
     return env_name.removeprefix("TAP_FEEDDELTA_").lower()
 
 
-def test_kubernetes_indexed_job_is_valid_and_wires_shards() -> None:
-    path = DEPLOY / "kubernetes" / "feeddelta-shards.yaml"
+def _documents() -> dict[str, dict[str, Any]]:
+    return {doc["kind"]: doc for doc in yaml.safe_load_all(KUBERNETES.read_text()) if doc}
+
+
+def _container() -> dict[str, Any]:
+    job = _documents()["CronJob"]["spec"]["jobTemplate"]["spec"]
+    [container] = job["template"]["spec"]["containers"]
+    assert isinstance(container, dict)
+    return container
+
+
+def test_kubernetes_cronjob_is_valid_and_wires_shards() -> None:
     done = subprocess.run(
-        [sys.executable, "-m", "kubernetes_validate", "--strict", "-k", "1.33.0", str(path)],
+        [sys.executable, "-m", "kubernetes_validate", "--strict", "-k", "1.33.0", str(KUBERNETES)],
         capture_output=True,
         text=True,
         timeout=120,
     )
     assert done.returncode == 0, done.stdout + done.stderr
 
-    job = yaml.safe_load(path.read_text())
-    spec = job["spec"]
+    documents = _documents()
+    cron = documents["CronJob"]["spec"]
+    # A tick while the last run still goes is skipped: Meltano would refuse its pods anyway
+    # (same state ids), and Replace would kill a run in the middle.
+    assert cron["concurrencyPolicy"] == "Forbid"
+    spec = cron["jobTemplate"]["spec"]
     assert spec["completionMode"] == "Indexed"
-    [container] = spec["template"]["spec"]["containers"]
+    container = _container()
     env = {e["name"]: e for e in container["env"]}
     for name in env:
         if name.startswith("TAP_FEEDDELTA_"):
@@ -40,5 +75,52 @@ def test_kubernetes_indexed_job_is_valid_and_wires_shards() -> None:
     assert spec["parallelism"] == spec["completions"]
     index_source = env["TAP_FEEDDELTA_SHARD_INDEX"]["valueFrom"]["fieldRef"]["fieldPath"]
     assert "job-completion-index" in index_source
-    command = " ".join(container["args"])
-    assert '--state-id-suffix "shard-${JOB_COMPLETION_INDEX}"' in command
+
+    # Every connection setting from the cluster, none left to meltano.yml's local defaults;
+    # the password and the state store's URI from the Secret.
+    config_map = documents["ConfigMap"]["metadata"]["name"]
+    for name in POSTGRES_ENV:
+        source = env[name]["valueFrom"]
+        if name == "TARGET_POSTGRES_PASSWORD":
+            assert "secretKeyRef" in source
+        else:
+            assert source["configMapKeyRef"]["name"] == config_map
+            assert source["configMapKeyRef"]["key"] in documents["ConfigMap"]["data"]
+    assert "secretKeyRef" in env["MELTANO_DATABASE_URI"]["valueFrom"]
+
+
+def test_kubernetes_container_command_becomes_meltano_and_gets_sigterm(tmp_path: Path) -> None:
+    """The shell execs Meltano: as the container's PID 1 it gets the kubelet's SIGTERM.
+
+    A shell that stays PID 1 has no handler for SIGTERM, so the kernel drops it: Meltano and
+    the tap run on to the SIGKILL, and Meltano's run record stays "running" for 5 minutes.
+    """
+    container = _container()
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    (bin_dir / "meltano").write_text(FAKE_MELTANO)
+    (bin_dir / "meltano").chmod(0o755)
+    out = tmp_path / "meltano.out"
+    env = {
+        "PATH": f"{bin_dir}{os.pathsep}{os.environ['PATH']}",
+        "JOB_COMPLETION_INDEX": "3",
+        "FAKE_MELTANO_OUT": str(out),
+    }
+    # In a session of its own, so that the finally can stop a meltano the shell left behind.
+    proc = subprocess.Popen(
+        [*container["command"], *container["args"]], env=env, start_new_session=True
+    )
+    try:
+        deadline = time.monotonic() + 30
+        while not out.exists() and proc.poll() is None and time.monotonic() < deadline:
+            time.sleep(0.02)
+        pid, _, argv = out.read_text().strip().partition(" ")
+        assert argv == "run --state-id-suffix shard-3 tap-feeddelta target-postgres"
+        assert int(pid) == proc.pid, "the shell stayed the parent of meltano (no exec)"
+        proc.send_signal(signal.SIGTERM)
+        assert proc.wait(timeout=30) == 143
+        assert out.read_text().splitlines()[-1] == "TERM"
+    finally:
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(proc.pid, signal.SIGKILL)
+        proc.wait()
