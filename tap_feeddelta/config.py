@@ -132,7 +132,9 @@ CONFIG_SCHEMA: Final[dict[str, Any]] = {
             ),
         },
         "max_concurrency": _integer(8, 1, 64, "Feeds fetched at once"),
-        "max_per_host": _integer(2, 1, 8, "Feeds fetched at once from one host"),
+        "max_per_host": _integer(
+            2, 1, 8, "Feeds fetched at once from one host, per run (shards add up)"
+        ),
         "user_agent": {
             "type": ["string"],
             "default": DEFAULT_USER_AGENT,
