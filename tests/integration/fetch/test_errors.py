@@ -9,6 +9,7 @@ import pytest
 
 from tap_feeddelta.errors import CODES
 from tap_feeddelta.fetch import Fetcher
+from tap_feeddelta.models import FetchResult
 
 from .conftest import Clock, Request, Server, Wire, assert_error
 
@@ -160,6 +161,27 @@ def test_closed_fetcher_refuses_to_fetch(fetchers: Callable[..., Fetcher]) -> No
         fetcher.fetch("http://feed.example/")
 
 
+def _fetch_held_open(
+    server: Server,
+    fetchers: Callable[..., Fetcher],
+    field: str,
+    values: list[str],
+    body: bytes,
+) -> FetchResult:
+    """A 200 with one ``field`` line per value, then ``body``, and the connection left
+    open: a reader that waits for the close instead of framing the body hangs."""
+
+    def answer(request: Request, wire: Wire) -> bool:
+        head = "".join(f"{field}: {value}\r\n" for value in values)
+        wire.send(f"HTTP/1.1 200 OK\r\n{head}\r\n".encode() + body)
+        wire.sleep(5)
+        return False
+
+    server.routes["/feed"] = answer
+    fetcher = fetchers(allow_private_networks=True, request_timeout_seconds=3)
+    return fetcher.fetch(server.url("/feed"))
+
+
 @pytest.mark.parametrize(
     ("lengths", "code"),
     [
@@ -172,15 +194,7 @@ def test_closed_fetcher_refuses_to_fetch(fetchers: Callable[..., Fetcher]) -> No
 def test_a_repeated_content_length_is_one_length_and_differing_ones_are_refused(
     lengths: list[str], code: str | None, server: Server, fetchers: Callable[..., Fetcher]
 ) -> None:
-    def answer(request: Request, wire: Wire) -> bool:
-        head = "".join(f"Content-Length: {value}\r\n" for value in lengths)
-        wire.send(f"HTTP/1.1 200 OK\r\n{head}\r\n".encode() + b"<rss/>")
-        wire.sleep(5)  # the connection stays open: a reader waiting for the close hangs
-        return False
-
-    server.routes["/feed"] = answer
-    fetcher = fetchers(allow_private_networks=True, request_timeout_seconds=3)
-    result = fetcher.fetch(server.url("/feed"))
+    result = _fetch_held_open(server, fetchers, "Content-Length", lengths, b"<rss/>")
     if code is None:
         assert (result.status, result.body) == ("ok", b"<rss/>")
     else:
@@ -214,15 +228,8 @@ def test_transfer_codings_are_read_as_a_list_and_only_chunked_is_taken(
     fields: list[str], code: str | None, server: Server, fetchers: Callable[..., Fetcher]
 ) -> None:
     # RFC 9112 6.1, 6.3: the list of every Transfer-Encoding field; chunked must be last.
-    def answer(request: Request, wire: Wire) -> bool:
-        head = "".join(f"Transfer-Encoding: {value}\r\n" for value in fields)
-        wire.send(f"HTTP/1.1 200 OK\r\n{head}\r\n".encode() + b"6\r\n<rss/>\r\n0\r\n\r\n")
-        wire.sleep(5)  # the connection stays open: a reader waiting for the close hangs
-        return False
-
-    server.routes["/feed"] = answer
-    fetcher = fetchers(allow_private_networks=True, request_timeout_seconds=3)
-    result = fetcher.fetch(server.url("/feed"))
+    body = b"6\r\n<rss/>\r\n0\r\n\r\n"
+    result = _fetch_held_open(server, fetchers, "Transfer-Encoding", fields, body)
     if code is None:
         assert (result.status, result.body) == ("ok", b"<rss/>")
     else:
