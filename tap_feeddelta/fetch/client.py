@@ -56,6 +56,7 @@ from tap_feeddelta.fetch.resolve import (
 )
 from tap_feeddelta.fetch.response import (
     CAP_BYTES_PER_CHUNK,
+    WIRE_BYTES_PER_CAP_BYTE,
     Head,
     read_body,
     read_head,
@@ -522,6 +523,7 @@ class Fetcher:
                 body.feed,
                 target.host,
                 max_chunks=max_bytes // CAP_BYTES_PER_CHUNK,
+                max_wire_bytes=max_bytes * WIRE_BYTES_PER_CAP_BYTE,
             )
         except FetchError:
             raise
