@@ -100,19 +100,50 @@ async def open_first(
         return keys[0], await open_pinned(keys[0], context)
     if not keys:
         raise ValueError("no address to connect to")
-    waiting = list(keys[:MAX_CONNECT_ATTEMPTS])
-    waiting.reverse()  # popped from the end
-    attempts: dict[asyncio.Task[Connection], PoolKey] = {}  # in the order they started
-    pending: set[asyncio.Task[Connection]] = set()
+    race = _Race()
     try:
+        return await race.run(keys[:MAX_CONNECT_ATTEMPTS], context, delay)
+    finally:
+        race.settle()
+
+
+# Attempts cancelled by a race that is over, until they end: the loop keeps only weak
+# references to tasks, and nothing else waits for these.
+_ENDING: set[asyncio.Task[Connection]] = set()
+
+
+class _Race:
+    """One open_first's attempts, and the rule that none of their connections outlives
+    it unless it is the one returned.
+
+    The race is settled without awaiting anything, so the feed's deadline or abort()
+    cannot cut the clean-up short: attempts that connected and lost are closed there,
+    the others cancelled, and one that still connects after that is closed when it ends.
+    """
+
+    __slots__ = ("_dropped", "_settled", "attempts", "winner")
+
+    def __init__(self) -> None:
+        self.attempts: dict[asyncio.Task[Connection], PoolKey] = {}  # in the order started
+        self.winner: asyncio.Task[Connection] | None = None
+        self._settled = False
+        self._dropped: set[asyncio.Task[Connection]] = set()
+
+    async def run(
+        self, keys: Sequence[PoolKey], context: ssl.SSLContext, delay: float
+    ) -> tuple[PoolKey, Connection]:
+        waiting = list(keys)
+        waiting.reverse()  # popped from the end
+        pending: set[asyncio.Task[Connection]] = set()
         while True:
             if waiting:
                 key = waiting.pop()
                 task = asyncio.ensure_future(open_pinned(key, context))
-                attempts[task] = key
+                task.add_done_callback(self._ended)
+                self.attempts[task] = key
                 pending.add(task)
             if not pending:  # every attempt failed
-                first_error = next(iter(attempts)).exception()
+                first_error = next(iter(self.attempts)).exception()
                 assert first_error is not None
                 raise first_error
             done, pending = await asyncio.wait(
@@ -120,22 +151,35 @@ async def open_first(
                 timeout=delay if waiting else None,
                 return_when=asyncio.FIRST_COMPLETED,
             )
-            winner: tuple[PoolKey, Connection] | None = None
-            for task in done:
-                if task.exception() is not None:
-                    continue
-                if winner is None:
-                    winner = attempts[task], task.result()
-                else:  # connected at the same moment as the winner
-                    task.result().close()
-            if winner is not None:
-                return winner
-    finally:
-        for task in pending:
-            task.cancel()
-        for outcome in await asyncio.gather(*pending, return_exceptions=True):
-            if isinstance(outcome, Connection):
-                outcome.close()
+            for task, key in self.attempts.items():  # of those done, the first started
+                if task in done and task.exception() is None:
+                    self.winner = task
+                    return key, task.result()
+
+    def settle(self) -> None:
+        """The race is over: close what connected but lost, cancel what is still trying."""
+        self._settled = True
+        for task in self.attempts:
+            if task.done():
+                self._drop(task)
+            else:
+                _ENDING.add(task)
+                task.cancel()
+
+    def _ended(self, task: asyncio.Task[Connection]) -> None:
+        _ENDING.discard(task)
+        if self._settled:
+            self._drop(task)
+        elif not task.cancelled():
+            task.exception()  # read: the race reads it when it needs it
+
+    def _drop(self, task: asyncio.Task[Connection]) -> None:
+        """Close the attempt's connection if it made one, unless it won; once."""
+        if task is self.winner or task in self._dropped:
+            return
+        self._dropped.add(task)
+        if not task.cancelled() and task.exception() is None:
+            task.result().close()
 
 
 async def open_pinned(key: PoolKey, context: ssl.SSLContext) -> Connection:
