@@ -550,7 +550,8 @@ class Fetcher:
 
         A new connection races the host's addresses (``open_first``, families taking
         turns). A transient failure (refused, reset, a keep-alive connection the server
-        closed meanwhile) gets one more try, on a new connection.
+        closed meanwhile) gets one more try, on a new connection; a race, only when every
+        address failed so (its error is the most telling of them).
         """
         request = request_bytes(target.request_target, target.authority, headers)
         key, conn = self._connection(target, addresses)

@@ -18,6 +18,7 @@ from dataclasses import dataclass
 
 from urllib3.util import create_urllib3_context
 
+from tap_feeddelta.fetch.errors import is_transient
 from tap_feeddelta.fetch.response import MAX_LINE
 
 PoolKey = tuple[str, str, int, str]  # scheme, host, port, address
@@ -91,7 +92,8 @@ async def open_first(
 ) -> tuple[PoolKey, Connection]:
     """The first of ``keys`` to connect (happy eyeballs): one attempt starts, the next
     after ``delay`` or as soon as one fails, and so on; the first connection made wins
-    and every other attempt is cancelled or closed. All failed: the first one's error.
+    and every other attempt is cancelled or closed. All failed: the most telling error
+    (``telling_error``), so a failure worth no retry is never hidden behind one that is.
 
     One address that drops packets (a broken IPv6 route, a dead server behind a live
     DNS name) then costs a quarter of a second, not the feed's whole time budget.
@@ -105,6 +107,17 @@ async def open_first(
         return await race.run(keys[:MAX_CONNECT_ATTEMPTS], context, delay)
     finally:
         race.settle()
+
+
+def telling_error(errors: Sequence[BaseException | None]) -> BaseException:
+    """Of the errors of a race's attempts (in the order they started), the one to report:
+    a TLS failure (the attempt got furthest: the address answered), else another that a
+    retry would not mend (``is_transient``), else the first. A refused or unreachable
+    IPv6 address so never hides a bad certificate on the IPv4 one, and the race is
+    retried only when every attempt failed in a way worth another try.
+    """
+    found = [error for error in errors if error is not None]
+    return max(found, key=lambda error: (not is_transient(error), isinstance(error, ssl.SSLError)))
 
 
 # Attempts cancelled by a race that is over, until they end: the loop keeps only weak
@@ -143,9 +156,7 @@ class _Race:
                 self.attempts[task] = key
                 pending.add(task)
             if not pending:  # every attempt failed
-                first_error = next(iter(self.attempts)).exception()
-                assert first_error is not None
-                raise first_error
+                raise telling_error([task.exception() for task in self.attempts])
             done, pending = await asyncio.wait(
                 pending,
                 timeout=delay if waiting else None,

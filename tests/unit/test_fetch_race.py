@@ -12,12 +12,13 @@ from __future__ import annotations
 import asyncio
 import errno
 import gc
+import ssl
 from typing import Any
 
 import pytest
 
 from tap_feeddelta.fetch import connection
-from tap_feeddelta.fetch.connection import open_first
+from tap_feeddelta.fetch.connection import open_first, telling_error
 
 # address: (loop turns until the attempt ends, whether it connects)
 Plan = dict[str, tuple[int, bool]]
@@ -131,3 +132,55 @@ def test_an_uncancelled_race_returns_one_connection_and_closes_the_rest(
         assert outcome.address == fastest[1]
     else:
         assert isinstance(outcome, ConnectionRefusedError) and opened == []
+
+
+REFUSED = ConnectionRefusedError(errno.ECONNREFUSED, "refused")
+UNREACHABLE = OSError(errno.ENETUNREACH, "unreachable")
+RESET = ConnectionResetError(errno.ECONNRESET, "reset")
+TIMED_OUT = TimeoutError(errno.ETIMEDOUT, "timed out")
+BAD_CERTIFICATE = ssl.SSLCertVerificationError(1, "certificate verify failed")
+TLS_ALERT = ssl.SSLError(1, "tlsv1 alert")
+
+
+@pytest.mark.parametrize(
+    ("errors", "expected"),
+    [
+        ([REFUSED, BAD_CERTIFICATE], BAD_CERTIFICATE),
+        ([BAD_CERTIFICATE, REFUSED], BAD_CERTIFICATE),
+        ([UNREACHABLE, REFUSED, TLS_ALERT], TLS_ALERT),
+        ([REFUSED, TIMED_OUT, UNREACHABLE], TIMED_OUT),
+        ([TIMED_OUT, BAD_CERTIFICATE], BAD_CERTIFICATE),
+        ([TLS_ALERT, BAD_CERTIFICATE], TLS_ALERT),
+        ([REFUSED, RESET, UNREACHABLE], REFUSED),
+        ([UNREACHABLE, REFUSED], UNREACHABLE),
+    ],
+    ids=[
+        "tls-after-refused",
+        "tls-before-refused",
+        "tls-alert-after-two",
+        "timeout-over-refusals",
+        "tls-over-timeout",
+        "first-of-two-tls",
+        "first-of-transient",
+        "first-of-transient-reversed",
+    ],
+)
+def test_a_lost_race_reports_its_most_telling_error(
+    errors: list[BaseException], expected: BaseException
+) -> None:
+    assert telling_error(errors) is expected
+
+
+def test_a_race_of_a_refusal_and_a_bad_certificate_raises_the_certificate_error(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    failures = {"a": REFUSED, "b": BAD_CERTIFICATE}
+
+    async def open_pinned(key: tuple[str, str, int, str], context: object) -> FakeConnection:
+        await asyncio.sleep(0)
+        raise failures[key[3]]
+
+    monkeypatch.setattr(connection, "open_pinned", open_pinned)
+    keys = [("https", "feed.example", 443, address) for address in failures]
+    with pytest.raises(ssl.SSLCertVerificationError):
+        asyncio.run(open_first(keys, None, delay=0))  # type: ignore[arg-type]
