@@ -56,6 +56,7 @@ from tap_feeddelta.fetch.resolve import (
 )
 from tap_feeddelta.fetch.response import (
     CAP_BYTES_PER_CHUNK,
+    WIRE_BYTES_PER_CAP_BYTE,
     Head,
     read_body,
     read_head,
@@ -522,6 +523,7 @@ class Fetcher:
                 body.feed,
                 target.host,
                 max_chunks=max_bytes // CAP_BYTES_PER_CHUNK,
+                max_wire_bytes=max_bytes * WIRE_BYTES_PER_CAP_BYTE,
             )
         except FetchError:
             raise
@@ -548,7 +550,8 @@ class Fetcher:
 
         A new connection races the host's addresses (``open_first``, families taking
         turns). A transient failure (refused, reset, a keep-alive connection the server
-        closed meanwhile) gets one more try, on a new connection.
+        closed meanwhile) gets one more try, on a new connection; a race, only when every
+        address failed so (its error is the most telling of them).
         """
         request = request_bytes(target.request_target, target.authority, headers)
         key, conn = self._connection(target, addresses)

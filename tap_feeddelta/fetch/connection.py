@@ -18,6 +18,7 @@ from dataclasses import dataclass
 
 from urllib3.util import create_urllib3_context
 
+from tap_feeddelta.fetch.errors import is_transient
 from tap_feeddelta.fetch.response import MAX_LINE
 
 PoolKey = tuple[str, str, int, str]  # scheme, host, port, address
@@ -91,7 +92,8 @@ async def open_first(
 ) -> tuple[PoolKey, Connection]:
     """The first of ``keys`` to connect (happy eyeballs): one attempt starts, the next
     after ``delay`` or as soon as one fails, and so on; the first connection made wins
-    and every other attempt is cancelled or closed. All failed: the first one's error.
+    and every other attempt is cancelled or closed. All failed: the most telling error
+    (``telling_error``), so a failure worth no retry is never hidden behind one that is.
 
     One address that drops packets (a broken IPv6 route, a dead server behind a live
     DNS name) then costs a quarter of a second, not the feed's whole time budget.
@@ -100,42 +102,95 @@ async def open_first(
         return keys[0], await open_pinned(keys[0], context)
     if not keys:
         raise ValueError("no address to connect to")
-    waiting = list(keys[:MAX_CONNECT_ATTEMPTS])
-    waiting.reverse()  # popped from the end
-    attempts: dict[asyncio.Task[Connection], PoolKey] = {}  # in the order they started
-    pending: set[asyncio.Task[Connection]] = set()
+    race = _Race()
     try:
+        return await race.run(keys[:MAX_CONNECT_ATTEMPTS], context, delay)
+    finally:
+        race.settle()
+
+
+def telling_error(errors: Sequence[BaseException | None]) -> BaseException:
+    """Of the errors of a race's attempts (in the order they started), the one to report:
+    a TLS failure (the attempt got furthest: the address answered), else another that a
+    retry would not mend (``is_transient``), else the first. A refused or unreachable
+    IPv6 address so never hides a bad certificate on the IPv4 one, and the race is
+    retried only when every attempt failed in a way worth another try.
+    """
+    found = [error for error in errors if error is not None]
+    return max(found, key=lambda error: (not is_transient(error), isinstance(error, ssl.SSLError)))
+
+
+# Attempts cancelled by a race that is over, until they end: the loop keeps only weak
+# references to tasks, and nothing else waits for these.
+_ENDING: set[asyncio.Task[Connection]] = set()
+
+
+class _Race:
+    """One open_first's attempts, and the rule that none of their connections outlives
+    it unless it is the one returned.
+
+    The race is settled without awaiting anything, so the feed's deadline or abort()
+    cannot cut the clean-up short: attempts that connected and lost are closed there,
+    the others cancelled, and one that still connects after that is closed when it ends.
+    """
+
+    __slots__ = ("_dropped", "_settled", "attempts", "winner")
+
+    def __init__(self) -> None:
+        self.attempts: dict[asyncio.Task[Connection], PoolKey] = {}  # in the order started
+        self.winner: asyncio.Task[Connection] | None = None
+        self._settled = False
+        self._dropped: set[asyncio.Task[Connection]] = set()
+
+    async def run(
+        self, keys: Sequence[PoolKey], context: ssl.SSLContext, delay: float
+    ) -> tuple[PoolKey, Connection]:
+        waiting = list(keys)
+        waiting.reverse()  # popped from the end
+        pending: set[asyncio.Task[Connection]] = set()
         while True:
             if waiting:
                 key = waiting.pop()
                 task = asyncio.ensure_future(open_pinned(key, context))
-                attempts[task] = key
+                task.add_done_callback(self._ended)
+                self.attempts[task] = key
                 pending.add(task)
             if not pending:  # every attempt failed
-                first_error = next(iter(attempts)).exception()
-                assert first_error is not None
-                raise first_error
+                raise telling_error([task.exception() for task in self.attempts])
             done, pending = await asyncio.wait(
                 pending,
                 timeout=delay if waiting else None,
                 return_when=asyncio.FIRST_COMPLETED,
             )
-            winner: tuple[PoolKey, Connection] | None = None
-            for task in done:
-                if task.exception() is not None:
-                    continue
-                if winner is None:
-                    winner = attempts[task], task.result()
-                else:  # connected at the same moment as the winner
-                    task.result().close()
-            if winner is not None:
-                return winner
-    finally:
-        for task in pending:
-            task.cancel()
-        for outcome in await asyncio.gather(*pending, return_exceptions=True):
-            if isinstance(outcome, Connection):
-                outcome.close()
+            for task, key in self.attempts.items():  # of those done, the first started
+                if task in done and task.exception() is None:
+                    self.winner = task
+                    return key, task.result()
+
+    def settle(self) -> None:
+        """The race is over: close what connected but lost, cancel what is still trying."""
+        self._settled = True
+        for task in self.attempts:
+            if task.done():
+                self._drop(task)
+            else:
+                _ENDING.add(task)
+                task.cancel()
+
+    def _ended(self, task: asyncio.Task[Connection]) -> None:
+        _ENDING.discard(task)
+        if self._settled:
+            self._drop(task)
+        elif not task.cancelled():
+            task.exception()  # read: the race reads it when it needs it
+
+    def _drop(self, task: asyncio.Task[Connection]) -> None:
+        """Close the attempt's connection if it made one, unless it won; once."""
+        if task is self.winner or task in self._dropped:
+            return
+        self._dropped.add(task)
+        if not task.cancelled() and task.exception() is None:
+            task.result().close()
 
 
 async def open_pinned(key: PoolKey, context: ssl.SSLContext) -> Connection:

@@ -29,6 +29,10 @@ CHUNK_BYTES: Final = 65_536  # body bytes read at once
 # each chunk costs a loop turn (~0.7 µs), so a body of millions of 1-byte chunks is
 # refused, not worked through (524,288 chunks under the default 4 MiB cap).
 CAP_BYTES_PER_CHUNK: Final = 8
+# And at most this many bytes on the wire per byte of max_feed_bytes, framing included:
+# chunk-size lines, extensions and trailers are dropped, but each was read and scanned,
+# so a body of 1-byte chunks with 60 KB extensions cannot have gigabytes read for it.
+WIRE_BYTES_PER_CAP_BYTE: Final = 2
 _TOKEN = re.compile(r"[!#$%&'*+.^_`|~0-9A-Za-z-]+")  # a field name (RFC 9110 token)
 
 
@@ -204,6 +208,7 @@ async def read_body(
     host: str,
     *,
     max_chunks: int,
+    max_wire_bytes: int,
 ) -> bool:
     """Pass the body's bytes to ``sink`` as they come, in pieces of at most CHUNK_BYTES;
     whether the stream was left exactly at the body's end (else the connection is not
@@ -211,10 +216,11 @@ async def read_body(
 
     ``sink`` may raise to stop reading (the size cap). A body that ends before its
     framing says it should is ``connection_failed``; broken chunk framing, or a chunked
-    body in more than ``max_chunks`` chunks, ``bad_response``.
+    body in more than ``max_chunks`` chunks or ``max_wire_bytes`` bytes with its framing,
+    ``bad_response``.
     """
     if head.chunked:
-        return await _read_chunked(reader, sink, host, max_chunks)
+        return await _read_chunked(reader, sink, host, max_chunks, max_wire_bytes)
     if head.length is not None:
         await _read_exactly(reader, head.length, sink, host)
         return True
@@ -235,9 +241,13 @@ async def _read_exactly(
 
 
 async def _read_chunked(
-    reader: asyncio.StreamReader, sink: Callable[[bytes], None], host: str, max_chunks: int
+    reader: asyncio.StreamReader,
+    sink: Callable[[bytes], None],
+    host: str,
+    max_chunks: int,
+    max_wire_bytes: int,
 ) -> bool:
-    dechunker = Dechunker(host, max_chunks)
+    dechunker = Dechunker(host, max_chunks, max_wire_bytes)
     while not dechunker.done:
         raw = await reader.read(CHUNK_BYTES)
         if not raw:
@@ -261,9 +271,10 @@ class Dechunker:
 
     ``feed`` takes what one read gave and returns all the data in it as one piece, so a
     body of tiny chunks costs a loop turn per chunk, not an await, a read and an object
-    kept per chunk. Lines are bounded as in the head (MAX_LINE, MAX_FIELDS trailer lines)
-    and so is the number of chunks (``max_chunks``). Bytes after the body's end are read
-    and dropped; ``overread`` then says the connection is not for another request.
+    kept per chunk. Lines are bounded as in the head (MAX_LINE, MAX_FIELDS trailer lines),
+    and so are the number of chunks (``max_chunks``) and the bytes fed, framing included
+    (``max_wire_bytes``). Bytes after the body's end are read and dropped; ``overread``
+    then says the connection is not for another request.
     """
 
     __slots__ = (
@@ -272,14 +283,18 @@ class Dechunker:
         "_host",
         "_left",
         "_max_chunks",
+        "_max_wire_bytes",
         "_state",
         "_tail",
+        "_wire_bytes",
         "overread",
     )
 
-    def __init__(self, host: str, max_chunks: int) -> None:
+    def __init__(self, host: str, max_chunks: int, max_wire_bytes: int) -> None:
         self._host = host
         self._max_chunks = max_chunks
+        self._max_wire_bytes = max_wire_bytes
+        self._wire_bytes = 0  # fed so far, up to the body's end
         self._state = _SIZE
         self._left = 0  # data bytes left in the current chunk
         self._chunks = 0
@@ -300,6 +315,17 @@ class Dechunker:
         if self._state == _DONE:
             self.overread = self.overread or bool(raw)
             return b""
+        self._wire_bytes += len(raw)
+        data = self._unframe(raw)
+        if self._wire_bytes > self._max_wire_bytes:  # checked once a read: 64 KiB at most past
+            raise FetchError(
+                "bad_response",
+                f"{self._host} sent a chunked body of more than {self._max_wire_bytes} bytes"
+                " with its framing.",
+            )
+        return data
+
+    def _unframe(self, raw: bytes) -> bytes:
         if self._tail:
             if b"\n" not in raw:  # the unfinished line goes on: no new look at it
                 self._tail += raw
@@ -365,6 +391,7 @@ class Dechunker:
                 if data[pos:newline] in (b"", b"\r"):
                     state = _DONE
                     self.overread = newline + 1 < end
+                    self._wire_bytes -= end - (newline + 1)  # not the body's: raw holds them
                     pos = end
                     break
                 self._fields += 1

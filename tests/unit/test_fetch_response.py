@@ -27,6 +27,7 @@ from tap_feeddelta.fetch.response import (
 )
 
 MAX_CHUNKS = 1 << 20
+MAX_WIRE = 1 << 40
 
 
 class _Sock:
@@ -68,7 +69,12 @@ class Lean:
 
         async def body() -> None:
             await read_body(
-                self._reader, self.head, parts.append, "feed.example", max_chunks=MAX_CHUNKS
+                self._reader,
+                self.head,
+                parts.append,
+                "feed.example",
+                max_chunks=MAX_CHUNKS,
+                max_wire_bytes=MAX_WIRE,
             )
 
         asyncio.run(body())
@@ -311,7 +317,12 @@ def test_without_length_the_body_runs_to_the_close_in_bounded_pieces() -> None:
 
     async def body() -> None:
         await read_body(
-            resp._reader, resp.head, pieces.append, "feed.example", max_chunks=MAX_CHUNKS
+            resp._reader,
+            resp.head,
+            pieces.append,
+            "feed.example",
+            max_chunks=MAX_CHUNKS,
+            max_wire_bytes=MAX_WIRE,
         )
 
     asyncio.run(body())
@@ -335,7 +346,14 @@ def _pieces(data: bytes, max_chunks: int = MAX_CHUNKS) -> tuple[list[bytes], boo
     async def body() -> bool:
         reader = _reader(data)
         head = await read_head(reader)
-        return await read_body(reader, head, pieces.append, "feed.example", max_chunks=max_chunks)
+        return await read_body(
+            reader,
+            head,
+            pieces.append,
+            "feed.example",
+            max_chunks=max_chunks,
+            max_wire_bytes=MAX_WIRE,
+        )
 
     return pieces, asyncio.run(body())
 
@@ -356,6 +374,44 @@ def test_a_body_in_more_chunks_than_the_bound_is_bad_response() -> None:
     with pytest.raises(FetchError) as caught:
         _pieces(_chunked(wire), max_chunks=100)
     assert caught.value.code == "bad_response" and "100 chunks" in caught.value.message
+
+
+def test_a_chunked_body_is_capped_on_its_wire_bytes_framing_included() -> None:
+    # Extensions, size lines and trailers are dropped, but each was read and scanned.
+    body = b"1;" + b"e" * 1000 + b"\r\nx\r\n"
+    wire = body * 10 + b"0\r\nX-T: " + b"v" * 1000 + b"\r\n\r\n"
+    dechunker = Dechunker("feed.example", max_chunks=MAX_CHUNKS, max_wire_bytes=len(wire))
+    assert dechunker.feed(wire) == b"x" * 10 and dechunker.done
+    for cut in (1, 2000, len(wire) - 1):  # one byte over, wherever the reads break
+        dechunker = Dechunker("feed.example", max_chunks=MAX_CHUNKS, max_wire_bytes=len(wire) - 1)
+        dechunker.feed(wire[:cut])
+        with pytest.raises(FetchError) as caught:
+            dechunker.feed(wire[cut:])
+        assert caught.value.code == "bad_response" and "framing" in caught.value.message
+
+
+def test_reading_stops_once_the_wire_cap_is_passed() -> None:
+    endless = b"1;" + b"e" * 60_000 + b"\r\nx\r\n"
+    left: list[int] = []
+
+    async def body() -> None:
+        reader = _reader(_chunked(endless * 200))
+        head = await read_head(reader)
+        try:
+            await read_body(
+                reader,
+                head,
+                lambda _: None,
+                "feed.example",
+                max_chunks=MAX_CHUNKS,
+                max_wire_bytes=1000,
+            )
+        finally:
+            left.append(len(reader._buffer))  # type: ignore[attr-defined]
+
+    with pytest.raises(FetchError):
+        asyncio.run(body())
+    assert left[0] > len(endless) * 198  # not read past the read that passed the cap
 
 
 def test_bytes_read_past_a_chunked_body_leave_the_stream_unclean() -> None:
@@ -392,7 +448,7 @@ def test_the_dechunker_gives_back_the_body_wherever_the_reads_break(
 ) -> None:
     wire = b"".join(b"%x%s%s%s%s" % (len(p), extension, eol, p, eol) for p in parts)
     wire += b"0" + eol + trailer + eol
-    dechunker = Dechunker("feed.example", max_chunks=len(parts))
+    dechunker = Dechunker("feed.example", max_chunks=len(parts), max_wire_bytes=len(wire))
     out = bytearray()
     start = 0
     for cut in [*sorted({min(cut, len(wire)) for cut in cuts}), len(wire)]:
@@ -429,7 +485,7 @@ def test_a_line_dripped_byte_by_byte_is_looked_at_once_it_ends(
     counting = _CountingPattern(response._CHUNK_LINE)
     monkeypatch.setattr(response, "_CHUNK_LINE", counting)
     wire = b"3;" + b"e" * 20_000 + b"\r\nabc\r\n0\r\nX: " + b"v" * 20_000 + b"\r\n\r\n"
-    dechunker = response.Dechunker("feed.example", max_chunks=1)
+    dechunker = response.Dechunker("feed.example", max_chunks=1, max_wire_bytes=MAX_WIRE)
     out = bytearray()
     for n in range(len(wire)):
         out += dechunker.feed(wire[n : n + 1])

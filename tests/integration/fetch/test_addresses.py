@@ -7,11 +7,12 @@ import socket
 from collections.abc import Callable, Iterator
 
 import pytest
+import trustme
 
 from tap_feeddelta.fetch import Fetcher
 from tap_feeddelta.fetch.connection import MAX_CONNECT_ATTEMPTS, interleaved
 
-from .conftest import Server, StubResolver, assert_error, ok_handler
+from .conftest import Server, StubResolver, assert_error, ok_handler, server_context
 
 
 @pytest.fixture
@@ -74,6 +75,28 @@ def test_every_address_refusing_is_one_connection_failure(
 ) -> None:
     result = _fetch_via(server, fetchers, ["127.0.0.3", "127.0.0.4"], budget=5.0)
     assert_error(result, "connection_failed")  # type: ignore[arg-type]
+    assert server.paths == []
+
+
+@pytest.mark.parametrize(
+    "addresses",
+    [["127.0.0.3", "127.0.0.1"], ["127.0.0.1", "127.0.0.3"]],
+    ids=["refused-first", "refused-last"],
+)
+def test_a_bad_certificate_is_reported_over_a_refusal_and_not_retried(
+    servers: Callable[..., Server],
+    ca: trustme.CA,
+    fetchers: Callable[..., Fetcher],
+    addresses: list[str],
+) -> None:
+    """Before, the first attempt's error was the race's: with the refusing address first,
+    the fetch retried the race and reported connection_failed (ECONNREFUSED), never the
+    certificate the one reachable address presented."""
+    server = servers(server_context(ca.issue_cert("other.example")))
+    server.routes["/feed"] = ok_handler()
+    result = _fetch_via(server, fetchers, addresses, budget=5.0)
+    assert_error(result, "tls_failed")  # type: ignore[arg-type]
+    assert server.connections == 1  # a TLS failure is not worth another race
     assert server.paths == []
 
 

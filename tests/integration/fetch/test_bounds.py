@@ -571,6 +571,36 @@ def test_a_body_in_more_chunks_than_an_eighth_of_the_cap_is_bad_response(
     assert_error(fetcher.fetch(server.url("/over")), "bad_response")
 
 
+def test_chunk_extensions_count_against_the_cap_with_the_rest_of_the_framing(
+    server: Server, fetchers: Callable[..., Fetcher]
+) -> None:
+    """1-byte chunks with a 60 KB extension each: before, 200 of them (12 MB on the wire,
+    200 chunks, well under the chunk bound) were read for a 200-byte body under a
+    64 KiB cap, and the bound on chunks let 480 MB through."""
+    cap = 64 << 10
+    chunk = b"1;" + b"e" * 60_000 + b"\r\nx\r\n"
+
+    def extended(request: Request, wire: Wire) -> bool:
+        wire.send(b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n")
+        for _ in range(200):
+            wire.send(chunk)
+        wire.send(b"0\r\n\r\n")
+        return True
+
+    def framed(request: Request, wire: Wire) -> bool:  # exactly twice the cap on the wire
+        wire.send(b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n")
+        wire.send(b"1;" + b"e" * (cap - 19) + b"\r\nx\r\n" + b"%x\r\n" % (cap - 1))
+        wire.send(b"y" * (cap - 1) + b"\r\n0\r\n\r\n")
+        return True
+
+    server.routes["/feed"], server.routes["/framed"] = extended, framed
+    fetcher = fetchers(allow_private_networks=True, max_feed_bytes=cap)
+    result = fetcher.fetch(server.url("/feed"))
+    assert_error(result, "bad_response")
+    assert "framing" in result.error.message  # type: ignore[attr-defined]
+    assert fetcher.fetch(server.url("/framed")).body == b"x" + b"y" * (cap - 1)
+
+
 def test_a_connection_with_bytes_after_its_chunked_body_is_not_kept(
     server: Server, fetchers: Callable[..., Fetcher]
 ) -> None:
