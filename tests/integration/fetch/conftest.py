@@ -12,6 +12,7 @@ import socket
 import ssl
 import threading
 import time
+import tracemalloc
 import zlib
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
@@ -22,6 +23,7 @@ import pytest
 import trustme
 
 from tap_feeddelta.fetch import Fetcher, FetchPolicy
+from tap_feeddelta.models import FetchResult
 
 USER_AGENT = "tap-feeddelta-tests/0.1 (+https://github.com/tap-feeddelta/tap-feeddelta)"
 FIXED_NOW = datetime(2026, 3, 1, 12, 0, 0, tzinfo=UTC)
@@ -374,3 +376,14 @@ def assert_error(result: Any, code: str, clock: Clock | None = None, bound: floa
     assert result.body is None
     if clock is not None:
         assert clock.elapsed < bound, f"took {clock.elapsed:.2f}s, bound {bound}s"
+
+
+def fetch_with_peak(fetcher: Fetcher, url: str) -> tuple[FetchResult, int]:
+    """The fetch's result and the peak of memory Python allocated during it (bytes)."""
+    tracemalloc.start()
+    try:
+        result = fetcher.fetch(url)
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    return result, peak

@@ -6,7 +6,6 @@ import gzip
 import socket
 import threading
 import time
-import tracemalloc
 import zlib
 from collections.abc import Callable
 
@@ -15,7 +14,16 @@ import pytest
 from tap_feeddelta.fetch import Fetcher
 from tap_feeddelta.models import FetchResult
 
-from .conftest import Clock, Request, Server, StubResolver, Wire, assert_error, ok_handler
+from .conftest import (
+    Clock,
+    Request,
+    Server,
+    StubResolver,
+    Wire,
+    assert_error,
+    fetch_with_peak,
+    ok_handler,
+)
 
 DEADLINE = 1.0
 SLACK = 1.5
@@ -307,12 +315,7 @@ def test_compression_bomb_stops_at_the_cap_with_flat_memory(
     server.routes["/feed"] = ok_handler(bombs[kind], Content_Encoding=encoding)
     cap = 1 << 20
     fetcher = fetchers(allow_private_networks=True, max_feed_bytes=cap)
-    tracemalloc.start()
-    try:
-        result = fetcher.fetch(server.url("/feed"))
-        _, peak = tracemalloc.get_traced_memory()
-    finally:
-        tracemalloc.stop()
+    result, peak = fetch_with_peak(fetcher, server.url("/feed"))
     assert_error(result, "response_too_large", clock, 5.0)
     assert peak < 4 * cap, f"peak {peak} bytes"
     assert server.paths == ["/feed"]
@@ -540,12 +543,7 @@ def test_a_body_of_tiny_chunks_takes_memory_by_its_size(
     fetcher = fetchers(
         allow_private_networks=True, max_feed_bytes=4 << 20, request_timeout_seconds=60
     )
-    tracemalloc.start()
-    try:
-        result = fetcher.fetch(server.url("/feed"))
-        _, peak = tracemalloc.get_traced_memory()
-    finally:
-        tracemalloc.stop()
+    result, peak = fetch_with_peak(fetcher, server.url("/feed"))
     assert isinstance(result, FetchResult) and result.status == "ok", result.error
     assert result.body == body
     assert peak < 4 * size, f"peak {peak} bytes"

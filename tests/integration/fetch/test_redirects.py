@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import tracemalloc
 from collections.abc import Callable
 
 import pytest
@@ -16,6 +15,7 @@ from .conftest import (
     StubResolver,
     Wire,
     assert_error,
+    fetch_with_peak,
     ok_handler,
     redirect_handler,
 )
@@ -163,12 +163,7 @@ def test_redirect_whose_body_is_a_bomb_is_not_read(
     server.routes["/a"] = bomb_redirect
     server.routes["/feed"] = ok_handler(b"<rss/>")
     fetcher = fetchers(allow_private_networks=True, max_feed_bytes=1 << 20)
-    tracemalloc.start()
-    try:
-        result = fetcher.fetch(server.url("/a"))
-        _, peak = tracemalloc.get_traced_memory()
-    finally:
-        tracemalloc.stop()
+    result, peak = fetch_with_peak(fetcher, server.url("/a"))
     assert result.status == "ok", result.error
     assert result.body == b"<rss/>"
     assert peak < 4 << 20
