@@ -4,9 +4,11 @@ from __future__ import annotations
 
 import contextlib
 import copy
+import logging
 import os
 import signal
 import sys
+import threading
 from functools import cached_property
 from pathlib import Path
 from types import FrameType
@@ -35,6 +37,9 @@ from tap_feeddelta.messages import EncodedStateWriter, FeedDeltaWriter
 from tap_feeddelta.run import FeedRun
 from tap_feeddelta.state import feed_items_state, index_partitions
 from tap_feeddelta.streams import FeedHealthStream, FeedItemsStream
+
+# Seconds a run stopped by a signal has to write its last records, health rows and STATE.
+TERMINATION_GRACE_SECONDS = 30
 
 
 def _config_file_problem(path: str) -> str | None:
@@ -251,19 +256,49 @@ class TapFeedDelta(Tap):
         fetcher = self.__dict__.get("_fetcher")
         if fetcher is not None:
             fetcher.abort()
+        # A target that has stopped reading would keep the last writes (and the tap)
+        # waiting for ever: end without them after a grace period.
+        _exit_after(TERMINATION_GRACE_SECONDS, 128 + signum, self.logger)
+        writer = self.message_writer
+        if isinstance(writer, FeedDeltaWriter) and writer.is_writing:
+            # Stopped inside a write (a slow target): writing now would put a whole
+            # message after part of one. The main thread finishes that write first.
+            writer.after_write = lambda: self._end_run(signum, frame)
+            return
+        self._end_run(signum, frame)
+
+    def _end_run(self, signum: int, frame: FrameType | None) -> None:
+        """After a signal: the health rows of the feeds finished, the final STATE, and
+        the exit with 128 + the signal."""
         try:
-            # The health rows of the feeds finished, then (the SDK) the state.
             health = self.streams.get(FeedHealthStream.name) if self._streams else None
             if isinstance(health, FeedHealthStream):
                 try:
                     health.write_finished_rows()
                 except Exception:  # the state matters more than the rows
                     self.logger.exception("Could not write the health rows of finished feeds")
-            super()._handle_termination(signum, frame)  # ends with sys.exit(0)
+            super()._handle_termination(signum, frame)  # the state; ends with sys.exit(0)
         finally:
             # An interrupted run is not a success: 128 + the signal, by convention.
             self.logger.info("Stopped by signal %d before the end of the run", signum)
             sys.exit(128 + signum)
+
+
+def _exit_after(seconds: float, code: int, logger: logging.Logger) -> None:
+    """End the process with ``code`` in ``seconds``, whatever the main thread is doing
+    (blocked on a write to a target that does not read: no signal would end it then)."""
+
+    def give_up() -> None:
+        logger.error(
+            "Stopped: the run did not end within %d s of the signal (a target that does "
+            "not read holds up the output); the final STATE may be missing",
+            seconds,
+        )
+        os._exit(code)
+
+    timer = threading.Timer(seconds, give_up)
+    timer.daemon = True
+    timer.start()
 
 
 if __name__ == "__main__":
