@@ -5,6 +5,7 @@ from __future__ import annotations
 import contextlib
 import copy
 import logging
+import math
 import os
 import signal
 import sys
@@ -192,19 +193,34 @@ class TapFeedDelta(Tap):
         return dict(sorted(super().streams.items(), key=lambda kv: order.get(kv[0], 2)))
 
     def _validate_config(self, *, raise_errors: bool = True) -> list[str]:
-        # singer-sdk reads integers and booleans from TAP_FEEDDELTA_* variables, but
-        # leaves numbers as strings: read request_timeout_seconds the same way.
-        timeout = self._config.get("request_timeout_seconds")
-        if isinstance(timeout, str):
-            with contextlib.suppress(ValueError):
-                self._config["request_timeout_seconds"] = float(timeout)
-        refused = refused_settings(self._config)
         self.append_builtin_config(self.config_jsonschema)
-        if refused or super()._validate_config(raise_errors=False):
+        properties = self.config_jsonschema.get("properties", {})
+        not_finite = []
+        for name, prop in properties.items():
+            types = prop.get("type", [])
+            if "number" not in ([types] if isinstance(types, str) else types):
+                continue
+            # Numbers from TAP_FEEDDELTA_* variables (and text in a file) are read here:
+            # _env_var_config leaves them as text.
+            value = self._config.get(name)
+            if isinstance(value, str):
+                with contextlib.suppress(ValueError):
+                    self._config[name] = value = float(value)
+            # NaN ("nan" as text) passes both minimum and maximum; infinity is no
+            # setting either.
+            if isinstance(value, float) and not math.isfinite(value):
+                not_finite.append(name)
+        refused = refused_settings(self._config)
+        if refused or not_finite or super()._validate_config(raise_errors=False):
             # The SDK's messages quote the offending value (a feed URL with a token or a
             # password in it, put where a list belongs): say the same without values.
-            others = {k: v for k, v in self._config.items() if k not in REFUSED_SETTINGS}
-            errors = refused + schema_problems(self.config_jsonschema, others)
+            others = {
+                k: v
+                for k, v in self._config.items()
+                if k not in REFUSED_SETTINGS and k not in not_finite
+            }
+            errors = refused + [f"config[{name!r}]: must be a finite number" for name in not_finite]
+            errors += schema_problems(self.config_jsonschema, others)
             if raise_errors:
                 raise ConfigValidationError(
                     "Config validation failed", errors=errors, schema=self.config_jsonschema

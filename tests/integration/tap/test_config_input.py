@@ -63,6 +63,44 @@ def test_a_bad_environment_value_is_refused_naming_the_setting(
     assert run.stdout == ""
 
 
+@pytest.mark.parametrize(
+    ("source", "value"),
+    [
+        ("env", "nan"),
+        ("env", "inf"),
+        ("env", "-Infinity"),
+        ("file", '"nan"'),
+        ("file", '"inf"'),
+    ],  # (NaN and Infinity literals: the file is not valid JSON, as the SDK reads it)
+    ids=["env-nan", "env-inf", "env-minus-infinity", "file-nan-text", "file-inf-text"],
+)
+def test_a_number_setting_that_is_not_finite_is_refused(
+    tmp_path: Path, source: str, value: str
+) -> None:
+    """NaN passes both minimum and maximum: it must be refused before anything runs."""
+    if source == "env":
+        run = _run(
+            tmp_path,
+            "--config",
+            "ENV",
+            TAP_FEEDDELTA_FEED_URLS='["https://example.invalid/feed.xml"]',
+            TAP_FEEDDELTA_REQUEST_TIMEOUT_SECONDS=value,
+        )
+    else:
+        path = tmp_path / "config.json"
+        path.write_text(
+            '{"feed_urls": ["https://example.invalid/feed.xml"], '
+            f'"request_timeout_seconds": {value}}}',
+            encoding="utf-8",
+        )
+        run = _run(tmp_path, "--config", str(path))
+    assert run.returncode == 1
+    assert [line for line in _errors(run.stderr) if "config[" in line] == [_errors(run.stderr)[0]]
+    assert "config['request_timeout_seconds']: must be a finite number" in run.stderr
+    assert "Traceback" not in run.stderr
+    assert run.stdout == ""
+
+
 @pytest.mark.parametrize("spelling", ["true", "TRUE", "1", "yes", "on"])
 def test_the_true_spellings_of_a_boolean_still_read_as_true(
     server: FeedServer, tmp_path: Path, spelling: str
