@@ -118,7 +118,8 @@ class TapFeedDelta(Tap):
         type: a value that is not (max_concurrency=four, a boolean spelt "ture") stays
         text and the config check refuses it by name. The SDK's own reading raised a bare
         ValueError for a bad integer or JSON object, and took any unknown boolean
-        spelling for false."""
+        spelling for false. A variable that names no setting is refused by name, as an
+        unknown key in a config file is (the SDK let a typo leave the default in place)."""
         schema = cls.config_jsonschema
         cls.append_builtin_config(schema)
         properties: dict[str, Any] = schema.get("properties", {})
@@ -131,6 +132,9 @@ class TapFeedDelta(Tap):
             }
         }
         found = parse_environment_config(as_text, cls._env_var_prefix)
+        # After parse_environment_config: it has loaded the .env file, if any.
+        if problems := _unknown_variables(cls._env_var_prefix, properties):
+            raise ConfigValidationError("Config validation failed", errors=problems)
         return {name: typed_from_text(text, properties[name]) for name, text in found.items()}
 
     @classmethod
@@ -298,6 +302,34 @@ class TapFeedDelta(Tap):
             # An interrupted run is not a success: 128 + the signal, by convention.
             self.logger.info("Stopped by signal %d before the end of the run", signum)
             sys.exit(128 + signum)
+
+
+# TAP_FEEDDELTA_<X> variables that are no setting and still not a mistake: the SDK's
+# log level, and Meltano's alias of its _metadata extra (the other extras, and a plugin
+# that inherits from tap-feeddelta, have TAP_FEEDDELTA__ names).
+OTHER_VARIABLES = frozenset({"LOGLEVEL", "METADATA"})
+
+
+def _unknown_variables(prefix: str, properties: dict[str, Any]) -> list[str]:
+    """One message for each ``<prefix><X>`` environment variable that names no setting
+    (a typo would leave its setting at the default without a word), never quoting the
+    value. Meltano also exports an object setting's keys one by one, as
+    ``<prefix><SETTING>_<KEY>``: those are let through."""
+    names = {name.upper().replace("-", "_"): name for name in properties}
+    objects = tuple(
+        f"{upper}_" for upper, name in names.items() if "object" in properties[name].get("type", [])
+    )
+    refused = {name.upper(): why for name, why in REFUSED_SETTINGS.items()}
+    problems = []
+    for variable in sorted(os.environ):
+        if not variable.startswith(prefix):
+            continue
+        rest = variable.removeprefix(prefix)
+        if rest in names or rest in OTHER_VARIABLES or rest.startswith(("_", *objects)):
+            continue
+        why = refused.get(rest, "is not a setting of this tap (see tap-feeddelta --about)")
+        problems.append(f"environment variable {variable}: {why}")
+    return problems
 
 
 def _exit_after(seconds: float, code: int, logger: logging.Logger) -> None:
