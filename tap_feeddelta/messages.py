@@ -13,11 +13,19 @@ a STATE message into a dict with ``dataclasses.asdict`` (a recursive copy) and k
 ``copy.deepcopy`` of the last state it wrote to skip repeats; together they were a tenth
 of an unchanged run's CPU. Here the state is encoded once, straight from the live dict,
 and the encoded line itself is what the next STATE is compared with.
+
+Output goes out with ``os.write`` on the stdout descriptor, and what was written leaves
+the buffer at once: a SIGTERM can stop a write to a slow target half-way (the pipe is
+full), and the rest of the line must be what goes out next, not the whole line again. A
+signal handler must not write while a write is in progress (the count it returned may not
+be recorded yet): it hands its work to ``after_write``, run once the write is done.
 """
 
 from __future__ import annotations
 
+import os
 import sys
+from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 from singer_sdk.contrib.msgspec import MsgSpecWriter, serialize_jsonl
@@ -40,6 +48,9 @@ class FeedDeltaWriter(MsgSpecWriter):
         super().__init__()
         self._pending = bytearray()  # encoded records not written yet
         self.records_since_state = False  # a RECORD went out after the last STATE
+        self.is_writing = False  # inside a write: the buffer and the output may disagree
+        # Run once the write in progress is done (a signal handler's work, see above).
+        self.after_write: Callable[[], None] | None = None
 
     def serialize_message(self, message: Message) -> bytearray:
         if type(message) is StateMessage:
@@ -67,9 +78,31 @@ class FeedDeltaWriter(MsgSpecWriter):
         sys.stdout.flush()
 
     def _write_pending(self) -> None:
-        if self._pending:
-            sys.stdout.buffer.write(self._pending)
-            self._pending.clear()
+        if not self._pending:
+            return
+        self.is_writing = True
+        try:
+            fd = _stdout_fd()
+            if fd is None:  # stdout is not a file (captured in memory: tests)
+                sys.stdout.buffer.write(self._pending)
+                self._pending.clear()
+            while self._pending and fd is not None:
+                del self._pending[: os.write(fd, self._pending)]
+        finally:
+            self.is_writing = False
+            action, self.after_write = self.after_write, None
+            if action is not None:
+                action()
+
+
+def _stdout_fd() -> int | None:
+    """The descriptor under sys.stdout, after what was written to sys.stdout itself."""
+    try:
+        fd = sys.stdout.buffer.fileno()
+    except (AttributeError, ValueError, OSError):  # io.UnsupportedOperation is both
+        return None
+    sys.stdout.flush()
+    return fd
 
 
 class EncodedStateWriter(StateWriter):

@@ -4,9 +4,12 @@ from __future__ import annotations
 
 import contextlib
 import copy
+import logging
+import math
 import os
 import signal
 import sys
+import threading
 from functools import cached_property
 from pathlib import Path
 from types import FrameType
@@ -36,6 +39,9 @@ from tap_feeddelta.run import FeedRun
 from tap_feeddelta.sharding import feeds_of_other_shards
 from tap_feeddelta.state import feed_items_state, index_partitions
 from tap_feeddelta.streams import FeedHealthStream, FeedItemsStream
+
+# Seconds a run stopped by a signal has to write its last records, health rows and STATE.
+TERMINATION_GRACE_SECONDS = 30
 
 
 def _config_file_problem(path: str) -> str | None:
@@ -113,7 +119,8 @@ class TapFeedDelta(Tap):
         type: a value that is not (max_concurrency=four, a boolean spelt "ture") stays
         text and the config check refuses it by name. The SDK's own reading raised a bare
         ValueError for a bad integer or JSON object, and took any unknown boolean
-        spelling for false."""
+        spelling for false. A variable that names no setting is refused by name, as an
+        unknown key in a config file is (the SDK let a typo leave the default in place)."""
         schema = cls.config_jsonschema
         cls.append_builtin_config(schema)
         properties: dict[str, Any] = schema.get("properties", {})
@@ -126,6 +133,9 @@ class TapFeedDelta(Tap):
             }
         }
         found = parse_environment_config(as_text, cls._env_var_prefix)
+        # After parse_environment_config: it has loaded the .env file, if any.
+        if problems := _unknown_variables(cls._env_var_prefix, properties):
+            raise ConfigValidationError("Config validation failed", errors=problems)
         return {name: typed_from_text(text, properties[name]) for name, text in found.items()}
 
     @classmethod
@@ -188,19 +198,34 @@ class TapFeedDelta(Tap):
         return dict(sorted(super().streams.items(), key=lambda kv: order.get(kv[0], 2)))
 
     def _validate_config(self, *, raise_errors: bool = True) -> list[str]:
-        # singer-sdk reads integers and booleans from TAP_FEEDDELTA_* variables, but
-        # leaves numbers as strings: read request_timeout_seconds the same way.
-        timeout = self._config.get("request_timeout_seconds")
-        if isinstance(timeout, str):
-            with contextlib.suppress(ValueError):
-                self._config["request_timeout_seconds"] = float(timeout)
-        refused = refused_settings(self._config)
         self.append_builtin_config(self.config_jsonschema)
-        if refused or super()._validate_config(raise_errors=False):
+        properties = self.config_jsonschema.get("properties", {})
+        not_finite = []
+        for name, prop in properties.items():
+            types = prop.get("type", [])
+            if "number" not in ([types] if isinstance(types, str) else types):
+                continue
+            # Numbers from TAP_FEEDDELTA_* variables (and text in a file) are read here:
+            # _env_var_config leaves them as text.
+            value = self._config.get(name)
+            if isinstance(value, str):
+                with contextlib.suppress(ValueError):
+                    self._config[name] = value = float(value)
+            # NaN ("nan" as text) passes both minimum and maximum; infinity is no
+            # setting either.
+            if isinstance(value, float) and not math.isfinite(value):
+                not_finite.append(name)
+        refused = refused_settings(self._config)
+        if refused or not_finite or super()._validate_config(raise_errors=False):
             # The SDK's messages quote the offending value (a feed URL with a token or a
             # password in it, put where a list belongs): say the same without values.
-            others = {k: v for k, v in self._config.items() if k not in REFUSED_SETTINGS}
-            errors = refused + schema_problems(self.config_jsonschema, others)
+            others = {
+                k: v
+                for k, v in self._config.items()
+                if k not in REFUSED_SETTINGS and k not in not_finite
+            }
+            errors = refused + [f"config[{name!r}]: must be a finite number" for name in not_finite]
+            errors += schema_problems(self.config_jsonschema, others)
             if raise_errors:
                 raise ConfigValidationError(
                     "Config validation failed", errors=errors, schema=self.config_jsonschema
@@ -272,19 +297,77 @@ class TapFeedDelta(Tap):
         fetcher = self.__dict__.get("_fetcher")
         if fetcher is not None:
             fetcher.abort()
+        # A target that has stopped reading would keep the last writes (and the tap)
+        # waiting for ever: end without them after a grace period.
+        _exit_after(TERMINATION_GRACE_SECONDS, 128 + signum, self.logger)
+        writer = self.message_writer
+        if isinstance(writer, FeedDeltaWriter) and writer.is_writing:
+            # Stopped inside a write (a slow target): writing now would put a whole
+            # message after part of one. The main thread finishes that write first.
+            writer.after_write = lambda: self._end_run(signum, frame)
+            return
+        self._end_run(signum, frame)
+
+    def _end_run(self, signum: int, frame: FrameType | None) -> None:
+        """After a signal: the health rows of the feeds finished, the final STATE, and
+        the exit with 128 + the signal."""
         try:
-            # The health rows of the feeds finished, then (the SDK) the state.
             health = self.streams.get(FeedHealthStream.name) if self._streams else None
             if isinstance(health, FeedHealthStream):
                 try:
                     health.write_finished_rows()
                 except Exception:  # the state matters more than the rows
                     self.logger.exception("Could not write the health rows of finished feeds")
-            super()._handle_termination(signum, frame)  # ends with sys.exit(0)
+            super()._handle_termination(signum, frame)  # the state; ends with sys.exit(0)
         finally:
             # An interrupted run is not a success: 128 + the signal, by convention.
             self.logger.info("Stopped by signal %d before the end of the run", signum)
             sys.exit(128 + signum)
+
+
+# TAP_FEEDDELTA_<X> variables that are no setting and still not a mistake: the SDK's
+# log level, and Meltano's alias of its _metadata extra (the other extras, and a plugin
+# that inherits from tap-feeddelta, have TAP_FEEDDELTA__ names).
+OTHER_VARIABLES = frozenset({"LOGLEVEL", "METADATA"})
+
+
+def _unknown_variables(prefix: str, properties: dict[str, Any]) -> list[str]:
+    """One message for each ``<prefix><X>`` environment variable that names no setting
+    (a typo would leave its setting at the default without a word), never quoting the
+    value. Meltano also exports an object setting's keys one by one, as
+    ``<prefix><SETTING>_<KEY>``: those are let through."""
+    names = {name.upper().replace("-", "_"): name for name in properties}
+    objects = tuple(
+        f"{upper}_" for upper, name in names.items() if "object" in properties[name].get("type", [])
+    )
+    refused = {name.upper(): why for name, why in REFUSED_SETTINGS.items()}
+    problems = []
+    for variable in sorted(os.environ):
+        if not variable.startswith(prefix):
+            continue
+        rest = variable.removeprefix(prefix)
+        if rest in names or rest in OTHER_VARIABLES or rest.startswith(("_", *objects)):
+            continue
+        why = refused.get(rest, "is not a setting of this tap (see tap-feeddelta --about)")
+        problems.append(f"environment variable {variable}: {why}")
+    return problems
+
+
+def _exit_after(seconds: float, code: int, logger: logging.Logger) -> None:
+    """End the process with ``code`` in ``seconds``, whatever the main thread is doing
+    (blocked on a write to a target that does not read: no signal would end it then)."""
+
+    def give_up() -> None:
+        logger.error(
+            "Stopped: the run did not end within %d s of the signal (a target that does "
+            "not read holds up the output); the final STATE may be missing",
+            seconds,
+        )
+        os._exit(code)
+
+    timer = threading.Timer(seconds, give_up)
+    timer.daemon = True
+    timer.start()
 
 
 if __name__ == "__main__":

@@ -63,6 +63,140 @@ def test_a_bad_environment_value_is_refused_naming_the_setting(
     assert run.stdout == ""
 
 
+@pytest.mark.parametrize(
+    ("source", "value"),
+    [
+        ("env", "nan"),
+        ("env", "inf"),
+        ("env", "-Infinity"),
+        ("file", '"nan"'),
+        ("file", '"inf"'),
+    ],  # (NaN and Infinity literals: the file is not valid JSON, as the SDK reads it)
+    ids=["env-nan", "env-inf", "env-minus-infinity", "file-nan-text", "file-inf-text"],
+)
+def test_a_number_setting_that_is_not_finite_is_refused(
+    tmp_path: Path, source: str, value: str
+) -> None:
+    """NaN passes both minimum and maximum: it must be refused before anything runs."""
+    if source == "env":
+        run = _run(
+            tmp_path,
+            "--config",
+            "ENV",
+            TAP_FEEDDELTA_FEED_URLS='["https://example.invalid/feed.xml"]',
+            TAP_FEEDDELTA_REQUEST_TIMEOUT_SECONDS=value,
+        )
+    else:
+        path = tmp_path / "config.json"
+        path.write_text(
+            '{"feed_urls": ["https://example.invalid/feed.xml"], '
+            f'"request_timeout_seconds": {value}}}',
+            encoding="utf-8",
+        )
+        run = _run(tmp_path, "--config", str(path))
+    assert run.returncode == 1
+    assert [line for line in _errors(run.stderr) if "config[" in line] == [_errors(run.stderr)[0]]
+    assert "config['request_timeout_seconds']: must be a finite number" in run.stderr
+    assert "Traceback" not in run.stderr
+    assert run.stdout == ""
+
+
+@pytest.mark.parametrize(
+    ("name", "value", "why"),
+    [
+        ("MAX_CONCURENCY", "32", "is not a setting of this tap"),
+        ("FIRST_RUN_MOD", f"emit_all{SECRET}", "is not a setting of this tap"),
+        (
+            "BATCH_CONFIG",
+            '{"encoding": {"format": "jsonl"}, "storage": {"root": "file:///' + SECRET + '"}}',
+            "batch mode is not supported",
+        ),
+    ],
+    ids=["typo", "typo-secret", "batch-config"],
+)
+def test_an_unknown_environment_variable_is_refused_naming_it(
+    tmp_path: Path, name: str, value: str, why: str
+) -> None:
+    """As an unknown key in a config file: a misspelt variable must not leave its
+    setting at the default without a word."""
+    run = _run(
+        tmp_path,
+        "--config",
+        "ENV",
+        TAP_FEEDDELTA_FEED_URLS='["https://example.invalid/feed.xml"]',
+        **{f"TAP_FEEDDELTA_{name}": value},
+    )
+    assert run.returncode == 1
+    [error] = [line for line in _errors(run.stderr) if "TAP_FEEDDELTA_" in line]
+    assert f"TAP_FEEDDELTA_{name}" in error and why in error
+    assert "Traceback" not in run.stderr
+    assert SECRET not in run.stderr and value not in run.stderr
+    assert run.stdout == ""
+
+
+# What `meltano invoke tap-feeddelta` put in the tap's environment (Meltano 4.4.1), for a
+# project whose tap-feeddelta config has stream_maps, stream_map_config, faker_config and
+# flattening, with select and metadata extras, and a plugin tap-feeddelta--shard1 that
+# inherits from it; plus the SDK's own TAP_FEEDDELTA_LOGLEVEL and Meltano's alias
+# TAP_FEEDDELTA_METADATA of the _metadata extra. (Meltano itself passes --config FILE.)
+MELTANO_VARIABLES = {
+    "TAP_FEEDDELTA_FLATTENING_ENABLED": "true",
+    "TAP_FEEDDELTA_FLATTENING_MAX_DEPTH": "2",
+    "TAP_FEEDDELTA_FAKER_CONFIG_SEED": "1",
+    "TAP_FEEDDELTA_STREAM_MAPS_FEED_ITEMS_TITLE": "title.upper()",
+    "TAP_FEEDDELTA_STREAM_MAP_CONFIG_K": "v",
+    "TAP_FEEDDELTA__LOAD_SCHEMA": "tap_feeddelta",
+    "TAP_FEEDDELTA__LOG_PARSER": "singer-sdk",
+    "TAP_FEEDDELTA__METADATA": '{"feed_items": {"replication-method": "INCREMENTAL"}}',
+    "TAP_FEEDDELTA__METADATA_FEED_ITEMS_REPLICATION_METHOD": "INCREMENTAL",
+    "TAP_FEEDDELTA__SCHEMA": "{}",
+    "TAP_FEEDDELTA__SELECT": '["feed_items.*", "feed_health.*"]',
+    "TAP_FEEDDELTA__SELECT_FILTER": "[]",
+    "TAP_FEEDDELTA__USE_CACHED_CATALOG": "true",
+    "TAP_FEEDDELTA__SHARD1_SHARD_INDEX": "1",
+    "TAP_FEEDDELTA__SHARD1_FEED_URLS": '["https://example.invalid/feed.xml"]',
+    "TAP_FEEDDELTA_METADATA": "{}",
+    "TAP_FEEDDELTA_LOGLEVEL": "info",
+}
+
+
+def test_the_variables_meltano_and_the_sdk_set_are_not_refused(
+    server: FeedServer, tmp_path: Path
+) -> None:
+    server.put("/feed.xml", rss([("id-1", "One", "first")]))
+    run = _run(
+        tmp_path,
+        "--config",
+        "ENV",
+        TAP_FEEDDELTA_FEED_URLS=json.dumps([server.url("/feed.xml")]),
+        TAP_FEEDDELTA_ALLOW_PRIVATE_NETWORKS="true",
+        TAP_FEEDDELTA_FIRST_RUN_MODE="emit_all",
+        **MELTANO_VARIABLES,
+    )
+    assert run.returncode == 0, run.stderr
+    messages = [json.loads(line) for line in run.stdout.splitlines()]
+    items = [m["record"] for m in messages if m["type"] == "RECORD" and m["stream"] == "feed_items"]
+    assert [item["title"] for item in items] == ["One"]
+
+
+def test_every_setting_in_meltano_yml_is_read_from_its_variable(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Meltano exports each setting of meltano.yml as TAP_FEEDDELTA_<SETTING>."""
+    import yaml
+
+    from tap_feeddelta.tap import TapFeedDelta
+
+    project = yaml.safe_load((Path(__file__).parents[3] / "meltano.yml").read_text())
+    [tap] = [p for p in project["plugins"]["extractors"] if p["name"] == "tap-feeddelta"]
+    names = [setting["name"] for setting in tap["settings"]]
+    builtin = ["stream_maps", "stream_map_config", "faker_config", "flattening_enabled"]
+    for name in [*names, *builtin, "flattening_max_depth"]:
+        monkeypatch.setenv(f"TAP_FEEDDELTA_{name.upper()}", "1")
+    read = TapFeedDelta._env_var_config
+    assert set(read) == {*names, *builtin, "flattening_max_depth"}
+
+
 @pytest.mark.parametrize("spelling", ["true", "TRUE", "1", "yes", "on"])
 def test_the_true_spellings_of_a_boolean_still_read_as_true(
     server: FeedServer, tmp_path: Path, spelling: str
