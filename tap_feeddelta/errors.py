@@ -36,7 +36,9 @@ CODES: Final[dict[str, CodeInfo]] = {
         "error", True, "The server answered with an HTTP error status, or with no document."
     ),
     "rate_limited": CodeInfo("error", True, "The server asked to retry later (429/503)."),
-    "response_too_large": CodeInfo("error", False, "The decoded body exceeds max_feed_bytes."),
+    "response_too_large": CodeInfo(
+        "error", False, "The body, as received or decoded, exceeds max_feed_bytes."
+    ),
     "bad_response": CodeInfo("error", True, "The response broke the HTTP rules."),
     # -- reading: a feed_health row with status "error" --------------------------------
     "invalid_feed": CodeInfo("error", False, "The document could not be read as a feed."),
@@ -73,13 +75,18 @@ CODES: Final[dict[str, CodeInfo]] = {
     # -- item-level issues ---------------------------------------------------------------
     "invalid_date": CodeInfo("warning", False, "A date could not be read; it is null."),
     "derived_id": CodeInfo(
-        "info", False, "The item has no id or URL; its identity is a hash of its content."
+        "info",
+        False,
+        "The item has no id or URL; its identity is its enclosure's URL or a hash of its content.",
     ),
     "duplicate_id": CodeInfo(
-        "warning", False, "A later item repeats an earlier one exactly; dropped."
+        "warning", False, "A later item repeats an earlier one exactly; it is dropped."
     ),
     "shared_id": CodeInfo(
-        "warning", False, "The item shares its id with another item; its id is derived from both."
+        "warning",
+        False,
+        "Another item has the same id; this one's is derived from it, its title and date "
+        "(or its content).",
     ),
     "id_too_long": CodeInfo("warning", False, "An id over 1 KiB was dropped."),
     "url_too_long": CodeInfo("warning", False, "A URL over 2 KiB was dropped."),
