@@ -11,15 +11,16 @@ makes items look updated. No clock, no I/O.
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Sequence
+from collections.abc import Hashable, Iterable, Sequence
 from dataclasses import dataclass
-from typing import Final, Literal, NamedTuple
+from typing import Final, Literal, NamedTuple, TypeVar
 
 from tap_feeddelta.config import FirstRunMode
 from tap_feeddelta.errors import Issue
 from tap_feeddelta.models import ParsedItem
 from tap_feeddelta.state import ITEM_BYTES, FeedBookmark, pack_items, unpack_items
 
+H = TypeVar("H", bound=Hashable)
 IdSourceOut = Literal["guid", "atom_id", "json_id", "url", "enclosure", "derived"]
 ChangeType = Literal["new", "updated"]
 
@@ -182,25 +183,19 @@ def _identify(items: Sequence[ParsedItem]) -> tuple[list[_Identified], int]:
     """
     entries: list[_Identified] = []
     keys: set[int] = set()
-    versions: set[tuple[int, bytes]] = set()  # (id hash, fingerprint), once an id repeats
+    versions: set[tuple[int, bytes]] = set()  # (id hash, fingerprint)
     shared = False
     duplicates = 0
     for item in items:
         item_id, id_source, issues = item_identity(item)
         key = _key_hash(item_id)
         full = fingerprint_bytes(item)
-        if key in keys:
-            if not shared:  # the first repeat: index the versions seen so far
-                versions.update((e.key_hash, e.fingerprint) for e in entries)
-                shared = True
-            if (key, full) in versions:
-                duplicates += 1  # the same item again
-                continue
-            versions.add((key, full))
-        else:
-            keys.add(key)
-            if shared:
-                versions.add((key, full))
+        if (key, full) in versions:
+            duplicates += 1  # the same item again
+            continue
+        versions.add((key, full))
+        shared = shared or key in keys
+        keys.add(key)
         entries.append(
             _Identified(
                 item,
@@ -213,28 +208,36 @@ def _identify(items: Sequence[ParsedItem]) -> tuple[list[_Identified], int]:
             )
         )
     if shared:
-        repeated = _repeated_keys(entries)
-        entries = [
-            _as_shared(e, _title_id(e.item, e.item_id)) if e.key_hash in repeated else e
-            for e in entries
-        ]
-        # Title ids are derived from the shared id, so only members of one group can
-        # share one; those take their content id, which differs unless the items do.
-        again = _repeated_keys([e for e in entries if e.key_hash not in keys])
-        entries = [
-            _as_shared(e, _content_id(_primary_id(e), e.fingerprint), again=True)
-            if e.key_hash in again
-            else e
-            for e in entries
-        ]
+        entries = _with_shared_ids_told_apart(entries)
     return entries, duplicates
 
 
-def _repeated_keys(entries: list[_Identified]) -> set[int]:
-    once: set[int] = set()
-    repeated: set[int] = set()
-    for entry in entries:
-        (repeated if entry.key_hash in once else once).add(entry.key_hash)
+def _with_shared_ids_told_apart(entries: list[_Identified]) -> list[_Identified]:
+    """Every item whose id another item shares takes its title id; those whose title ids
+    collide too (only members of one group can: the shared id is part of it) take their
+    content id, which differs unless the items do (exact repeats are gone already)."""
+    shared = _repeated(entry.key_hash for entry in entries)
+    title_ids = {
+        index: _title_id(entry.item, entry.item_id)
+        for index, entry in enumerate(entries)
+        if entry.key_hash in shared
+    }
+    colliding = _repeated(title_ids.values())
+    out = list(entries)
+    for index, title_id in title_ids.items():
+        entry = entries[index]
+        if title_id in colliding:
+            title_id = _content_id(entry.item_id, entry.fingerprint)
+        out[index] = _as_shared(entry, title_id)
+    return out
+
+
+def _repeated(values: Iterable[H]) -> set[H]:
+    """The values that occur more than once."""
+    once: set[H] = set()
+    repeated: set[H] = set()
+    for value in values:
+        (repeated if value in once else once).add(value)
     return repeated
 
 
@@ -242,9 +245,7 @@ def _primary_id(entry: _Identified) -> str:
     return item_identity(entry.item)[0]
 
 
-def _as_shared(entry: _Identified, item_id: str, *, again: bool = False) -> _Identified:
-    if again:  # already marked shared
-        return entry._replace(item_id=item_id, key_hash=_key_hash(item_id))
+def _as_shared(entry: _Identified, item_id: str) -> _Identified:
     issue = Issue(
         "shared_id",
         f"another item of the document has this item's {entry.id_source} id; "
