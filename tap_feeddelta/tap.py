@@ -27,6 +27,7 @@ from singer_sdk.helpers.capabilities import PluginCapabilities, TapCapabilities
 from tap_feeddelta.config import (
     CONFIG_SCHEMA,
     REFUSED_SETTINGS,
+    Settings,
     config_problems,
     refused_settings,
     schema_problems,
@@ -256,7 +257,7 @@ class TapFeedDelta(Tap):
         """A state that holds feeds another shard owns was written for another sharding:
         running on would start those feeds over silently and leave them stale in their
         own shard's state."""
-        settings = settings_from_config(dict(self.config))
+        settings = self.feed_settings
         foreign = feeds_of_other_shards(
             index,
             settings.monitor_id,
@@ -273,10 +274,15 @@ class TapFeedDelta(Tap):
             )
 
     @cached_property
+    def feed_settings(self) -> Settings:
+        """The validated config, typed (read once: feed_urls may hold a million URLs)."""
+        return settings_from_config(dict(self.config))
+
+    @cached_property
     def feed_run(self) -> FeedRun:
         from tap_feeddelta.fetch import Fetcher, FetchPolicy
 
-        settings = settings_from_config(dict(self.config))
+        settings = self.feed_settings
         policy = FetchPolicy(
             user_agent=settings.user_agent,
             max_feed_bytes=settings.max_feed_bytes,
