@@ -45,6 +45,8 @@ def main() -> None:
     args = parser.parse_args()
     work = Path(tempfile.mkdtemp(prefix="feeddelta-ab-"))
     roots = {"base": str(BENCH.parent), "candidate": str(Path(args.candidate).resolve())}
+    for root in roots.values():
+        run_bench.compile_package(Path(root))
     server = Server(args.feeds)
     results: dict[str, list[Run]] = {}
     states: dict[str, Any] = {}

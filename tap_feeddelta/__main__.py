@@ -1,5 +1,5 @@
 """``python -m tap_feeddelta``."""
 
-from tap_feeddelta.tap import TapFeedDelta
+from tap_feeddelta.cli import main
 
-TapFeedDelta.cli()
+main()

@@ -1,0 +1,35 @@
+"""The installed command runs the tap and leaves the cycle collector on."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from importlib.metadata import entry_points
+
+PROBE = """
+import gc, sys
+sys.argv = ["tap-feeddelta", "--about", "--format=json"]
+from tap_feeddelta.cli import main
+try:
+    main()
+except SystemExit as stop:
+    assert not stop.code, stop.code
+print(gc.isenabled(), gc.get_freeze_count(), file=sys.stderr)
+"""
+
+
+def test_the_console_script_is_the_cli_main() -> None:
+    (script,) = entry_points(group="console_scripts", name="tap-feeddelta")
+    assert script.value == "tap_feeddelta.cli:main"
+
+
+def test_main_runs_the_tap_and_turns_the_collector_back_on() -> None:
+    done = subprocess.run(
+        [sys.executable, "-c", PROBE], capture_output=True, text=True, timeout=60, check=True
+    )
+    assert json.loads(done.stdout)["name"] == "tap-feeddelta"
+    enabled, frozen = done.stderr.split()[-2:]
+    assert enabled == "True"
+    # The start-up imports are frozen out of later collections.
+    assert int(frozen) > 10_000
