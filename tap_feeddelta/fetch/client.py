@@ -21,6 +21,7 @@ from datetime import UTC, datetime
 from typing import Any, Literal, TypeVar
 
 from tap_feeddelta.fetch.body import ACCEPT_ENCODING, CappedBody, supported
+from tap_feeddelta.fetch.chunked import CAP_BYTES_PER_CHUNK, WIRE_BYTES_PER_CAP_BYTE
 from tap_feeddelta.fetch.connection import (
     Connection,
     ConnectionPool,
@@ -54,14 +55,7 @@ from tap_feeddelta.fetch.resolve import (
     unresolved,
     usable_answers,
 )
-from tap_feeddelta.fetch.response import (
-    CAP_BYTES_PER_CHUNK,
-    WIRE_BYTES_PER_CAP_BYTE,
-    Head,
-    read_body,
-    read_head,
-    request_bytes,
-)
+from tap_feeddelta.fetch.response import Head, read_body, read_head, request_bytes
 from tap_feeddelta.fetch.urls import Target, display_url, parse_target, redirect_target
 from tap_feeddelta.models import FetchResult, FetchStatus
 

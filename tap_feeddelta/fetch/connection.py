@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from urllib3.util import create_urllib3_context
 
 from tap_feeddelta.fetch.errors import is_transient
-from tap_feeddelta.fetch.response import MAX_LINE
+from tap_feeddelta.fetch.wire import MAX_LINE
 
 PoolKey = tuple[str, str, int, str]  # scheme, host, port, address
 

@@ -11,20 +11,17 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from tap_feeddelta.fetch import response
+from tap_feeddelta.fetch import chunked
+from tap_feeddelta.fetch.chunked import Dechunker
 from tap_feeddelta.fetch.errors import FetchError
 from tap_feeddelta.fetch.response import (
-    CHUNK_BYTES,
-    MAX_FIELDS,
-    MAX_INTERIM,
-    MAX_LINE,
-    Dechunker,
     Head,
     read_body,
     read_fields,
     read_head,
     request_bytes,
 )
+from tap_feeddelta.fetch.wire import CHUNK_BYTES, MAX_FIELDS, MAX_INTERIM, MAX_LINE
 
 MAX_CHUNKS = 1 << 20
 MAX_WIRE = 1 << 40
@@ -482,10 +479,10 @@ def test_a_line_dripped_byte_by_byte_is_looked_at_once_it_ends(
 ) -> None:
     # Not again on every read: that is quadratic in the line's length (20 s of CPU for a
     # 60 KB chunk extension sent a byte per packet).
-    counting = _CountingPattern(response._CHUNK_LINE)
-    monkeypatch.setattr(response, "_CHUNK_LINE", counting)
+    counting = _CountingPattern(chunked._CHUNK_LINE)
+    monkeypatch.setattr(chunked, "_CHUNK_LINE", counting)
     wire = b"3;" + b"e" * 20_000 + b"\r\nabc\r\n0\r\nX: " + b"v" * 20_000 + b"\r\n\r\n"
-    dechunker = response.Dechunker("feed.example", max_chunks=1, max_wire_bytes=MAX_WIRE)
+    dechunker = chunked.Dechunker("feed.example", max_chunks=1, max_wire_bytes=MAX_WIRE)
     out = bytearray()
     for n in range(len(wire)):
         out += dechunker.feed(wire[n : n + 1])

@@ -1,0 +1,13 @@
+"""Bounds on what one HTTP/1.1 exchange may send, shared by the head and body readers.
+
+They are http.client's: 65,536 bytes per line, 100 field lines.
+"""
+
+from __future__ import annotations
+
+from typing import Final
+
+MAX_LINE: Final = 65_536  # bytes in the status line or one field line
+MAX_FIELDS: Final = 100  # field lines in one head, or in a chunked body's trailer
+MAX_INTERIM: Final = 16  # 1xx answers before the final one
+CHUNK_BYTES: Final = 65_536  # body bytes read at once
