@@ -365,3 +365,16 @@ def _outcome(
         error_code=facts.error.code if facts.error else None,
         status=facts.status,
     )
+
+
+def failed_check(task: FeedTask, settings: Settings, started: datetime) -> FeedOutcome:
+    """The outcome of a check that a fault of the tap's own ended: an error row, the
+    feed's state kept as it was (nothing is committed, so nothing is lost), and the
+    other feeds of the run go on."""
+    ctx = FeedContext(settings.monitor_id, task.feed_url, utc_text(started, micro=True))
+    issue = Issue(
+        "internal_error",
+        "The tap failed on this feed; its state is kept and it is checked again next run.",
+    )
+    facts = HealthFacts("error", counts=_kept_counts(task.bookmark), error=issue, issues=(issue,))
+    return _outcome(task, ctx, facts, None)

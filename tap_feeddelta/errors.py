@@ -43,6 +43,9 @@ CODES: Final[dict[str, CodeInfo]] = {
     # -- reading: a feed_health row with status "error" --------------------------------
     "invalid_feed": CodeInfo("error", False, "The document could not be read as a feed."),
     "not_a_feed": CodeInfo("error", False, "The document is not a feed (e.g. a web page)."),
+    "internal_error": CodeInfo(
+        "error", False, "The tap itself failed on this feed (a bug); its state was kept."
+    ),
     # -- per-run states reported on feed_health -------------------------------------------
     "retry_later": CodeInfo("info", True, "Skipped: the server's Retry-After has not passed."),
     "stale_feed": CodeInfo("warning", False, "The newest item is older than stale_after_days."),

@@ -12,12 +12,14 @@ from __future__ import annotations
 import gc
 import logging
 import time
+import traceback
 from collections import Counter
 from collections.abc import Callable, Iterator
 from datetime import UTC, datetime, timedelta
+from pathlib import Path
 from typing import Any, Final
 
-from tap_feeddelta.check import FeedFetcher, FeedOutcome, FeedTask, check_feed
+from tap_feeddelta.check import FeedFetcher, FeedOutcome, FeedTask, check_feed, failed_check
 from tap_feeddelta.config import Settings, feed_key
 from tap_feeddelta.ordered import ordered_results
 from tap_feeddelta.sharding import shard_of
@@ -160,7 +162,21 @@ class FeedRun:
         return rows
 
     async def _check(self, task: FeedTask) -> FeedOutcome:
-        return await check_feed(task, self.fetcher, self.settings, self.now)
+        started = self.now()
+        try:
+            return await check_feed(task, self.fetcher, self.settings, self.now)
+        except Exception as exc:  # a fault of the tap's on one feed's input ends only its check
+            frame = traceback.extract_tb(exc.__traceback__)[-1]
+            # The exception's type and place only: its message may quote the document.
+            self.logger.error(
+                "Checking feed_urls[%d] failed inside the tap (%s at %s:%s); reported as"
+                " internal_error, its state kept. Please report this as a bug.",
+                task.position,
+                type(exc).__name__,
+                Path(frame.filename).name,
+                frame.lineno,
+            )
+            return failed_check(task, self.settings, started)
 
     def _partition_of(
         self, index: dict[tuple[str, str], dict[str, Any]], feed_url: str
