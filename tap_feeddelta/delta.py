@@ -5,7 +5,9 @@ podcast episode without guid or link); else a hash of its title, date and summar
 (``derived``). Items of one document that share an id but differ take ids derived from it
 (see _identify); exact repeats are dropped. Its fingerprint covers what a user sees of it,
 independent of the tap's settings (see FINGERPRINT_FIELDS), so changing content_mode never
-makes items look updated. No clock, no I/O.
+makes items look updated. Enclosure URLs are compared, and identify items, without their
+signature and expiry parameters (signed_urls), which private feeds re-issue on every
+fetch. No clock, no I/O.
 """
 
 from __future__ import annotations
@@ -18,6 +20,7 @@ from typing import Final, Literal, NamedTuple, TypeVar
 from tap_feeddelta.config import FirstRunMode
 from tap_feeddelta.errors import Issue
 from tap_feeddelta.models import ParsedItem
+from tap_feeddelta.signed_urls import unsigned_url
 from tap_feeddelta.state import ITEM_BYTES, FeedBookmark, pack_items, unpack_items
 
 H = TypeVar("H", bound=Hashable)
@@ -108,7 +111,7 @@ def item_identity(item: ParsedItem) -> tuple[str, IdSourceOut, tuple[Issue, ...]
         return item.url, "url", ()
     if item.enclosures:  # what podcast apps use for an episode without guid or link
         issue = Issue("derived_id", "the item has no id or link; its id is its enclosure's URL")
-        return item.enclosures[0].url, "enclosure", (issue,)
+        return unsigned_url(item.enclosures[0].url), "enclosure", (issue,)
     issue = Issue("derived_id", "the item has no id or link; its id is a hash of its content")
     return _derived_id(_text_parts(item)), "derived", (issue,)
 
@@ -134,10 +137,18 @@ def _content_id(shared_id: str, fingerprint: bytes) -> str:
     return _derived_id([shared_id, fingerprint.hex()])
 
 
-def fingerprint_bytes(item: ParsedItem, *, tags_in_document_order: bool = False) -> bytes:
+def fingerprint_bytes(
+    item: ParsedItem, *, tags_in_document_order: bool = False, keep_signatures: bool = False
+) -> bytes:
+    """The item's content hash. The keyword arguments give the hashes earlier versions
+    computed (see _earlier_content_hashes)."""
     # Tags are a set: a feed that lists them in another order on every request (built
     # from a hash set, say) would otherwise give an update on every run.
     tags = item.tags if tags_in_document_order or len(item.tags) < 2 else sorted(item.tags)
+    # A signature re-issued on every fetch is no edit. An enclosure URL without signing
+    # parameters goes in as it is, so the hash of an ordinary item is the one earlier
+    # versions remembered.
+    unsigned = _as_given if keep_signatures else unsigned_url
     parts: list[str] = [
         item.url or _NONE,
         item.title or _NONE,
@@ -147,9 +158,29 @@ def fingerprint_bytes(item: ParsedItem, *, tags_in_document_order: bool = False)
         _SEP.join(tags),
         item.published_at or _NONE,
         item.updated_at or _NONE,
-        _SEP.join([f"{e.url}|{e.type or ''}|{e.length_bytes or ''}" for e in item.enclosures]),
+        _SEP.join(
+            [f"{unsigned(e.url)}|{e.type or ''}|{e.length_bytes or ''}" for e in item.enclosures]
+        ),
     ]
     return hashlib.blake2b("\x1e".join(parts).encode("utf-8"), digest_size=16).digest()
+
+
+def _as_given(url: str) -> str:
+    return url
+
+
+def _earlier_content_hashes(item: ParsedItem) -> list[int]:
+    """What earlier versions of the tap remembered of this content, where it differs from
+    this version's hash: the hash with enclosure URLs as given (before signatures were
+    dropped), and with tags in document order too (before tags were sorted). Only for
+    items that look changed or renamed, so it costs nothing on unchanged ones."""
+    hashes: list[int] = []
+    if any(unsigned_url(enclosure.url) is not enclosure.url for enclosure in item.enclosures):
+        hashes.append(_short(fingerprint_bytes(item, keep_signatures=True)))
+    if len(item.tags) > 1 and list(item.tags) != sorted(item.tags):
+        legacy = fingerprint_bytes(item, tags_in_document_order=True, keep_signatures=True)
+        hashes.append(_short(legacy))
+    return hashes
 
 
 def fingerprint(item: ParsedItem) -> str:
@@ -261,28 +292,40 @@ def _as_shared(entry: _Identified, item_id: str) -> _Identified:
 
 def _earlier_ids(entry: _Identified) -> list[str]:
     """The ids the item may have had before: its own, title and content ids (it shared
-    its id then, or no longer does), and the hash of its text an item identified by its
-    enclosure had before enclosures identified items."""
+    its id then, or no longer does); for an item identified by its enclosure, the hash of
+    its text (before enclosures identified items) and its signed URL (before signatures
+    were dropped)."""
     primary = _primary_id(entry)
     ids = [primary, _title_id(entry.item, primary), _content_id(primary, entry.fingerprint)]
     if entry.id_source == "enclosure":
         ids.append(_derived_id(_text_parts(entry.item)))
+        if (signed := entry.item.enclosures[0].url) != primary:
+            ids.append(signed)
     return [item_id for item_id in ids if item_id != entry.item_id]
 
 
 def _carry_over_renamed(identified: list[_Identified], remembered: dict[int, int]) -> None:
-    """Items whose id changed (they began or stopped sharing one) with their content
-    remembered under an earlier id: moved to their id in ``remembered``, so they are
+    """Items whose id changed (they began or stopped sharing one, or an earlier version
+    gave them another) with their content remembered under an earlier id (as this version
+    or an earlier one hashed it): moved to their id in ``remembered``, so they are
     unchanged, and the earlier id is forgotten (it could later match another item)."""
     for entry in identified:
         if remembered.get(entry.key_hash) == entry.content_hash:
             continue
+        earlier_hashes: list[int] | None = None
         for item_id in _earlier_ids(entry):
             key = _key_hash(item_id)
-            if remembered.get(key) == entry.content_hash:
-                del remembered[key]
-                remembered[entry.key_hash] = entry.content_hash
-                break
+            old = remembered.get(key)
+            if old is None:
+                continue
+            if old != entry.content_hash:
+                if earlier_hashes is None:
+                    earlier_hashes = _earlier_content_hashes(entry.item)
+                if old not in earlier_hashes:
+                    continue
+            del remembered[key]
+            remembered[entry.key_hash] = entry.content_hash
+            break
 
 
 def _item_date(item: ParsedItem) -> str | None:
@@ -347,7 +390,7 @@ def diff_items(
         old = remembered.get(entry.key_hash)
         if old is None:
             changed.append((entry, "new"))
-        elif old != entry.content_hash and not _remembered_before_tags_were_sorted(entry, old):
+        elif old != entry.content_hash and old not in _earlier_content_hashes(entry.item):
             changed.append((entry, "updated"))
         else:
             unchanged += 1
@@ -446,16 +489,6 @@ def _oldest_first(
     undated = [c for c in changes if not _item_date(c[0].item)]
     dated.sort(key=lambda c: _item_date(c[0].item) or "")
     return dated + undated[::-1]
-
-
-def _remembered_before_tags_were_sorted(entry: _Identified, old_content_hash: int) -> bool:
-    """Whether the remembered hash is this content's as versions before tags were sorted
-    for the fingerprint computed it (tags in document order): unchanged, not updated.
-    Checked only for items that look changed, so it costs nothing on unchanged ones."""
-    if len(entry.item.tags) < 2 or list(entry.item.tags) == sorted(entry.item.tags):
-        return False
-    legacy = fingerprint_bytes(entry.item, tags_in_document_order=True)
-    return _short(legacy) == old_content_hash
 
 
 def _short(full: bytes) -> int:
