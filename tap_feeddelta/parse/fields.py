@@ -374,7 +374,8 @@ def _length(raw: str | int | None, issues: list[Issue]) -> int | None:
         text = raw.strip()
         if not text:
             return None
-        if not text.isdigit() or len(text) > 18:
+        # ASCII digits only: "²" is a digit to isdigit() (not to int()), "١٢٣" to int().
+        if not (text.isascii() and text.isdigit()) or len(text) > 18:
             issues.append(_NOT_A_BYTE_COUNT)
             return None
         value = int(text)

@@ -169,7 +169,7 @@ def test_common_date_shapes_match_the_general_patterns(raw: str) -> None:
         ("Thu, 29 Feb 2024 23:59:59 -1400", "2024-03-01T13:59:59Z"),
         ("0001-01-01T00:30:00+01:00", None),  # before year 1
         ("0999-01-01T00:00:00Z", "0999-01-01T00:00:00Z"),
-        ("Mon, 11 Jan ٢٠٢٤ 12:11:00 +0200", "2024-01-11T10:11:00Z"),
+        ("Mon, 11 Jan ٢٠٢٤ 12:11:00 +0200", None),  # ASCII digits only, on every path
         ("2024-01-11T12:11:00+²²:00", None),  # no decimal digits: once a ValueError
     ],
 )

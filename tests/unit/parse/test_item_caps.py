@@ -111,3 +111,39 @@ def test_an_item_reports_each_distinct_issue_once() -> None:
         "Only the first 16 authors are kept.",
         "Only the first 64 tags are kept.",
     ]
+
+
+# str.isdigit() is True for "²", "①" and other digits that int() refuses (ValueError, the
+# run died), and int() reads other scripts' decimal digits ("١٢٣" is 123): a length is
+# ASCII digits only.
+_NOT_ASCII_LENGTHS = [
+    "\u00b2", "\u2460", "12\u00b3", "\u0661\u0662\u0663", "\uff11\uff12", "\u09e7",
+]  # fmt: skip
+
+
+def test_an_enclosure_length_of_other_digits_than_ascii_is_no_byte_count() -> None:
+    enclosures = "".join(
+        f'<item><guid>{n}</guid><enclosure url="https://t.example/{n}.mp3" length="{length}"'
+        ' type="audio/mpeg"/></item>'
+        for n, length in enumerate([*_NOT_ASCII_LENGTHS, "123"])
+    )
+    rss = f'<rss version="2.0"><channel><title>t</title>{enclosures}</channel></rss>'
+    items = parse_feed(rss.encode(), None, URL).items
+    assert [item.enclosures[0].length_bytes for item in items] == [None] * 6 + [123]
+    assert [_codes(item.issues) for item in items] == [["invalid_value"]] * 6 + [[]]
+    links = "".join(
+        f'<entry><id>urn:{n}</id><title>x</title><link rel="enclosure"'
+        f' href="https://t.example/{n}.mp3" length="{length}"/></entry>'
+        for n, length in enumerate(_NOT_ASCII_LENGTHS)
+    )
+    atom = f'<feed xmlns="http://www.w3.org/2005/Atom"><title>t</title>{links}</feed>'
+    entries = parse_feed(atom.encode(), None, URL).items
+    assert [entry.enclosures[0].length_bytes for entry in entries] == [None] * 6
+    assert [_codes(entry.issues) for entry in entries] == [["invalid_value"]] * 6
+    media = (
+        '<rss version="2.0" xmlns:media="http://search.yahoo.com/mrss/"><channel><title>t'
+        '</title><item><guid>m</guid><media:content url="https://t.example/v.mp4"'
+        ' fileSize="\u00b2"/></item></channel></rss>'
+    )
+    (item,) = parse_feed(media.encode(), None, URL).items
+    assert item.enclosures[0].length_bytes is None and _codes(item.issues) == ["invalid_value"]
