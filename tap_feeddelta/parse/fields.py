@@ -18,6 +18,7 @@ from tap_feeddelta.parse.limits import (
     MAX_AUTHORS,
     MAX_CONTENT_BYTES,
     MAX_EMAIL_CHARS,
+    MAX_ENCLOSURES,
     MAX_ID_BYTES,
     MAX_LANGUAGE_CHARS,
     MAX_MEDIA_TYPE_CHARS,
@@ -357,6 +358,20 @@ def enclosure(
         if len(media_type) <= MAX_MEDIA_TYPE_CHARS and _MEDIA_TYPE.fullmatch(media_type):
             clean_type = media_type.lower()
     return Enclosure(url=href, type=clean_type, length_bytes=_length(length, issues))
+
+
+_ENCLOSURES_CUT: Final = Issue(
+    "limit_exceeded", f"Only the first {MAX_ENCLOSURES} enclosures are kept."
+)
+
+
+def first_enclosures(found: list[Enclosure], issues: list[Issue]) -> tuple[Enclosure, ...]:
+    """The first ``MAX_ENCLOSURES`` of the enclosures found, reporting any dropped. The
+    readers stop reading enclosures one past the cap: that one is enough to report."""
+    if len(found) <= MAX_ENCLOSURES:
+        return tuple(found)
+    issues.append(_ENCLOSURES_CUT)
+    return tuple(found[:MAX_ENCLOSURES])
 
 
 _NOT_A_BYTE_COUNT: Final = Issue("invalid_value", "An enclosure length is not a byte count.")
