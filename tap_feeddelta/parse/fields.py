@@ -29,8 +29,10 @@ from tap_feeddelta.parse.limits import (
 )
 from tap_feeddelta.parse.text import (
     capped,
+    collapsed,
     decoded_references,
     html_text,
+    id_text,
     plain_text,
     utf8_length,
     without_controls,
@@ -182,7 +184,7 @@ def date(raw: str | None, what: str, issues: list[Issue]) -> str | None:
 def native_id(raw: str | None, issues: list[Issue]) -> str | None:
     if raw is None:
         return None
-    value = without_controls(raw.strip())
+    value = id_text(raw)
     if not value:
         return None
     if utf8_length(value) > MAX_ID_BYTES:
@@ -253,7 +255,7 @@ def _author(
         email = email.strip()
         if email.lower().startswith("mailto:"):
             email = email[7:]
-        if len(email) <= MAX_EMAIL_CHARS and _EMAIL.fullmatch(email):
+        if len(email) <= MAX_EMAIL_CHARS and _EMAIL.fullmatch(email) and email.isprintable():
             clean_email = email
     clean_url = url(link, base, "author", issues) if link else None
     if not (clean_name or clean_email or clean_url):
@@ -354,6 +356,8 @@ def enclosure(
         return None
     clean_type = None
     if media_type:
+        if not media_type.isprintable():  # a tab or line break in its parameters, a control
+            media_type = collapsed(without_controls(media_type))
         media_type = media_type.strip()
         if len(media_type) <= MAX_MEDIA_TYPE_CHARS and _MEDIA_TYPE.fullmatch(media_type):
             clean_type = media_type.lower()

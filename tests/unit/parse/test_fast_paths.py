@@ -30,7 +30,7 @@ def _reference_html_text(raw: str, *, unescape_twice: bool = False) -> str:
     if not raw.isascii() and text._C1.search(raw):
         raw = text._without_c1(raw)
     if "<" not in raw and "&" not in raw:
-        return " ".join(raw.split())
+        return " ".join(text._CONTROL.sub("", raw).split())
     if "<" in raw:
         raw = text._COMMENT.sub(" ", raw)
         raw = text._DROPPED.sub(" ", raw)
@@ -42,8 +42,7 @@ def _reference_html_text(raw: str, *, unescape_twice: bool = False) -> str:
             raw = unescape(raw)
         if not raw.isascii() and text._C1.search(raw):
             raw = text._without_c1(raw)
-        raw = text._CONTROL.sub("", raw)
-    return " ".join(raw.split())
+    return " ".join(text._CONTROL.sub("", raw).split())  # on every path
 
 
 def _reference_plain_text(raw: str) -> str:
