@@ -169,11 +169,12 @@ _ISO_COMMON: Final = re.compile(
     r"([0-9]{4})-([0-9]{2})-([0-9]{2})T([0-9]{2}):([0-9]{2}):([0-9]{2})(?:[Zz]|([+-])([0-9][0-9]):([0-9][0-9]))"
 )
 # The commonest RFC 3339 dates, their ranges checked by the pattern: a year from 0100, a
-# day every month has, a real time of day. Unless the offset moves the instant to another
-# day, the result is read off the text.
+# day every month has, a real time of day, an offset of at most 14:59 (as _offset_minutes
+# takes). Unless the offset moves the instant to another day, the result is read off the
+# text.
 _ISO_USUAL: Final = re.compile(
     r"(?!00)[0-9]{4}-(?:0[1-9]|1[0-2])-(?:0[1-9]|1[0-9]|2[0-8])"
-    r"T([01][0-9]|2[0-3]):([0-5][0-9]):[0-5][0-9](?:[Zz]|([+-])([0-9]{2}):([0-9]{2}))"
+    r"T([01][0-9]|2[0-3]):([0-5][0-9]):[0-5][0-9](?:[Zz]|([+-])(0[0-9]|1[0-4]):([0-5][0-9]))"
 )
 _RFC822_COMMON: Final = re.compile(
     r"[A-Z][a-z]{2}, ([0-9]{2}) ([A-Z][a-z]{2}) ([0-9]{4}) ([0-9]{2}):([0-9]{2}):([0-9]{2})"
@@ -232,7 +233,10 @@ def _common_shape(text: str) -> str | None:
         month = two[month_text]
         offset = 0
         if sign is not None:
-            offset = two[zone_hours] * 60 + two[zone_minutes]
+            hours_east, minutes_east = two[zone_hours], two[zone_minutes]
+            if hours_east > 14 or minutes_east > 59:
+                return ""  # as _offset_minutes: no such offset
+            offset = hours_east * 60 + minutes_east
             if sign == "-":
                 offset = -offset
     elif size == 31 or size == 29 or size == 28:

@@ -162,6 +162,25 @@ NOT_ASCII_DIGIT_DATES = [
 ]
 
 
+# Offsets past ±14:59 name no zone, in the fast RFC 3339 shape as in every other.
+OUT_OF_RANGE_OFFSETS = [
+    "2020-01-05T12:00:00+05:99",
+    "2020-01-05T12:00:00+99:99",
+    "2020-01-05T12:00:00+15:00",
+    "2020-01-05T12:00:00-15:00",
+    "2020-01-31T12:00:00+05:60",
+    "2020-01-05T12:00:00.5+15:00",
+    "2020-01-05T12:00+15:00",
+    "2020-01-05T12:00:00.5+05:99",
+    "Sun, 05 Jan 2020 12:00:00 +1500",
+]
+
+
+@pytest.mark.parametrize("raw", OUT_OF_RANGE_OFFSETS)
+def test_offsets_out_of_range_are_no_date(raw: str) -> None:
+    assert rfc3339(raw) is None
+
+
 @pytest.mark.parametrize("raw", NOT_ASCII_DIGIT_DATES)
 def test_dates_are_read_in_ascii_digits_only(raw: str) -> None:
     assert rfc3339(raw) is None
