@@ -12,7 +12,7 @@ from tap_feeddelta.errors import Issue, ParseError
 from tap_feeddelta.models import Author, Enclosure, FeedFormat, ParsedFeed, ParsedItem
 from tap_feeddelta.parse import fields
 from tap_feeddelta.parse.fields import TextKind
-from tap_feeddelta.parse.limits import MAX_ITEMS_READ, MAX_RAW_TEXT_CHARS
+from tap_feeddelta.parse.limits import MAX_ENCLOSURES, MAX_ITEMS_READ, MAX_RAW_TEXT_CHARS
 from tap_feeddelta.parse.media import fallback_title, media_text
 from tap_feeddelta.parse.names import (
     ATOM_HOME,
@@ -230,7 +230,7 @@ def _entry(
                     resolved = fields.url(href, link_base, "item", issues)
                     if resolved is not None:
                         link, link_is_page = resolved, is_page
-            elif rel == "enclosure":
+            elif rel == "enclosure" and len(enclosures) <= MAX_ENCLOSURES:  # one past: reported
                 enc = fields.enclosure(
                     href, child.get("type"), child.get("length"), link_base, issues
                 )
@@ -279,7 +279,8 @@ def _entry(
             if original_link is None:
                 original_link = text_of(child)
         elif name == "feedburner:origenclosurelink":  # follows the enclosure it stands for
-            original_enclosures.append((max(len(enclosures) - 1, 0), text_of(child)))
+            if len(enclosures) <= MAX_ENCLOSURES:
+                original_enclosures.append((max(len(enclosures) - 1, 0), text_of(child)))
         elif name == "itunes:title" and not (itunes_title and itunes_title.strip()):
             itunes_title = markup_of(child, is_text_markup=True)
     if original_link:  # FeedBurner's alternate link is its redirect
@@ -307,7 +308,7 @@ def _entry(
         fields.item_tags(tags, issues),  # tags
         fields.date(published or issued or created, "published", issues),  # published_at
         fields.date(updated, "updated", issues),  # updated_at
-        tuple(enclosures),  # enclosures
+        fields.first_enclosures(enclosures, issues),  # enclosures
         pointer,  # source_pointer
         tuple(issues) if len(issues) < 2 else fields.distinct_issues(issues),  # issues
     )

@@ -6,6 +6,7 @@ fractions, date-only, year-month, year), asctime, year-first dates with slashes
 (``2024/3/4 12:00``, Chinese and Japanese CMSs), and a few broken shapes seen in real
 feeds ("Jan 4, 2004 16:29", a space instead of ``T``, ``GMT+1``). A date without a zone
 is UTC. Anything that does not name one real instant is ``None`` — never a guess.
+Numbers are ASCII digits (``[0-9]``, never ``\\d``, which matches any script's digits).
 """
 
 from __future__ import annotations
@@ -57,41 +58,41 @@ _ZONES: Final = {
 # A zone: a name, a name with an offset ("GMT+1"), or an offset that a name may follow
 # ("+0000 GMT", the name then only repeats it).
 _ZONE: Final = (
-    r"(?P<zone>[A-Za-z]{1,5}(?:\s*[+-]\d{1,2}(?::?\d{2})?)?"
-    r"|[+-]\d{1,2}(?::?\d{2})?(?:\s+[A-Za-z]{1,5})?)"
+    r"(?P<zone>[A-Za-z]{1,5}(?:\s*[+-][0-9]{1,2}(?::?[0-9]{2})?)?"
+    r"|[+-][0-9]{1,2}(?::?[0-9]{2})?(?:\s+[A-Za-z]{1,5})?)"
 )
 # Minute and second may lack their zero ("9:5:3"): hand-rolled generators print them so.
 _TIME: Final = (
-    r"(?P<hour>\d{1,2})[:.](?P<minute>\d{1,2})(?:[:.](?P<second>\d{1,2})(?:[.,]\d+)?)?"
+    r"(?P<hour>[0-9]{1,2})[:.](?P<minute>[0-9]{1,2})(?:[:.](?P<second>[0-9]{1,2})(?:[.,][0-9]+)?)?"
     r"(?:\s*(?P<ampm>[AaPp]\.?[Mm]\.?))?"
 )
 _ISO: Final = re.compile(
-    r"(?P<year>\d{4})(?:-?(?P<month>\d{2})(?:-?(?P<day>\d{2})"
-    r"(?:(?:[Tt]|\s+)(?P<hour>\d{2}):?(?P<minute>\d{2})(?::?(?P<second>\d{2})(?:[.,]\d+)?)?)?)?)?"
-    r"\s*(?P<zone>[Zz]|UTC|GMT|[+-]\d{2}(?::?\d{2})?)?"
+    r"(?P<year>[0-9]{4})(?:-?(?P<month>[0-9]{2})(?:-?(?P<day>[0-9]{2})"
+    r"(?:(?:[Tt]|\s+)(?P<hour>[0-9]{2}):?(?P<minute>[0-9]{2})(?::?(?P<second>[0-9]{2})(?:[.,][0-9]+)?)?)?)?)?"
+    r"\s*(?P<zone>[Zz]|UTC|GMT|[+-][0-9]{2}(?::?[0-9]{2})?)?"
 )
 # Year, month, day with slashes, as CMSs in China and Japan print them: the year first
 # makes it unambiguous (a day- or month-first "04/03/2024" is not read). Zones as in ISO
 # dates only: a name such as "CST" means China to them and the US Central zone elsewhere.
 _YEAR_FIRST_SLASHES: Final = re.compile(
-    r"(?P<year>\d{4})/(?P<month>\d{1,2})/(?P<day>\d{1,2})"
-    r"(?:(?:[Tt]|\s+)(?P<hour>\d{1,2}):(?P<minute>\d{1,2})"
-    r"(?::(?P<second>\d{1,2})(?:[.,]\d+)?)?)?"
-    r"\s*(?P<zone>[Zz]|UTC|GMT|[+-]\d{2}(?::?\d{2})?)?"
+    r"(?P<year>[0-9]{4})/(?P<month>[0-9]{1,2})/(?P<day>[0-9]{1,2})"
+    r"(?:(?:[Tt]|\s+)(?P<hour>[0-9]{1,2}):(?P<minute>[0-9]{1,2})"
+    r"(?::(?P<second>[0-9]{1,2})(?:[.,][0-9]+)?)?)?"
+    r"\s*(?P<zone>[Zz]|UTC|GMT|[+-][0-9]{2}(?::?[0-9]{2})?)?"
 )
 # Names in any alphabet, for localized weekdays and months ("sáb", "déc", "terça-feira").
 _WEEKDAY: Final = r"(?:[^\W\d_]{2,9}(?:-feira)?\.?,?\s*)"
 _RFC822: Final = re.compile(
-    _WEEKDAY + r"?(?P<day>\d{1,2})(?:st|nd|rd|th)?[\s-]+(?P<month>[^\W\d_]{3,10})\.?,?"
-    r"(?:\s+|-)(?P<year>\d{4}|\d{2})(?:(?:\s+|[T,]\s*)" + _TIME + r")?\s*" + _ZONE + r"?"
+    _WEEKDAY + r"?(?P<day>[0-9]{1,2})(?:st|nd|rd|th)?[\s-]+(?P<month>[^\W\d_]{3,10})\.?,?"
+    r"(?:\s+|-)(?P<year>[0-9]{4}|[0-9]{2})(?:(?:\s+|[T,]\s*)" + _TIME + r")?\s*" + _ZONE + r"?"
 )
 _MONTH_FIRST: Final = re.compile(
-    r"(?:[A-Za-z]{2,9}\.?,?\s+)?(?P<month>[A-Za-z]{3,9})\.?\s+(?P<day>\d{1,2})(?:st|nd|rd|th)?,?"
-    r"\s+(?P<year>\d{4})(?:(?:\s+|,\s*|\s+at\s+)" + _TIME + r")?\s*" + _ZONE + r"?"
+    r"(?:[A-Za-z]{2,9}\.?,?\s+)?(?P<month>[A-Za-z]{3,9})\.?\s+(?P<day>[0-9]{1,2})(?:st|nd|rd|th)?,?"
+    r"\s+(?P<year>[0-9]{4})(?:(?:\s+|,\s*|\s+at\s+)" + _TIME + r")?\s*" + _ZONE + r"?"
 )
 _ASCTIME: Final = re.compile(
-    r"[A-Za-z]{3,9},?\s+(?P<month>[A-Za-z]{3,9})\s+(?P<day>\d{1,2})\s+" + _TIME + r"\s+"
-    r"(?:" + _ZONE + r"\s+)?(?P<year>\d{4})"
+    r"[A-Za-z]{3,9},?\s+(?P<month>[A-Za-z]{3,9})\s+(?P<day>[0-9]{1,2})\s+" + _TIME + r"\s+"
+    r"(?:" + _ZONE + r"\s+)?(?P<year>[0-9]{4})"
 )
 _COMMENT: Final = re.compile(r"\s*\([^()]*\)\s*$")
 _PATTERNS: Final = (_ISO, _RFC822, _MONTH_FIRST, _ASCTIME, _YEAR_FIRST_SLASHES)
@@ -141,7 +142,7 @@ def _year(text: str) -> int:
 
 
 def _month(text: str) -> int | None:
-    if text.isdigit():
+    if text.isascii() and text.isdigit():  # "²" is a digit to isdigit(), not to int()
         return int(text)
     return _ALL_MONTHS.get(text.lower().rstrip("."))
 
@@ -165,17 +166,19 @@ def rfc3339(raw: str) -> str | None:
 
 
 _ISO_COMMON: Final = re.compile(
-    r"([0-9]{4})-([0-9]{2})-([0-9]{2})T([0-9]{2}):([0-9]{2}):([0-9]{2})(?:[Zz]|([+-])(\d\d):(\d\d))"
+    r"([0-9]{4})-([0-9]{2})-([0-9]{2})T([0-9]{2}):([0-9]{2}):([0-9]{2})(?:[Zz]|([+-])([0-9][0-9]):([0-9][0-9]))"
 )
 # The commonest RFC 3339 dates, their ranges checked by the pattern: a year from 0100, a
-# day every month has, a real time of day. Unless the offset moves the instant to another
-# day, the result is read off the text.
+# day every month has, a real time of day, an offset of at most 14:59 (as _offset_minutes
+# takes). Unless the offset moves the instant to another day, the result is read off the
+# text.
 _ISO_USUAL: Final = re.compile(
     r"(?!00)[0-9]{4}-(?:0[1-9]|1[0-2])-(?:0[1-9]|1[0-9]|2[0-8])"
-    r"T([01][0-9]|2[0-3]):([0-5][0-9]):[0-5][0-9](?:[Zz]|([+-])([0-9]{2}):([0-9]{2}))"
+    r"T([01][0-9]|2[0-3]):([0-5][0-9]):[0-5][0-9](?:[Zz]|([+-])(0[0-9]|1[0-4]):([0-5][0-9]))"
 )
 _RFC822_COMMON: Final = re.compile(
-    r"[A-Z][a-z]{2}, (\d{2}) ([A-Z][a-z]{2}) (\d{4}) (\d{2}):(\d{2}):(\d{2}) ([+-]\d{4}|GMT|UTC?|Z)"
+    r"[A-Z][a-z]{2}, ([0-9]{2}) ([A-Z][a-z]{2}) ([0-9]{4}) ([0-9]{2}):([0-9]{2}):([0-9]{2})"
+    r" ([+-][0-9]{4}|GMT|UTC?|Z)"
 )
 # Canonical RFC 822 with the same checks as _ISO_USUAL.
 _RFC822_USUAL: Final = re.compile(
@@ -230,7 +233,10 @@ def _common_shape(text: str) -> str | None:
         month = two[month_text]
         offset = 0
         if sign is not None:
-            offset = two[zone_hours] * 60 + two[zone_minutes]
+            hours_east, minutes_east = two[zone_hours], two[zone_minutes]
+            if hours_east > 14 or minutes_east > 59:
+                return ""  # as _offset_minutes: no such offset
+            offset = hours_east * 60 + minutes_east
             if sign == "-":
                 offset = -offset
     elif size == 31 or size == 29 or size == 28:

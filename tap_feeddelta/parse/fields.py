@@ -18,6 +18,7 @@ from tap_feeddelta.parse.limits import (
     MAX_AUTHORS,
     MAX_CONTENT_BYTES,
     MAX_EMAIL_CHARS,
+    MAX_ENCLOSURES,
     MAX_ID_BYTES,
     MAX_LANGUAGE_CHARS,
     MAX_MEDIA_TYPE_CHARS,
@@ -28,8 +29,10 @@ from tap_feeddelta.parse.limits import (
 )
 from tap_feeddelta.parse.text import (
     capped,
+    collapsed,
     decoded_references,
     html_text,
+    id_text,
     plain_text,
     utf8_length,
     without_controls,
@@ -181,7 +184,7 @@ def date(raw: str | None, what: str, issues: list[Issue]) -> str | None:
 def native_id(raw: str | None, issues: list[Issue]) -> str | None:
     if raw is None:
         return None
-    value = without_controls(raw.strip())
+    value = id_text(raw)
     if not value:
         return None
     if utf8_length(value) > MAX_ID_BYTES:
@@ -252,7 +255,7 @@ def _author(
         email = email.strip()
         if email.lower().startswith("mailto:"):
             email = email[7:]
-        if len(email) <= MAX_EMAIL_CHARS and _EMAIL.fullmatch(email):
+        if len(email) <= MAX_EMAIL_CHARS and _EMAIL.fullmatch(email) and email.isprintable():
             clean_email = email
     clean_url = url(link, base, "author", issues) if link else None
     if not (clean_name or clean_email or clean_url):
@@ -353,10 +356,26 @@ def enclosure(
         return None
     clean_type = None
     if media_type:
+        if not media_type.isprintable():  # a tab or line break in its parameters, a control
+            media_type = collapsed(without_controls(media_type))
         media_type = media_type.strip()
         if len(media_type) <= MAX_MEDIA_TYPE_CHARS and _MEDIA_TYPE.fullmatch(media_type):
             clean_type = media_type.lower()
     return Enclosure(url=href, type=clean_type, length_bytes=_length(length, issues))
+
+
+_ENCLOSURES_CUT: Final = Issue(
+    "limit_exceeded", f"Only the first {MAX_ENCLOSURES} enclosures are kept."
+)
+
+
+def first_enclosures(found: list[Enclosure], issues: list[Issue]) -> tuple[Enclosure, ...]:
+    """The first ``MAX_ENCLOSURES`` of the enclosures found, reporting any dropped. The
+    readers stop reading enclosures one past the cap: that one is enough to report."""
+    if len(found) <= MAX_ENCLOSURES:
+        return tuple(found)
+    issues.append(_ENCLOSURES_CUT)
+    return tuple(found[:MAX_ENCLOSURES])
 
 
 _NOT_A_BYTE_COUNT: Final = Issue("invalid_value", "An enclosure length is not a byte count.")
@@ -374,7 +393,8 @@ def _length(raw: str | int | None, issues: list[Issue]) -> int | None:
         text = raw.strip()
         if not text:
             return None
-        if not text.isdigit() or len(text) > 18:
+        # ASCII digits only: "²" is a digit to isdigit() (not to int()), "١٢٣" to int().
+        if not (text.isascii() and text.isdigit()) or len(text) > 18:
             issues.append(_NOT_A_BYTE_COUNT)
             return None
         value = int(text)

@@ -9,7 +9,12 @@ from typing import Any, Final
 from tap_feeddelta.errors import Issue, ParseError
 from tap_feeddelta.models import Author, Enclosure, FeedFormat, ParsedFeed, ParsedItem
 from tap_feeddelta.parse import fields
-from tap_feeddelta.parse.limits import MAX_AUTHORS, MAX_ITEMS_READ, MAX_RAW_TEXT_CHARS
+from tap_feeddelta.parse.limits import (
+    MAX_AUTHORS,
+    MAX_ENCLOSURES,
+    MAX_ITEMS_READ,
+    MAX_RAW_TEXT_CHARS,
+)
 from tap_feeddelta.parse.text import decoded_references, repaired_text, without_controls
 
 _VERSION_PREFIXES: Final = ("https://jsonfeed.org/version/", "http://jsonfeed.org/version/")
@@ -192,7 +197,7 @@ def _item(
         fields.date(
             _string(raw.get("date_modified"), "date_modified", issues), "updated", issues
         ),  # updated_at
-        tuple(_attachments(raw, base, issues)),  # enclosures
+        fields.first_enclosures(_attachments(raw, base, issues), issues),  # enclosures
         pointer,  # source_pointer
         tuple(issues) if len(issues) < 2 else fields.distinct_issues(issues),  # issues
     )
@@ -205,8 +210,10 @@ def _attachments(raw: dict[str, Any], base: str | None, issues: list[Issue]) -> 
     if not isinstance(attachments, list):
         issues.append(Issue("invalid_value", "The attachments are not a list; ignored."))
         return []
-    found = []
+    found: list[Enclosure] = []
     for attachment in attachments:
+        if len(found) > MAX_ENCLOSURES:
+            break  # one past the cap is enough to report the rest
         if not isinstance(attachment, dict):
             issues.append(Issue("invalid_value", "An attachment is not an object; ignored."))
             continue

@@ -18,6 +18,13 @@ MAX_AUTHORS: Final = 16
 # categories and tags together rarely pass 20), at most 64 x 256 B = 16 KiB per item.
 MAX_TAG_BYTES: Final = 256
 MAX_TAGS: Final = 64
+# Enclosures (RSS enclosure, Atom link rel="enclosure", JSON Feed attachments, and the
+# Media RSS media:content read when an item has none) kept per item. Podcast episodes
+# carry one to three, photo and video galleries a few dozen renditions at most; 32 keeps
+# those whole while one item's enclosures stay at most 32 x (2 KiB URL + 255 B type + a
+# length) = 73 KiB, about the content cap (40,000 enclosures made a 2.6 MB record that
+# target-duckdb could not load at all).
+MAX_ENCLOSURES: Final = 32
 MAX_ID_BYTES: Final = 1024
 MAX_URL_BYTES: Final = 2048
 MAX_LANGUAGE_CHARS: Final = 35

@@ -18,11 +18,21 @@ _XML_ENTITIES: Final = frozenset({b"amp", b"lt", b"gt", b"quot", b"apos"})
 # that starts no markup, a control character XML refuses.
 _ENTITY_NAME: Final = rb"[A-Za-z_][A-Za-z0-9._-]{0,31}"
 _NUMERIC_REF: Final = rb"#[0-9]{1,7};|#[xX][0-9A-Fa-f]{1,6};"
+# A numeric reference (of the lengths above) to a surrogate, U+D800 to U+DFFF (55296 to
+# 57343): no XML character, and libxml2's recovery writes it as bytes that are no UTF-8,
+# which lxml then refuses to read. It is made U+FFFD, as recovery makes any other
+# reference to no character (&#x110000;).
+_SURROGATE_REF_PATTERN: Final = (
+    rb"#[xX]0{0,2}[dD][89a-fA-F][0-9a-fA-F]{2};"
+    rb"|#0{0,2}(?:5529[6-9]|55[3-9][0-9]{2}|56[0-9]{3}|57[0-2][0-9]{2}|573[0-3][0-9]|5734[0-3]);"
+)
+_REPLACEMENT_CHARACTER: Final = "\ufffd".encode()
 _STRAY_LT_PATTERN: Final = rb"<(?![A-Za-z_/!?])"
 _CONTROL_PATTERN: Final = rb"[\x00-\x08\x0b\x0c\x0e-\x1f]"
 _REPAIR: Final = re.compile(
     rb"(?P<keep><!\[CDATA\[.*?(?:\]\]>|\Z)|<!--.*?(?:-->|\Z))"
     rb"|&(?P<name>" + _ENTITY_NAME + rb");"
+    rb"|&(?P<surrogate>" + _SURROGATE_REF_PATTERN + rb")"
     rb"|&(?P<ref>" + _NUMERIC_REF + rb")"
     rb"|(?P<amp>&)"
     rb"|(?P<lt>" + _STRAY_LT_PATTERN + rb")"
@@ -83,16 +93,19 @@ _HTML_NAME: Final = re.compile(
 )
 _UPPER_HEX_REF: Final = re.compile(rb"&#X(?=[0-9A-Fa-f]{1,6};)")
 _CONTROL_BYTES: Final = re.compile(_CONTROL_PATTERN)
+_SURROGATE_REF: Final = re.compile(rb"&(?:" + _SURROGATE_REF_PATTERN + rb")")
 
 
 def repaired(data: bytes) -> bytes:
-    """The data with stray ``&`` and ``<`` escaped, HTML named entities made characters
-    and control characters removed."""
+    """The data with stray ``&`` and ``<`` escaped, HTML named entities made characters,
+    references to surrogates made U+FFFD and control characters removed."""
     if b"<![CDATA[" in data or b"<!--" in data:
         return _repaired_by_match(data)
     data = _STRAY_AMP.sub(b"&amp;", _STRAY_LT.sub(b"&lt;", data))
     if b"&" in data:
         data = _UPPER_HEX_REF.sub(b"&#x", _HTML_NAME.sub(_html_entity, data))
+        if b"&#" in data:
+            data = _SURROGATE_REF.sub(_REPLACEMENT_CHARACTER, data)
     return _CONTROL_BYTES.sub(b"", data)
 
 
@@ -115,6 +128,8 @@ def _repaired_by_match(data: bytes) -> bytes:
         if kind == "name":
             name = match.group("name")
             return match.group(0) if name in _XML_ENTITIES else _html_entity_bytes(name)
+        if kind == "surrogate":
+            return _REPLACEMENT_CHARACTER
         if kind == "ref":
             return b"&" + match.group("ref").replace(b"X", b"x")
         if kind == "amp":

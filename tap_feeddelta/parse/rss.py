@@ -7,7 +7,7 @@ from lxml import etree
 from tap_feeddelta.errors import Issue, ParseError
 from tap_feeddelta.models import Author, Enclosure, FeedFormat, ParsedFeed, ParsedItem
 from tap_feeddelta.parse import fields
-from tap_feeddelta.parse.limits import MAX_ITEMS_READ
+from tap_feeddelta.parse.limits import MAX_ENCLOSURES, MAX_ITEMS_READ
 from tap_feeddelta.parse.media import fallback_title, media_text
 from tap_feeddelta.parse.names import (
     RDF_ABOUT,
@@ -205,6 +205,8 @@ def _item(
                 filter(None, (fields.tag(part, issues) for part in text_of(child).split(",")))
             )
         elif name == "enclosure":
+            if len(enclosures) > MAX_ENCLOSURES:
+                continue  # one past the cap is read, to be reported
             enclosure_base = child_base(child, base) if has_xml_base else base
             enc = fields.enclosure(
                 child.get("url"), child.get("type"), child.get("length"), enclosure_base, issues
@@ -242,7 +244,8 @@ def _item(
             itunes_title = markup_of(child, is_text_markup=True)
         elif name == "feedburner:origlink" and original_link is None:
             original_link = text_of(child)
-        elif name == "feedburner:origenclosurelink":  # follows the enclosure it stands for
+        elif name == "feedburner:origenclosurelink" and len(enclosures) <= MAX_ENCLOSURES:
+            # It follows the enclosure it stands for.
             original_enclosures.append((max(len(enclosures) - 1, 0), text_of(child)))
     if published is None:
         published = atom_published
@@ -284,7 +287,7 @@ def _item(
         fields.item_tags(tags, issues),  # tags
         fields.date(published, "published", issues),  # published_at
         fields.date(updated, "updated", issues),  # updated_at
-        tuple(enclosures or media),  # enclosures
+        fields.first_enclosures(enclosures or media, issues),  # enclosures
         pointer,  # source_pointer
         tuple(issues) if len(issues) < 2 else fields.distinct_issues(issues),  # issues
     )
@@ -346,6 +349,8 @@ def _media(
         contents = [child for child in element if key[child.tag] == "media:content"]
         base = child_base(element, base) if has_xml_base else base
     for content in contents:
+        if len(found) > MAX_ENCLOSURES:
+            return  # one past the cap is read, to be reported
         media_base = child_base(content, base) if has_xml_base else base
         enc = fields.enclosure(
             content.get("url"), content.get("type"), content.get("fileSize"), media_base, issues

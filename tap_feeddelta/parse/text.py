@@ -146,19 +146,25 @@ def collapsed(text: str) -> str:
     return " ".join(text.split())
 
 
-def _collapsed(text: str) -> str:
-    """``collapsed(text)``; in printable text the only whitespace is " ", whose runs one
-    regular expression shortens faster than splitting the text into words."""
-    if text.isprintable():
-        return _SPACE_RUN.sub(" ", text).strip()
-    return " ".join(text.split())
-
-
 def without_controls(text: str) -> str:
     """The text without control characters, lone surrogates or non-characters."""
     if text.isprintable():  # every character _CONTROL removes is unprintable
         return text
     return _CONTROL.sub("", text)
+
+
+# The controls that Python counts as whitespace, which _CONTROL leaves for collapsing.
+_WHITESPACE_CONTROLS: Final = {code: " " for code in (*range(0x09, 0x0E), *range(0x1C, 0x20), 0x85)}
+
+
+def id_text(text: str) -> str:
+    """An id, its ends trimmed, without any control character: those _CONTROL removes
+    are removed, and a whitespace control inside (a tab, a line break) becomes a space;
+    the rest stays verbatim (runs of spaces included)."""
+    text = text.strip()
+    if text.isprintable():
+        return text
+    return _CONTROL.sub("", text).translate(_WHITESPACE_CONTROLS).strip()
 
 
 def decoded_references(text: str) -> str:
@@ -255,7 +261,9 @@ def html_text(text: str, *, unescape_twice: bool = False) -> str:
         else:
             text = stripped
     if "&" not in text:
-        return _collapsed(text)
+        if text.isprintable():  # in printable text the only whitespace is " "
+            return _SPACE_RUN.sub(" ", text).strip()
+        return _collapsed_without_controls(text)
     ampersands = text.count("&")
     text = unescape(text) if ampersands < 3 else _unescaped(text, ampersands)
     if unescape_twice and "&" in text and _ENTITY_LEFT.search(text):

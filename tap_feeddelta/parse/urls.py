@@ -11,8 +11,9 @@ from tap_feeddelta.parse.limits import MAX_URL_BYTES
 UrlProblem = Literal["url_too_long", "unsafe_url"]
 
 # Controls (tabs, newlines, with the indentation around a line break): browsers drop them
-# from a URL as written, and so do we; an inner space is percent-encoded.
-_STRIPPED: Final = re.compile(r" *[\x00-\x1f\x7f]+ *")
+# from a URL as written, and so do we, with the C1 controls, lone surrogates and the
+# non-characters U+FFFE and U+FFFF, as from text; an inner space is percent-encoded.
+_STRIPPED: Final = re.compile(r" *[\x00-\x1f\x7f-\x9f\ud800-\udfff\ufffe\uffff]+ *")
 _SIMPLE: Final = re.compile(r"https?://[A-Za-z0-9.-]+(?::[0-9]{1,4})?(?:[/?#][!-~]*)?")
 
 

@@ -145,6 +145,47 @@ def test_placeholder_dates_are_none(raw: str) -> None:
     assert rfc3339(raw) is None
 
 
+# Digits are ASCII: "²" is a digit to str.isdigit() but not to int() (a month "²²²"
+# raised ValueError), and int() reads other scripts' digits (no feed writes a date so).
+NOT_ASCII_DIGIT_DATES = [
+    "1 \u00b2\u00b2\u00b2 2020",
+    "Sun, 1 \u00b2\u00b2\u00b2 2020 10:00:00 GMT",
+    "5 \u2460\u2461\u2462 2020",
+    "\u0662\u0660\u0662\u0660-\u0660\u0661-\u0660\u0665T12:00:00Z",
+    "2020-01-05T12:00:00+\u0660\u0665:\u0660\u0660",
+    "2020-01-05 12:00 +\u0660\u0665",
+    "Sun, 05 Jan 2020 12:00:00 +\u0660\u0665\u0660\u0660",
+    "Sun, 05 Jan \u0662\u0660\u0662\u0660 12:00:00 GMT",
+    "2020/\u0661/\u0665",
+    "Jan \u0665, 2020",
+    "2020-01-05T\uff11\uff12:00:00Z",
+]
+
+
+# Offsets past ±14:59 name no zone, in the fast RFC 3339 shape as in every other.
+OUT_OF_RANGE_OFFSETS = [
+    "2020-01-05T12:00:00+05:99",
+    "2020-01-05T12:00:00+99:99",
+    "2020-01-05T12:00:00+15:00",
+    "2020-01-05T12:00:00-15:00",
+    "2020-01-31T12:00:00+05:60",
+    "2020-01-05T12:00:00.5+15:00",
+    "2020-01-05T12:00+15:00",
+    "2020-01-05T12:00:00.5+05:99",
+    "Sun, 05 Jan 2020 12:00:00 +1500",
+]
+
+
+@pytest.mark.parametrize("raw", OUT_OF_RANGE_OFFSETS)
+def test_offsets_out_of_range_are_no_date(raw: str) -> None:
+    assert rfc3339(raw) is None
+
+
+@pytest.mark.parametrize("raw", NOT_ASCII_DIGIT_DATES)
+def test_dates_are_read_in_ascii_digits_only(raw: str) -> None:
+    assert rfc3339(raw) is None
+
+
 @pytest.mark.parametrize(
     ("raw", "expected"),
     [("30-Nov-2026", "2026-11-30T00:00:00Z"), ("0100-01-01T00:00:00Z", "0100-01-01T00:00:00Z")],

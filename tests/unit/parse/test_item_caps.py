@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 
 from tap_feeddelta.parse import parse_feed
-from tap_feeddelta.parse.limits import MAX_AUTHORS, MAX_TAGS
+from tap_feeddelta.parse.limits import MAX_AUTHORS, MAX_ENCLOSURES, MAX_TAGS
 
 URL = "https://t.example/feed"
 
@@ -111,3 +111,98 @@ def test_an_item_reports_each_distinct_issue_once() -> None:
         "Only the first 16 authors are kept.",
         "Only the first 64 tags are kept.",
     ]
+
+
+# str.isdigit() is True for "²", "①" and other digits that int() refuses (ValueError, the
+# run died), and int() reads other scripts' decimal digits ("١٢٣" is 123): a length is
+# ASCII digits only.
+_NOT_ASCII_LENGTHS = [
+    "\u00b2", "\u2460", "12\u00b3", "\u0661\u0662\u0663", "\uff11\uff12", "\u09e7",
+]  # fmt: skip
+
+
+def test_an_enclosure_length_of_other_digits_than_ascii_is_no_byte_count() -> None:
+    enclosures = "".join(
+        f'<item><guid>{n}</guid><enclosure url="https://t.example/{n}.mp3" length="{length}"'
+        ' type="audio/mpeg"/></item>'
+        for n, length in enumerate([*_NOT_ASCII_LENGTHS, "123"])
+    )
+    rss = f'<rss version="2.0"><channel><title>t</title>{enclosures}</channel></rss>'
+    items = parse_feed(rss.encode(), None, URL).items
+    assert [item.enclosures[0].length_bytes for item in items] == [None] * 6 + [123]
+    assert [_codes(item.issues) for item in items] == [["invalid_value"]] * 6 + [[]]
+    links = "".join(
+        f'<entry><id>urn:{n}</id><title>x</title><link rel="enclosure"'
+        f' href="https://t.example/{n}.mp3" length="{length}"/></entry>'
+        for n, length in enumerate(_NOT_ASCII_LENGTHS)
+    )
+    atom = f'<feed xmlns="http://www.w3.org/2005/Atom"><title>t</title>{links}</feed>'
+    entries = parse_feed(atom.encode(), None, URL).items
+    assert [entry.enclosures[0].length_bytes for entry in entries] == [None] * 6
+    assert [_codes(entry.issues) for entry in entries] == [["invalid_value"]] * 6
+    media = (
+        '<rss version="2.0" xmlns:media="http://search.yahoo.com/mrss/"><channel><title>t'
+        '</title><item><guid>m</guid><media:content url="https://t.example/v.mp4"'
+        ' fileSize="\u00b2"/></item></channel></rss>'
+    )
+    (item,) = parse_feed(media.encode(), None, URL).items
+    assert item.enclosures[0].length_bytes is None and _codes(item.issues) == ["invalid_value"]
+
+
+def _urls(item: object) -> list[str]:
+    return [enclosure.url for enclosure in item.enclosures]  # type: ignore[attr-defined]
+
+
+_KEPT = [f"https://t.example/{n}.mp3" for n in range(MAX_ENCLOSURES)]
+
+
+def test_rss_enclosures_and_media_contents_are_capped() -> None:
+    many = "".join(f'<enclosure url="https://t.example/{n}.mp3"/>' for n in range(40_000))
+    contents = "".join(
+        f'<media:content url="https://t.example/{n}.mp3"/>' for n in range(MAX_ENCLOSURES + 5)
+    )
+    rss = f"""<rss version="2.0" xmlns:media="http://search.yahoo.com/mrss/"><channel>
+<title>t</title><item><guid>1</guid>{many}</item>
+<item><guid>2</guid>{contents}</item>
+<item><guid>3</guid><media:group>{contents}</media:group></item>
+<item><guid>4</guid>{many[: many.index("/0.mp3") + 9] * 3}</item></channel></rss>"""
+    many_items, media, group, few = parse_feed(rss.encode(), None, URL).items
+    for item in (many_items, media, group):
+        assert _urls(item) == _KEPT and _codes(item.issues) == ["limit_exceeded"]
+    assert len(few.enclosures) == 3 and _codes(few.issues) == []
+
+
+def test_feedburner_original_enclosures_stay_with_theirs_under_the_cap() -> None:
+    pairs = "".join(
+        f'<enclosure url="https://feeds.example/{n}.mp3"/>'
+        f"<feedburner:origEnclosureLink>https://t.example/{n}.mp3</feedburner:origEnclosureLink>"
+        for n in range(MAX_ENCLOSURES + 5)
+    )
+    rss = f"""<rss version="2.0" xmlns:feedburner="http://rssnamespace.org/feedburner/ext/1.0">
+<channel><title>t</title><item><guid>1</guid>{pairs}</item></channel></rss>"""
+    (item,) = parse_feed(rss.encode(), None, URL).items
+    assert _urls(item) == _KEPT and _codes(item.issues) == ["limit_exceeded"]
+
+
+def test_atom_enclosures_and_json_attachments_are_capped() -> None:
+    links = "".join(
+        f'<link rel="enclosure" href="https://t.example/{n}.mp3"/>'
+        for n in range(MAX_ENCLOSURES + 5)
+    )
+    atom = f"""<feed xmlns="http://www.w3.org/2005/Atom"><title>t</title>
+<entry><id>urn:1</id><title>x</title>{links}</entry></feed>"""
+    (entry,) = parse_feed(atom.encode(), None, URL).items
+    assert _urls(entry) == _KEPT and _codes(entry.issues) == ["limit_exceeded"]
+    document = {
+        "version": "https://jsonfeed.org/version/1.1",
+        "items": [
+            {
+                "id": "1",
+                "attachments": [
+                    {"url": f"https://t.example/{n}.mp3"} for n in range(MAX_ENCLOSURES + 5)
+                ],
+            }
+        ],
+    }
+    (item,) = parse_feed(json.dumps(document).encode(), None, URL).items
+    assert _urls(item) == _KEPT and _codes(item.issues) == ["limit_exceeded"]

@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+import re
+
 import pytest
 
 from tap_feeddelta.errors import ParseError
 from tap_feeddelta.models import ParsedFeed
 from tap_feeddelta.parse import parse_feed
+from tests.unit.parse.record_strings import feed_strings
 
 URL = "http://example.com/feed"
 RSS_HEAD = (
@@ -315,3 +318,54 @@ def test_a_void_tag_among_feed_elements_is_closed_where_it_stands() -> None:
     feed = parse_feed(body, None, URL)
     assert [item.title for item in feed.items] == ["One", "Two", "Three"]
     assert feed.items[0].url == "http://example.com/1"
+
+
+# Character references to surrogates are no XML characters: the strict parse refuses them,
+# and libxml2's recovery writes them as bytes that are no UTF-8 (lxml then raised
+# UnicodeDecodeError on reading the text or attribute, and the whole run died).
+_SURROGATE_REFS = [
+    "&#xD800;", "&#xdfff;", "&#XDBFF;", "&#x0D800;", "&#x00dc00;", "&#55296;", "&#57343;",
+    "&#0055296;", "&#056000;",
+]  # fmt: skip
+_SURROGATE_PLACES = {
+    "title": "<item><title>a {ref} b</title><guid>g</guid></item>",
+    "description": "<item><guid>g</guid><description>a {ref} b</description></item>",
+    "guid": "<item><title>t</title><guid>g{ref}</guid></item>",
+    "category": "<item><guid>g</guid><category>a{ref}</category></item>",
+    "link-href": '<item><guid>g</guid><atom:link href="http://e.x/{ref}"/></item>',
+    "enclosure-type": (
+        '<item><guid>g</guid><enclosure url="http://e.x/a.mp3" type="audio/{ref}"/></item>'
+    ),
+    "cdata-path": "<item><guid>g</guid><title>a {ref}</title><!-- c --><![CDATA[x]]></item>",
+}
+_SURROGATE_ENCODINGS = ["utf-8", "iso-8859-1", "gb18030"]
+
+
+@pytest.mark.parametrize("encoding", _SURROGATE_ENCODINGS)
+@pytest.mark.parametrize("place", list(_SURROGATE_PLACES))
+@pytest.mark.parametrize("ref", _SURROGATE_REFS)
+def test_a_reference_to_a_surrogate_is_replaced_never_raised(
+    ref: str, place: str, encoding: str
+) -> None:
+    item = _SURROGATE_PLACES[place].format(ref=ref)
+    document = (
+        f'<?xml version="1.0" encoding="{encoding}"?>'
+        '<rss version="2.0" xmlns:atom="http://www.w3.org/2005/Atom"><channel><title>T</title>'
+        f"{item}</channel></rss>"
+    ).encode(encoding)
+    feed = parse_feed(document, None, URL)
+    assert "xml_recovered" in _codes(feed)
+    strings = feed_strings(feed)
+    assert not any(_SURROGATE.search(text) for text in strings)
+    (parsed,) = feed.items
+    if place in ("title", "cdata-path"):
+        assert parsed.title is not None and parsed.title.startswith("a \ufffd")
+    elif place == "description":
+        assert parsed.summary == "a \ufffd b"
+    elif place == "guid":
+        assert parsed.native_id == "g\ufffd"
+    elif place == "category":
+        assert parsed.tags == ("a\ufffd",)
+
+
+_SURROGATE = re.compile("[\ud800-\udfff]")
