@@ -156,6 +156,7 @@ def test_second_identical_run_has_no_changes(first: list[int], second: list[int]
         format=st.none() | st.sampled_from(["rss-2.0", "atom-1.0", "json-feed-1.1"]),
         checked_at=st.none() | st.just("2024-01-01T00:00:00.123456Z"),
         success_at=st.none() | st.just("2024-01-01T00:00:00Z"),
+        failures=st.integers(0, 1_500_000),
         items=st.binary(max_size=120).map(lambda b: b[: len(b) // 12 * 12]),
     )
 )
@@ -173,6 +174,9 @@ def test_bookmark_round_trip(bookmark: FeedBookmark) -> None:
         [{"context": {"monitor_id": "m", "feed_url": "u"}, "v": 1, "items": "", "etag": 5}],
         [{"context": {"monitor_id": "m", "feed_url": "u"}, "v": 1, "items": "", "bogus": 1}],
         [{"context": {"monitor_id": "m", "feed_url": "u"}, "v": 1, "items": "", "checked_at": "x"}],
+        [{"context": {"monitor_id": "m", "feed_url": "u"}, "v": 1, "items": "", "failures": -1}],
+        [{"context": {"monitor_id": "m", "feed_url": "u"}, "v": 1, "items": "", "failures": "2"}],
+        [{"context": {"monitor_id": "m", "feed_url": "u"}, "v": 1, "items": "", "failures": True}],
         [
             {"context": {"monitor_id": "m", "feed_url": "u"}, "v": 1, "items": ""},
             {"context": {"monitor_id": "m", "feed_url": "u"}, "v": 1, "items": ""},
