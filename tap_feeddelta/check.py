@@ -20,7 +20,7 @@ from datetime import datetime, timedelta
 from typing import Any, Final, Protocol, TypeVar
 
 from tap_feeddelta.config import Settings
-from tap_feeddelta.delta import DeltaSettings, ItemCounts, diff_items
+from tap_feeddelta.delta import DeltaSettings, ItemCounts, diff_items, newest_item_at
 from tap_feeddelta.errors import Issue, ParseError
 from tap_feeddelta.fetch.headers import RETRY_AFTER_CAP
 from tap_feeddelta.models import FetchResult, ParsedFeed
@@ -38,6 +38,9 @@ T = TypeVar("T")
 # Bodies up to this size are parsed on the loop: a few milliseconds for a feed, a
 # tenth of a second for a hostile one, while a thread hand-off would cost every feed.
 INLINE_PARSE_MAX_BYTES: Final = 256 * 1024
+# An item dated up to this far past the check counts for staleness (a publisher's clock
+# or time zone a little off); a later date is not taken as the newest item.
+FUTURE_DATE_LEEWAY: Final = timedelta(days=1)
 # Bigger ones, one at a time, on this thread (started on first use).
 _big_document_parser = concurrent.futures.ThreadPoolExecutor(
     max_workers=1, thread_name_prefix="feeddelta-parse"
@@ -205,7 +208,7 @@ async def check_feed(
         item_record(ctx, feed, shown_final_url, change, settings.content_mode)
         for change in delta.changes
     ]
-    newest = max((d for i in feed.items if (d := i.published_at or i.updated_at)), default=None)
+    newest = newest_item_at(feed.items, utc_text(started + FUTURE_DATE_LEEWAY))
     is_stale = _is_stale(newest, started, settings.stale_after_days)
     issues = feed.issues + delta.issues + _stale_issues(is_stale)
     if not feed.items:
@@ -340,6 +343,8 @@ def _known(bookmark: FeedBookmark | None, now: datetime, stale_after_days: int) 
     if bookmark is None:
         return {"counts": ItemCounts(), "is_stale": None}
     newest = bookmark.newest_item_at
+    if newest and newest > utc_text(now + FUTURE_DATE_LEEWAY):
+        newest = None  # kept by an earlier version, which took future dates
     return {
         "counts": ItemCounts(remembered=bookmark.item_count),
         "feed_title": bookmark.title,

@@ -358,3 +358,19 @@ def test_a_state_from_before_tags_were_sorted_sends_no_wave_of_updates() -> None
     assert delta.remembered_items == current.items
     edited = item(1, tags=("zeta", "alpha"), title="Edited")
     assert len(diff_items(old_state, [edited], SETTINGS).changes) == 1
+
+
+def test_the_newest_item_date_is_the_latest_one_stated_and_never_a_future_one() -> None:
+    from tap_feeddelta.delta import newest_item_at
+
+    limit = "2026-03-02T12:00:00Z"  # the check time and a day
+    edited = ParsedItem("a", published_at="2024-01-01T00:00:00Z", updated_at="2026-03-01T09:00:00Z")
+    typo = ParsedItem("b", published_at="2099-01-01T00:00:00Z")
+    half_typo = ParsedItem(
+        "c", published_at="2025-05-05T00:00:00Z", updated_at="2099-01-01T00:00:00Z"
+    )
+    undated = ParsedItem("d")
+    assert newest_item_at([edited, typo, undated], limit) == "2026-03-01T09:00:00Z"
+    assert newest_item_at([typo, half_typo], limit) == "2025-05-05T00:00:00Z"
+    assert newest_item_at([typo, undated], limit) is None
+    assert newest_item_at([ParsedItem("e", updated_at=limit)], limit) == limit

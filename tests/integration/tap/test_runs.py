@@ -6,6 +6,7 @@ import base64
 import json
 import ssl
 import subprocess
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
@@ -634,6 +635,51 @@ def test_stale_feed_is_flagged(server: FeedServer) -> None:
     again = run_tap(config(server, "/feed.xml", stale_after_days=3650), run.final_state)
     [row] = again.health
     assert (row["status"], row["is_stale"]) == ("not_modified", False)
+
+
+def test_staleness_takes_each_item_s_later_date_and_no_date_in_the_future(
+    server: FeedServer,
+) -> None:
+    """An entry published long ago and updated an hour ago keeps its feed fresh; an item
+    dated years ahead (a typo) does not keep a dead feed fresh for ever. Before, the
+    published date won over a later updated date, and 2099 was the newest item."""
+    now = datetime.now(UTC)
+    long_ago = (now - timedelta(days=730)).strftime("%Y-%m-%dT%H:%M:%SZ")
+    an_hour_ago = (now - timedelta(hours=1)).strftime("%Y-%m-%dT%H:%M:%SZ")
+    server.put(
+        "/atom.xml",
+        '<?xml version="1.0"?><feed xmlns="http://www.w3.org/2005/Atom"><title>Runbook</title>'
+        f"<id>urn:f</id><updated>{an_hour_ago}</updated><entry><id>urn:e1</id>"
+        f"<title>Runbook</title><published>{long_ago}</published>"
+        f"<updated>{an_hour_ago}</updated></entry></feed>",
+        content_type="application/atom+xml",
+    )
+    server.put(
+        "/dead.xml",
+        '<?xml version="1.0"?><rss version="2.0"><channel><title>Dead</title>'
+        "<item><guid>1</guid><title>Last post</title>"
+        "<pubDate>Mon, 01 Jan 2024 10:00:00 GMT</pubDate></item>"
+        "<item><guid>2</guid><title>Typo</title>"
+        "<pubDate>Thu, 01 Jan 2099 00:00:00 GMT</pubDate></item></channel></rss>",
+    )
+    cfg = config(server, "/atom.xml", "/dead.xml", stale_after_days=30)
+    run = run_tap(cfg)
+    living, dead = run.health
+    assert (living["is_stale"], living["newest_item_at"]) == (False, an_hour_ago)
+    assert (dead["is_stale"], dead["newest_item_at"]) == (True, "2024-01-01T10:00:00Z")
+    # The state keeps the same date, so a 304 tomorrow says the same.
+    assert run.partition(server.url("/dead.xml"))["newest_item_at"] == "2024-01-01T10:00:00Z"
+    assert run.partition(server.url("/atom.xml"))["newest_item_at"] == an_hour_ago
+
+    # A state written before kept 2099: a 304 no longer trusts it.
+    state = json.loads(json.dumps(run.final_state))
+    for partition in state["bookmarks"]["feed_items"]["partitions"]:
+        partition["newest_item_at"] = "2099-01-01T00:00:00Z"
+    again = run_tap(cfg, state)
+    assert [(r["status"], r["is_stale"], r["newest_item_at"]) for r in again.health] == [
+        ("not_modified", None, None),
+        ("not_modified", None, None),
+    ]
 
 
 def _catalog_without_feed_items() -> dict[str, Any]:
