@@ -20,7 +20,7 @@ from datetime import datetime, timedelta
 from typing import Any, Final, Protocol, TypeVar
 
 from tap_feeddelta.config import Settings
-from tap_feeddelta.delta import DeltaSettings, ItemCounts, diff_items
+from tap_feeddelta.delta import DeltaSettings, ItemCounts, diff_items, newest_item_at
 from tap_feeddelta.errors import Issue, ParseError
 from tap_feeddelta.fetch.headers import RETRY_AFTER_CAP
 from tap_feeddelta.models import FetchResult, ParsedFeed
@@ -31,13 +31,16 @@ from tap_feeddelta.records import (
     item_record,
     shown_url,
 )
-from tap_feeddelta.state import FeedBookmark
+from tap_feeddelta.state import MAX_FAILURES, FeedBookmark
 
 T = TypeVar("T")
 
 # Bodies up to this size are parsed on the loop: a few milliseconds for a feed, a
 # tenth of a second for a hostile one, while a thread hand-off would cost every feed.
 INLINE_PARSE_MAX_BYTES: Final = 256 * 1024
+# An item dated up to this far past the check counts for staleness (a publisher's clock
+# or time zone a little off); a later date is not taken as the newest item.
+FUTURE_DATE_LEEWAY: Final = timedelta(days=1)
 # Bigger ones, one at a time, on this thread (started on first use).
 _big_document_parser = concurrent.futures.ThreadPoolExecutor(
     max_workers=1, thread_name_prefix="feeddelta-parse"
@@ -108,14 +111,17 @@ async def check_feed(
     fetcher = _OneBudget(fetcher, settings.request_timeout_seconds)  # one for all its fetches
     if bookmark and _still_waiting(bookmark.retry_after_at, started):
         issue = Issue("retry_later", "the server asked not to be fetched before retry_after_at")
+        known = _known(bookmark, started, settings.stale_after_days)
+        failures = _failures(bookmark)
         facts = HealthFacts(
             "skipped",
-            counts=_kept_counts(bookmark),
             error=issue,
             retry_after_at=bookmark.retry_after_at,
-            issues=(issue,),
+            consecutive_failures=failures,
+            issues=(issue, *_stale_issues(known["is_stale"])),
+            **known,
         )
-        return _outcome(task, ctx, facts, None)
+        return _outcome(task, ctx, facts, replace(bookmark, failures=failures))
 
     result = await _fetch(fetcher, task.feed_url, bookmark, task.feed_url)
     fetch_ms, redirects, received = result.fetch_ms, result.redirects, result.bytes_received
@@ -159,39 +165,35 @@ async def check_feed(
         "advertised_feeds": advertised,
     }
     if result.status == "not_modified":
-        newest = bookmark.newest_item_at if bookmark else None
-        is_stale = _is_stale(newest, started, settings.stale_after_days)
+        # The document is the one read before.
+        known = _known(bookmark, started, settings.stale_after_days)
+        known["last_success_at"] = ctx.checked_at
         facts = HealthFacts(
-            "not_modified",
-            counts=_kept_counts(bookmark),
-            # The document is the one read before.
-            feed_title=bookmark.title if bookmark else None,
-            feed_format=bookmark.format if bookmark else None,
-            newest_item_at=newest,
-            is_stale=is_stale,
-            issues=_stale_issues(is_stale),
-            **common,
+            "not_modified", issues=_stale_issues(known["is_stale"]), **known, **common
         )
-        kept = bookmark or FeedBookmark()
-        return _outcome(
-            task, ctx, facts, replace(kept, checked_at=ctx.checked_at, retry_after_at=None)
+        kept = replace(
+            bookmark or FeedBookmark(), checked_at=ctx.checked_at, retry_after_at=None, failures=0
         )
+        return _outcome(task, ctx, facts, kept)
 
     if feed is None:
         assert error is not None
+        known = _known(bookmark, started, settings.stale_after_days)
+        failures = _failures(bookmark)
         facts = HealthFacts(
             "error",
-            counts=_kept_counts(bookmark),
             error=error,
             retry_after_at=result.retry_after_at,
-            issues=(error,),
+            consecutive_failures=failures,
+            issues=(error, *_stale_issues(known["is_stale"])),
+            **known,
             **common,
         )
+        # A failure moves only the streak, and after a 429/503 when the server lets us back.
+        kept = replace(bookmark or FeedBookmark(), failures=failures)
         if error.code == "rate_limited" and result.retry_after_at:
-            # The one change a failure makes: remember when the server lets us back.
-            kept = bookmark or FeedBookmark()
-            return _outcome(task, ctx, facts, replace(kept, retry_after_at=result.retry_after_at))
-        return _outcome(task, ctx, facts, None)
+            kept = replace(kept, retry_after_at=result.retry_after_at)
+        return _outcome(task, ctx, facts, kept)
 
     shown_final_url = shown_final_url or task.feed_url
     delta = diff_items(
@@ -206,7 +208,7 @@ async def check_feed(
         item_record(ctx, feed, shown_final_url, change, settings.content_mode)
         for change in delta.changes
     ]
-    newest = max((d for i in feed.items if (d := i.published_at or i.updated_at)), default=None)
+    newest = newest_item_at(feed.items, utc_text(started + FUTURE_DATE_LEEWAY))
     is_stale = _is_stale(newest, started, settings.stale_after_days)
     issues = feed.issues + delta.issues + _stale_issues(is_stale)
     if not feed.items:
@@ -219,6 +221,7 @@ async def check_feed(
         counts=delta.counts,
         newest_item_at=newest,
         is_stale=is_stale,
+        last_success_at=ctx.checked_at,
         issues=issues,
         **common,
     )
@@ -333,9 +336,28 @@ def _delta_settings(settings: Settings, feed_url: str) -> DeltaSettings:
     )
 
 
-def _kept_counts(bookmark: FeedBookmark | None) -> ItemCounts:
-    """The counts of a check that read no document: the state keeps what it kept."""
-    return ItemCounts(remembered=bookmark.item_count if bookmark else 0)
+def _known(bookmark: FeedBookmark | None, now: datetime, stale_after_days: int) -> dict[str, Any]:
+    """What a row that read no document (not_modified, error, skipped) shows: what the
+    state keeps of the document read before, and when the feed last answered (a 200
+    read or a 304: the bookmark's checked_at)."""
+    if bookmark is None:
+        return {"counts": ItemCounts(), "is_stale": None}
+    newest = bookmark.newest_item_at
+    if newest and newest > utc_text(now + FUTURE_DATE_LEEWAY):
+        newest = None  # kept by an earlier version, which took future dates
+    return {
+        "counts": ItemCounts(remembered=bookmark.item_count),
+        "feed_title": bookmark.title,
+        "feed_format": bookmark.format,
+        "newest_item_at": newest,
+        "is_stale": _is_stale(newest, now, stale_after_days),
+        "last_success_at": bookmark.checked_at,
+    }
+
+
+def _failures(bookmark: FeedBookmark | None) -> int:
+    """The failure streak with this check: one more than the state's."""
+    return min((bookmark.failures if bookmark else 0) + 1, MAX_FAILURES)
 
 
 def _is_stale(newest: str | None, now: datetime, stale_after_days: int) -> bool | None:

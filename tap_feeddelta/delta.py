@@ -338,6 +338,20 @@ def _latest_date(item: ParsedItem) -> str | None:
     return item.published_at or item.updated_at
 
 
+def newest_item_at(items: Iterable[ParsedItem], not_after: str) -> str | None:
+    """The newest date the items state, published or updated (an entry published long ago
+    and edited today is news today), leaving out dates after ``not_after``: a date years
+    ahead is a typo or a wrong clock, and taken as newest it would keep a dead feed fresh
+    for ever. Staleness and the bookmark's newest_item_at (which possible_gap compares
+    with) both read this value."""
+    newest = ""
+    for item in items:
+        for date in (item.published_at, item.updated_at):
+            if date and newest < date <= not_after:
+                newest = date
+    return newest or None
+
+
 def _newest_first(candidates: list[_Identified]) -> list[_Identified]:
     """Dated items newest first, then undated ones in document order."""
     dated = [c for c in candidates if _item_date(c.item)]

@@ -129,6 +129,8 @@ class HealthFacts:
     discovered_from: str | None = None
     advertised_feeds: tuple[str, ...] = ()
     retry_after_at: str | None = None
+    last_success_at: str | None = None  # the last check that read the feed or got a 304
+    consecutive_failures: int = 0
     issues: tuple[Issue, ...] = ()
 
 
@@ -171,5 +173,7 @@ def health_record(ctx: FeedContext, facts: HealthFacts) -> dict[str, Any]:
         "discovered_from": shown_url(facts.discovered_from, ctx.feed_url),
         "advertised_feeds": list(facts.advertised_feeds),
         "retry_after_at": facts.retry_after_at,
+        "last_success_at": facts.last_success_at,
+        "consecutive_failures": facts.consecutive_failures,
         "issues": [issue.as_record() for issue in facts.issues],
     }

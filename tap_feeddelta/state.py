@@ -5,7 +5,7 @@ A partition is plain JSON inside ``bookmarks.feed_items.partitions``::
     {"context": {"monitor_id": "default", "feed_url": "https://…"},
      "v": 1, "etag": "…", "last_modified": "…", "final_url": "…", "title": "…", "format": "rss-2.0",
      "checked_at": "…Z", "success_at": "…Z", "retry_after_at": null, "newest_item_at": "…Z",
-     "largest_document": 20, "items": "<base64>"}
+     "largest_document": 20, "failures": 2, "items": "<base64>"}
 
 ``items`` packs each remembered item into 12 bytes (a 64-bit identity hash and a 32-bit
 content hash), so it costs exactly 16 characters of base64 per item. Decoding checks every
@@ -28,6 +28,8 @@ ITEM_BYTES: Final = 12
 _ITEM: Final = struct.Struct(">QI")
 _MAX_TEXT: Final = 4096
 _MAX_ITEMS: Final = 10_000
+# A failure streak stops counting here (over 27 years of checks every ten minutes).
+MAX_FAILURES: Final = 1_500_000
 _DATE: Final = re.compile(r"^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d{1,6})?Z$")
 _FORMATS: Final = frozenset(
     {"rss-0.9x", "rss-1.0", "rss-2.0", "atom-0.3", "atom-1.0", "json-feed-1.0", "json-feed-1.1"}
@@ -35,7 +37,16 @@ _FORMATS: Final = frozenset(
 _TEXT_FIELDS: Final = ("etag", "last_modified", "final_url", "title")
 _DATE_FIELDS: Final = ("checked_at", "success_at", "retry_after_at", "newest_item_at")
 _KNOWN_KEYS: Final = frozenset(
-    {"context", "v", "format", "items", "largest_document", *_TEXT_FIELDS, *_DATE_FIELDS}
+    {
+        "context",
+        "v",
+        "format",
+        "items",
+        "largest_document",
+        "failures",
+        *_TEXT_FIELDS,
+        *_DATE_FIELDS,
+    }
 )
 
 
@@ -57,6 +68,9 @@ class FeedBookmark:
     # Items of the largest document read so far: bounds how much history is kept. None in
     # partitions written before it was kept.
     largest_document: int | None = None
+    # Checks in a row that ended in error or were skipped since checked_at (runs that
+    # move the state count them). 0, and no key, in partitions written before it was kept.
+    failures: int = 0
     items: bytes = b""  # packed (identity hash, content hash) pairs, most relevant first
 
     @property
@@ -87,6 +101,8 @@ def encode_bookmark(bookmark: FeedBookmark) -> dict[str, Any]:
             data[name] = value
     if bookmark.largest_document is not None:
         data["largest_document"] = bookmark.largest_document
+    if bookmark.failures:
+        data["failures"] = bookmark.failures
     data["items"] = base64.b64encode(bookmark.items).decode("ascii")
     return data
 
@@ -120,6 +136,10 @@ def decode_bookmark(partition: Any, where: str) -> FeedBookmark:
     if largest is not None and (type(largest) is not int or not 0 <= largest <= _MAX_ITEMS):
         raise StateError(f"{where}: 'largest_document' must be an integer from 0 to {_MAX_ITEMS}")
     values["largest_document"] = largest
+    failures = partition.get("failures", 0)
+    if type(failures) is not int or not 0 <= failures <= MAX_FAILURES:
+        raise StateError(f"{where}: 'failures' must be an integer from 0 to {MAX_FAILURES}")
+    values["failures"] = failures
     values["items"] = _decode_items(partition.get("items"), where)
     return FeedBookmark(**values)
 

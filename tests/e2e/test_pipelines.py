@@ -148,14 +148,16 @@ def test_duckdb_baseline_delta_and_dbt(
     daily = duckdb_query(
         db,
         "select feed_url, checks, ok_checks, not_modified_checks, error_checks, error_codes, "
-        "new_items, updated_items, is_stale from analytics.feed_health_daily",
+        "new_items, updated_items, is_stale, consecutive_failures, last_success_at is null "
+        "from analytics.feed_health_daily",
     )
     by_feed = {feed_name(row[0]): row[1:] for row in daily}
     if len(daily) == 4:  # both runs on one UTC day (not across midnight)
-        assert by_feed["rss.xml"] == (2, 2, 0, 0, None, 4, 1, False)
-        assert by_feed["atom.xml"] == (2, 2, 0, 0, None, 3, 0, False)
-        assert by_feed["feed.json"] == (2, 1, 1, 0, None, 2, 0, True)
-        assert by_feed["gone.xml"] == (2, 0, 0, 2, "http_error=2", 0, 0, False)
+        assert by_feed["rss.xml"] == (2, 2, 0, 0, None, 4, 1, False, 0, False)
+        assert by_feed["atom.xml"] == (2, 2, 0, 0, None, 3, 0, False, 0, False)
+        assert by_feed["feed.json"] == (2, 1, 1, 0, None, 2, 0, True, 0, False)
+        # Never read: staleness unknown, never answered, failing since its first check.
+        assert by_feed["gone.xml"] == (2, 0, 0, 2, "http_error=2", 0, 0, None, 2, True)
 
 
 def test_dbt_docs_generate_documents_every_column(

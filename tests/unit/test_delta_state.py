@@ -156,6 +156,7 @@ def test_second_identical_run_has_no_changes(first: list[int], second: list[int]
         format=st.none() | st.sampled_from(["rss-2.0", "atom-1.0", "json-feed-1.1"]),
         checked_at=st.none() | st.just("2024-01-01T00:00:00.123456Z"),
         success_at=st.none() | st.just("2024-01-01T00:00:00Z"),
+        failures=st.integers(0, 1_500_000),
         items=st.binary(max_size=120).map(lambda b: b[: len(b) // 12 * 12]),
     )
 )
@@ -173,6 +174,9 @@ def test_bookmark_round_trip(bookmark: FeedBookmark) -> None:
         [{"context": {"monitor_id": "m", "feed_url": "u"}, "v": 1, "items": "", "etag": 5}],
         [{"context": {"monitor_id": "m", "feed_url": "u"}, "v": 1, "items": "", "bogus": 1}],
         [{"context": {"monitor_id": "m", "feed_url": "u"}, "v": 1, "items": "", "checked_at": "x"}],
+        [{"context": {"monitor_id": "m", "feed_url": "u"}, "v": 1, "items": "", "failures": -1}],
+        [{"context": {"monitor_id": "m", "feed_url": "u"}, "v": 1, "items": "", "failures": "2"}],
+        [{"context": {"monitor_id": "m", "feed_url": "u"}, "v": 1, "items": "", "failures": True}],
         [
             {"context": {"monitor_id": "m", "feed_url": "u"}, "v": 1, "items": ""},
             {"context": {"monitor_id": "m", "feed_url": "u"}, "v": 1, "items": ""},
@@ -354,3 +358,19 @@ def test_a_state_from_before_tags_were_sorted_sends_no_wave_of_updates() -> None
     assert delta.remembered_items == current.items
     edited = item(1, tags=("zeta", "alpha"), title="Edited")
     assert len(diff_items(old_state, [edited], SETTINGS).changes) == 1
+
+
+def test_the_newest_item_date_is_the_latest_one_stated_and_never_a_future_one() -> None:
+    from tap_feeddelta.delta import newest_item_at
+
+    limit = "2026-03-02T12:00:00Z"  # the check time and a day
+    edited = ParsedItem("a", published_at="2024-01-01T00:00:00Z", updated_at="2026-03-01T09:00:00Z")
+    typo = ParsedItem("b", published_at="2099-01-01T00:00:00Z")
+    half_typo = ParsedItem(
+        "c", published_at="2025-05-05T00:00:00Z", updated_at="2099-01-01T00:00:00Z"
+    )
+    undated = ParsedItem("d")
+    assert newest_item_at([edited, typo, undated], limit) == "2026-03-01T09:00:00Z"
+    assert newest_item_at([typo, half_typo], limit) == "2025-05-05T00:00:00Z"
+    assert newest_item_at([typo, undated], limit) is None
+    assert newest_item_at([ParsedItem("e", updated_at=limit)], limit) == limit

@@ -6,6 +6,7 @@ import base64
 import json
 import ssl
 import subprocess
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
@@ -108,6 +109,73 @@ def test_rows_that_read_no_document_report_what_the_state_keeps(server: FeedServ
     skipped = run_tap(cfg, limited.final_state)
     [row] = skipped.health
     assert (row["status"], row["item_counts"]["remembered"]) == ("skipped", 5)
+
+
+def test_failed_and_skipped_rows_carry_what_the_state_knows(server: FeedServer) -> None:
+    """A feed that goes down stays visible: its error and skipped rows show the stored
+    newest item, staleness, title and format (as a 304 row does), when it last answered
+    and how many checks in a row failed. Before, all of these were null on such rows, so
+    a dead feed never showed up as stale and 'down since' needed the whole history."""
+    server.put("/feed.xml", rss(ITEMS))  # items dated January 2024: stale
+    cfg = config(server, "/feed.xml", stale_after_days=30)
+    first = run_tap(cfg)
+    [ok] = first.health
+    assert (ok["last_success_at"], ok["consecutive_failures"]) == (ok["checked_at"], 0)
+    not_modified = run_tap(cfg, first.final_state)
+    [row] = not_modified.health
+    assert row["status"] == "not_modified"
+    assert (row["last_success_at"], row["consecutive_failures"]) == (row["checked_at"], 0)
+    answered = row["checked_at"]
+
+    server.put("/feed.xml", "down", status=500, content_type="text/plain")
+    failed = run_tap(cfg, not_modified.final_state)
+    failed_again = run_tap(cfg, failed.final_state)
+    server.put("/feed.xml", "slow down", status=429, headers={"Retry-After": "3600"})
+    limited = run_tap(cfg, failed_again.final_state)
+    skipped = run_tap(cfg, limited.final_state)
+    rows = [run.health[0] for run in (failed, failed_again, limited, skipped)]
+    assert [(r["status"], r["error_code"]) for r in rows] == [
+        ("error", "http_error"),
+        ("error", "http_error"),
+        ("error", "rate_limited"),
+        ("skipped", "retry_later"),
+    ]
+    for streak, row in enumerate(rows, start=1):
+        assert row["is_stale"] is True
+        assert row["newest_item_at"] == "2024-01-05T10:00:00Z"
+        assert (row["feed_title"], row["feed_format"]) == (ok["feed_title"], "rss-2.0")
+        assert row["last_success_at"] == answered
+        assert row["consecutive_failures"] == streak
+        assert "stale_feed" in {i["code"] for i in row["issues"]}
+    # The stored time and count of a failure are the only keys it moves.
+    kept = {k: v for k, v in failed.partition(cfg["feed_urls"][0]).items() if k != "failures"}
+    assert kept == {
+        k: v for k, v in not_modified.partition(cfg["feed_urls"][0]).items() if k != "failures"
+    }
+
+    server.put("/feed.xml", rss(ITEMS))
+    state = json.loads(json.dumps(skipped.final_state))
+    for partition in state["bookmarks"]["feed_items"]["partitions"]:
+        partition.pop("retry_after_at")
+    back = run_tap(cfg, state)
+    [row] = back.health
+    assert row["status"] in ("ok", "not_modified")
+    assert (row["last_success_at"], row["consecutive_failures"]) == (row["checked_at"], 0)
+    assert "failures" not in back.partition(cfg["feed_urls"][0])
+
+
+def test_a_feed_never_read_counts_its_failures_from_its_first_check(server: FeedServer) -> None:
+    server.put("/feed.xml", "down", status=500, content_type="text/plain")
+    cfg = config(server, "/feed.xml")
+    first = run_tap(cfg)
+    second = run_tap(cfg, first.final_state)
+    [row] = second.health
+    assert (row["status"], row["last_success_at"], row["consecutive_failures"]) == (
+        "error",
+        None,
+        2,
+    )
+    assert (row["is_stale"], row["newest_item_at"], row["feed_title"]) == (None, None, None)
 
 
 def test_markup_and_whitespace_only_edits_are_not_changes(server: FeedServer) -> None:
@@ -222,8 +290,14 @@ def test_a_failing_feed_beside_healthy_ones(server: FeedServer) -> None:
     assert by_url[server.url("/gone.xml")]["error_code"] == "http_error"
     assert by_url[server.url("/gone.xml")]["http_status"] == 500
     assert len(run.items) == 5
-    partitions = run.final_state["bookmarks"]["feed_items"]["partitions"]  # type: ignore[index]
-    assert [p["context"]["feed_url"] for p in partitions] == [server.url("/good.xml")]
+    # The failing feeds keep no baseline, only their failure streak.
+    for path in ("/broken.xml", "/gone.xml"):
+        partition = run.partition(server.url(path))
+        assert {k: v for k, v in partition.items() if k != "context"} == {
+            "v": 1,
+            "failures": 1,
+            "items": "",
+        }
     assert "Run summary" in run.stderr
 
 
@@ -561,6 +635,51 @@ def test_stale_feed_is_flagged(server: FeedServer) -> None:
     again = run_tap(config(server, "/feed.xml", stale_after_days=3650), run.final_state)
     [row] = again.health
     assert (row["status"], row["is_stale"]) == ("not_modified", False)
+
+
+def test_staleness_takes_each_item_s_later_date_and_no_date_in_the_future(
+    server: FeedServer,
+) -> None:
+    """An entry published long ago and updated an hour ago keeps its feed fresh; an item
+    dated years ahead (a typo) does not keep a dead feed fresh for ever. Before, the
+    published date won over a later updated date, and 2099 was the newest item."""
+    now = datetime.now(UTC)
+    long_ago = (now - timedelta(days=730)).strftime("%Y-%m-%dT%H:%M:%SZ")
+    an_hour_ago = (now - timedelta(hours=1)).strftime("%Y-%m-%dT%H:%M:%SZ")
+    server.put(
+        "/atom.xml",
+        '<?xml version="1.0"?><feed xmlns="http://www.w3.org/2005/Atom"><title>Runbook</title>'
+        f"<id>urn:f</id><updated>{an_hour_ago}</updated><entry><id>urn:e1</id>"
+        f"<title>Runbook</title><published>{long_ago}</published>"
+        f"<updated>{an_hour_ago}</updated></entry></feed>",
+        content_type="application/atom+xml",
+    )
+    server.put(
+        "/dead.xml",
+        '<?xml version="1.0"?><rss version="2.0"><channel><title>Dead</title>'
+        "<item><guid>1</guid><title>Last post</title>"
+        "<pubDate>Mon, 01 Jan 2024 10:00:00 GMT</pubDate></item>"
+        "<item><guid>2</guid><title>Typo</title>"
+        "<pubDate>Thu, 01 Jan 2099 00:00:00 GMT</pubDate></item></channel></rss>",
+    )
+    cfg = config(server, "/atom.xml", "/dead.xml", stale_after_days=30)
+    run = run_tap(cfg)
+    living, dead = run.health
+    assert (living["is_stale"], living["newest_item_at"]) == (False, an_hour_ago)
+    assert (dead["is_stale"], dead["newest_item_at"]) == (True, "2024-01-01T10:00:00Z")
+    # The state keeps the same date, so a 304 tomorrow says the same.
+    assert run.partition(server.url("/dead.xml"))["newest_item_at"] == "2024-01-01T10:00:00Z"
+    assert run.partition(server.url("/atom.xml"))["newest_item_at"] == an_hour_ago
+
+    # A state written before kept 2099: a 304 no longer trusts it.
+    state = json.loads(json.dumps(run.final_state))
+    for partition in state["bookmarks"]["feed_items"]["partitions"]:
+        partition["newest_item_at"] = "2099-01-01T00:00:00Z"
+    again = run_tap(cfg, state)
+    assert [(r["status"], r["is_stale"], r["newest_item_at"]) for r in again.health] == [
+        ("not_modified", None, None),
+        ("not_modified", None, None),
+    ]
 
 
 def _catalog_without_feed_items() -> dict[str, Any]:

@@ -16,7 +16,9 @@ daily_checks as (
         cast(sum(case when status = 'not_modified' then 1 else 0 end) as {{ dbt.type_bigint() }}) as not_modified_checks,
         cast(sum(case when status = 'error' then 1 else 0 end) as {{ dbt.type_bigint() }}) as error_checks,
         cast(sum(case when status = 'skipped' then 1 else 0 end) as {{ dbt.type_bigint() }}) as skipped_checks,
-        max(case when is_stale then 1 else 0 end) = 1 as is_stale,
+        -- Null when no check that day knew (no dated item, or rows from before error
+        -- and skipped rows carried the state's staleness): unknown is not "fresh".
+        max(case when is_stale then 1 when not is_stale then 0 end) = 1 as is_stale,
         max(newest_item_at) as newest_item_at,
         cast(sum(items_deferred) as {{ dbt.type_bigint() }}) as items_deferred,
         cast(sum(bytes_received) as {{ dbt.type_bigint() }}) as bytes_received,
@@ -38,6 +40,8 @@ last_check as (
         status as last_status,
         error_code as last_error_code,
         feed_title,
+        last_success_at,
+        consecutive_failures,
         row_number() over (
             partition by monitor_id, feed_url, checked_on order by checked_at desc
         ) as recency
@@ -84,6 +88,8 @@ select
     errors.error_codes,
     last_check.last_status,
     last_check.last_error_code,
+    last_check.last_success_at,
+    last_check.consecutive_failures,
     coalesce(delivered.new_items, 0) as new_items,
     coalesce(delivered.updated_items, 0) as updated_items,
     daily_checks.items_deferred,

@@ -41,6 +41,8 @@ typed as (
         cast(discovered_from as {{ dbt.type_string() }}) as discovered_from,
         {{ feeddelta.json_text('advertised_feeds') }} as advertised_feeds_json,
         cast(retry_after_at as {{ dbt.type_timestamp() }}) as retry_after_at,
+        cast(last_success_at as {{ dbt.type_timestamp() }}) as last_success_at,
+        cast(consecutive_failures as {{ dbt.type_int() }}) as consecutive_failures,
         {{ feeddelta.json_text('issues') }} as issues_json,
         cast({{ feeddelta.json_array_length('issues') }} as {{ dbt.type_int() }}) as issue_count,
         cast(schema_version as {{ dbt.type_string() }}) as schema_version
@@ -63,6 +65,7 @@ select
     items_unchanged, items_emitted, items_deferred, items_remembered, items_duplicate, is_etag_sent,
     is_last_modified_sent, is_not_modified, redirects, bytes_received, fetch_ms, parse_ms,
     is_stale, newest_item_at, is_truncated, discovered_from, advertised_feeds_json,
-    retry_after_at, issues_json, issue_count, schema_version
+    retry_after_at, last_success_at, consecutive_failures, issues_json, issue_count,
+    schema_version
 from deduplicated
 where row_rank = 1
