@@ -398,5 +398,13 @@ def failed_check(task: FeedTask, settings: Settings, started: datetime) -> FeedO
         "internal_error",
         "The tap failed on this feed; its state is kept and it is checked again next run.",
     )
-    facts = HealthFacts("error", counts=_kept_counts(task.bookmark), error=issue, issues=(issue,))
+    known = _known(task.bookmark, started, settings.stale_after_days)
+    facts = HealthFacts(
+        "error",
+        error=issue,
+        consecutive_failures=_failures(task.bookmark),
+        issues=(issue, *_stale_issues(known["is_stale"])),
+        **known,
+    )
+    # Nothing is committed, not even the streak: the fault may lie in the state's handling.
     return _outcome(task, ctx, facts, None)
