@@ -29,7 +29,9 @@ CODES: Final[dict[str, CodeInfo]] = {
     "dns_failed": CodeInfo("error", True, "The host name could not be resolved."),
     "connection_failed": CodeInfo("error", True, "No connection could be made, or it broke."),
     "tls_failed": CodeInfo("error", True, "The TLS handshake or certificate check failed."),
-    "timeout": CodeInfo("error", True, "The feed's time budget ran out."),
+    "timeout": CodeInfo(
+        "error", True, "The feed's time budget ran out, or its host stopped answering."
+    ),
     "redirect_limit": CodeInfo("error", False, "More redirects than max_redirects."),
     "redirect_denied": CodeInfo("error", False, "A redirect pointed somewhere not allowed."),
     "http_error": CodeInfo(
