@@ -447,8 +447,8 @@ class Fetcher:
             if answers is None:
                 try:
                     answers = await asyncio.wrap_future(resolver.lookup_soon(host, port))
-                except Exception:  # OSError from getaddrinfo, by contract
-                    raise unresolved(host) from None
+                except Exception as exc:  # OSError from getaddrinfo, by contract
+                    raise unresolved(host, exc) from None
             return tuple(usable_answers(host, answers))
         when = deadline.when()
         loop = asyncio.get_running_loop()
