@@ -82,6 +82,7 @@ class _Progress:
     retry_after_at: str | None = None
     doing: str = "starting"  # what the fetch is waiting for, should the deadline pass
     queued_seconds: float = 0.0  # waiting for a host's connection slot, outside the budget
+    bytes_received: int = 0  # decoded body bytes read, also of a body that failed midway
 
     def result(self, status: FetchStatus, fetch_ms: int, **answer: Any) -> FetchResult:
         """The FetchResult of what was learned, plus the answer's own fields."""
@@ -264,7 +265,9 @@ class Fetcher:
                 "fetch %s: %s in %d ms", display_url(progress.requested_url), outcome, fetch_ms
             )
         if failure is not None:
-            return progress.result("error", fetch_ms, error=failure.as_issue())
+            return progress.result(
+                "error", fetch_ms, error=failure.as_issue(), bytes_received=progress.bytes_received
+            )
         assert answer is not None
         return progress.result(
             answer.status,
@@ -492,7 +495,7 @@ class Fetcher:
                 return _Answer(status="not_modified")
             if status in DOCUMENT_STATUSES:
                 progress.doing = "reading the body"
-                answer, keep = await self._read_ok(target, conn, head)
+                answer, keep = await self._read_ok(target, conn, head, progress)
                 return answer
             if status in RATE_LIMIT_STATUSES:
                 progress.retry_after_at = self._retry_after(head)
@@ -514,8 +517,11 @@ class Fetcher:
             log.warning("Retry-After could not be read (%s)", type(exc).__name__)
             return None
 
-    async def _read_ok(self, target: Target, conn: Connection, head: Head) -> tuple[_Answer, bool]:
-        """The document, and whether the connection was left at its end (reusable)."""
+    async def _read_ok(
+        self, target: Target, conn: Connection, head: Head, progress: _Progress
+    ) -> tuple[_Answer, bool]:
+        """The document, and whether the connection was left at its end (reusable); the
+        bytes read go to ``progress`` however the reading ends."""
         max_bytes = self._policy.max_feed_bytes
         fields = head.fields
         lengths = fields.get_all("Content-Length")
@@ -547,6 +553,8 @@ class Fetcher:
             raise
         except Exception as exc:
             raise failure_from_exception(exc, phase="body", host=target.host) from None
+        finally:  # also when the deadline cancels the read
+            progress.bytes_received = body.decoded_bytes
         data = body.finish()
         answer = _Answer(
             status="ok",

@@ -69,6 +69,36 @@ def test_byte_a_second_body_without_length_ends_at_the_deadline(
     assert server.paths == ["/feed"]
 
 
+@pytest.mark.parametrize("encoding", ["identity", "gzip"])
+@pytest.mark.parametrize(("ending", "code"), [("break", "connection_failed"), ("stall", "timeout")])
+def test_a_body_that_fails_midway_counts_the_bytes_read(
+    server: Server, fetchers: Callable[..., Fetcher], encoding: str, ending: str, code: str
+) -> None:
+    # 10,000 decoded bytes of a longer body, then the connection breaks or stalls.
+    part = b"<rss>" + b"x" * 9_995
+    sent = part
+    if encoding == "gzip":  # flushed, so that all of it decodes, the stream not ended
+        squeezer = zlib.compressobj(wbits=31)
+        sent = squeezer.compress(part) + squeezer.flush(zlib.Z_SYNC_FLUSH)
+
+    def partial(request: Request, wire: Wire) -> None:
+        wire.send(
+            b"HTTP/1.1 200 OK\r\nContent-Length: %d\r\n" % (len(sent) * 3)
+            + (b"Content-Encoding: gzip\r\n" if encoding == "gzip" else b"")
+            + b"\r\n"
+            + sent
+        )
+        if ending == "stall":
+            wire.sleep(5)
+
+    server.routes["/feed"] = partial
+    result = _fetch(fetchers, server.url("/feed"))
+    assert_error(result, code)
+    assert isinstance(result, FetchResult)
+    assert result.http_status == 200
+    assert result.bytes_received == len(part)
+
+
 def test_stalled_headers_end_at_the_deadline(
     server: Server, fetchers: Callable[..., Fetcher], clock: Clock
 ) -> None:
