@@ -41,7 +41,11 @@ CODES: Final[dict[str, CodeInfo]] = {
         "error", True, "The feed's time budget ran out, or its host stopped answering."
     ),
     "redirect_limit": CodeInfo("error", False, "More redirects than max_redirects."),
-    "redirect_denied": CodeInfo("error", False, "A redirect pointed somewhere not allowed."),
+    "redirect_denied": CodeInfo(
+        "error",
+        False,
+        "A redirect pointed somewhere not allowed (also from https to plain http).",
+    ),
     "http_error": CodeInfo(
         "error", True, "The server answered with an HTTP error status, or with no document."
     ),
