@@ -26,12 +26,26 @@ CODES: Final[dict[str, CodeInfo]] = {
     "destination_denied": CodeInfo(
         "error", False, "The host resolves to an address that is not public."
     ),
-    "dns_failed": CodeInfo("error", True, "The host name could not be resolved."),
+    "dns_failed": CodeInfo(
+        "error", True, "The host name could not be resolved (e.g. it does not exist)."
+    ),
+    "dns_unavailable": CodeInfo(
+        "error",
+        True,
+        "The host name could not be looked up for now: the resolver, or the domain's "
+        "name servers, did not answer.",
+    ),
     "connection_failed": CodeInfo("error", True, "No connection could be made, or it broke."),
     "tls_failed": CodeInfo("error", True, "The TLS handshake or certificate check failed."),
-    "timeout": CodeInfo("error", True, "The feed's time budget ran out."),
+    "timeout": CodeInfo(
+        "error", True, "The feed's time budget ran out, or its host stopped answering."
+    ),
     "redirect_limit": CodeInfo("error", False, "More redirects than max_redirects."),
-    "redirect_denied": CodeInfo("error", False, "A redirect pointed somewhere not allowed."),
+    "redirect_denied": CodeInfo(
+        "error",
+        False,
+        "A redirect pointed somewhere not allowed (also from https to plain http).",
+    ),
     "http_error": CodeInfo(
         "error", True, "The server answered with an HTTP error status, or with no document."
     ),

@@ -307,4 +307,8 @@ def _as_not_committed(outcome: FeedOutcome) -> None:
 
 
 def _fetched_bytes(outcome: FeedOutcome) -> int:
+    """What a finished feed weighs while it waits in order: the bytes of the document
+    its records came from. A failed feed holds no records, whatever it read."""
+    if outcome.status != "ok":
+        return 0
     return int(outcome.health_record.get("bytes_received") or 0)

@@ -183,6 +183,11 @@ class CappedBody:
             if not decoder.has_pending:
                 return
 
+    @property
+    def decoded_bytes(self) -> int:
+        """Decoded bytes fed so far (past the cap, those of the piece that passed it)."""
+        return self._total
+
     def finish(self) -> bytes:
         if self._decoder is not None and self._raw_total:
             _finish(self._decoder)

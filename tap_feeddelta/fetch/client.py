@@ -82,6 +82,7 @@ class _Progress:
     retry_after_at: str | None = None
     doing: str = "starting"  # what the fetch is waiting for, should the deadline pass
     queued_seconds: float = 0.0  # waiting for a host's connection slot, outside the budget
+    bytes_received: int = 0  # decoded body bytes read, also of a body that failed midway
 
     def result(self, status: FetchStatus, fetch_ms: int, **answer: Any) -> FetchResult:
         """The FetchResult of what was learned, plus the answer's own fields."""
@@ -133,6 +134,9 @@ class Fetcher:
         self._slots: dict[str, asyncio.Semaphore] = {}
         # Per host: fetches that ran out of time in a row, with no answer between them.
         self._timeouts_in_a_row: dict[str, int] = {}
+        # Per stalled host: the lock its probe holds, and how many probes ran out of time.
+        self._probes: dict[str, asyncio.Lock] = {}
+        self._failed_probes: dict[str, int] = {}
         self._verdicts: Verdicts = {}
         self._headers = {
             "User-Agent": policy.user_agent,
@@ -261,7 +265,9 @@ class Fetcher:
                 "fetch %s: %s in %d ms", display_url(progress.requested_url), outcome, fetch_ms
             )
         if failure is not None:
-            return progress.result("error", fetch_ms, error=failure.as_issue())
+            return progress.result(
+                "error", fetch_ms, error=failure.as_issue(), bytes_received=progress.bytes_received
+            )
         assert answer is not None
         return progress.result(
             answer.status,
@@ -358,53 +364,74 @@ class Fetcher:
         that answers slowly but surely would otherwise time out the feeds late in its
         queue. The deadline stands still meanwhile (abort() still ends the wait) and the
         wait is left out of fetch_ms. A host whose last ``max_per_host`` fetches all ran
-        out of time, with no answer between them, counts as stalled: waits for it count
-        again, so a host that does not answer ends its whole queue within about one
-        budget, while one stalled feed on a working host holds up nobody.
+        out of time, with no answer between them, counts as stalled: its next fetch is a
+        probe, sent alone with its whole budget while the others wait. When the probe
+        gets an answer the queue goes on as before; when it runs out of time too, the
+        fetches that waited for it are given up unsent (``timeout``, saying so). So a
+        host that does not answer ends its queue within about two budgets, while stalled
+        feeds on a working host hold up no other.
         """
         slot = self._slot(host)
         progress.doing = "waiting for a connection slot"
-        has_time = True
-        if slot.locked() and not self._is_stalled(host):
-            has_time = await self._wait_outside_budget(slot, host, deadline, progress)
+        failed_probes = self._failed_probes.get(host, 0)  # before this fetch waited
+        if slot.locked():
+            has_time = await self._wait_outside_budget(slot, deadline, progress)
         else:
             await slot.acquire()
+            has_time = True
+        probe: asyncio.Lock | None = None
+        tells = True  # whether the way this fetch ends says if the host answers
         timed_out = False
         try:
+            if self._is_stalled(host):
+                lock = self._probes.setdefault(host, asyncio.Lock())
+                tells = False  # a wait cut short by abort() says nothing of the host
+                has_time = await self._wait_outside_budget(lock, deadline, progress)
+                tells, probe = True, lock
+                if not self._is_stalled(host):  # the probe got an answer: on as usual
+                    probe = None
+                    lock.release()
+                elif self._failed_probes.get(host, 0) > failed_probes:
+                    tells = False
+                    raise FetchError(
+                        "timeout",
+                        f"Not tried: the fetches from {host} before it ran out of time, so "
+                        "the fetches waiting for a connection to it were given up.",
+                    )
             yield
         except asyncio.CancelledError:
             # Only a fetch that had time left tells whether the host answers.
             timed_out = deadline.expired() and has_time
             raise
         finally:
+            if probe is not None:
+                probe.release()
             slot.release()
             if timed_out:
                 self._timeouts_in_a_row[host] = self._timeouts_in_a_row.get(host, 0) + 1
-            else:  # the host answered (an error answer too) or the fetch ended otherwise
+                if probe is not None:
+                    self._failed_probes[host] = self._failed_probes.get(host, 0) + 1
+            elif tells:  # the host answered (an error answer too) or the fetch ended otherwise
                 self._timeouts_in_a_row.pop(host, None)
 
     def _is_stalled(self, host: str) -> bool:
         return self._timeouts_in_a_row.get(host, 0) >= self._policy.max_per_host
 
     async def _wait_outside_budget(
-        self, slot: asyncio.Semaphore, host: str, deadline: asyncio.Timeout, progress: _Progress
+        self, lock: asyncio.Semaphore | asyncio.Lock, deadline: asyncio.Timeout, progress: _Progress
     ) -> bool:
-        """Wait for the slot with the deadline standing still; whether the fetch then
-        has time left (not when stopping, nor when the host stalled meanwhile and the
-        wait, which then counts, used up the budget)."""
+        """Acquire ``lock`` with the deadline standing still; whether the fetch then has
+        time left (not when stopping: then the deadline passes at once)."""
         loop = asyncio.get_running_loop()
         when = deadline.when()
         queued_at = loop.time()
         if not self._aborting:
             deadline.reschedule(None)
-        await slot.acquire()
+        await lock.acquire()
         now = loop.time()
         if self._aborting:
             deadline.reschedule(now)
             return False
-        if self._is_stalled(host):
-            deadline.reschedule(when)  # the host stalled meanwhile: the wait counts
-            return when is None or when > now
         progress.queued_seconds += now - queued_at
         deadline.reschedule(None if when is None else when + now - queued_at)
         return True
@@ -423,8 +450,8 @@ class Fetcher:
             if answers is None:
                 try:
                     answers = await asyncio.wrap_future(resolver.lookup_soon(host, port))
-                except Exception:  # OSError from getaddrinfo, by contract
-                    raise unresolved(host) from None
+                except Exception as exc:  # OSError from getaddrinfo, by contract
+                    raise unresolved(host, exc) from None
             return tuple(usable_answers(host, answers))
         when = deadline.when()
         loop = asyncio.get_running_loop()
@@ -468,7 +495,7 @@ class Fetcher:
                 return _Answer(status="not_modified")
             if status in DOCUMENT_STATUSES:
                 progress.doing = "reading the body"
-                answer, keep = await self._read_ok(target, conn, head)
+                answer, keep = await self._read_ok(target, conn, head, progress)
                 return answer
             if status in RATE_LIMIT_STATUSES:
                 progress.retry_after_at = self._retry_after(head)
@@ -490,8 +517,11 @@ class Fetcher:
             log.warning("Retry-After could not be read (%s)", type(exc).__name__)
             return None
 
-    async def _read_ok(self, target: Target, conn: Connection, head: Head) -> tuple[_Answer, bool]:
-        """The document, and whether the connection was left at its end (reusable)."""
+    async def _read_ok(
+        self, target: Target, conn: Connection, head: Head, progress: _Progress
+    ) -> tuple[_Answer, bool]:
+        """The document, and whether the connection was left at its end (reusable); the
+        bytes read go to ``progress`` however the reading ends."""
         max_bytes = self._policy.max_feed_bytes
         fields = head.fields
         lengths = fields.get_all("Content-Length")
@@ -523,6 +553,8 @@ class Fetcher:
             raise
         except Exception as exc:
             raise failure_from_exception(exc, phase="body", host=target.host) from None
+        finally:  # also when the deadline cancels the read
+            progress.bytes_received = body.decoded_bytes
         data = body.finish()
         answer = _Answer(
             status="ok",

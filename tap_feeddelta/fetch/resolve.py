@@ -119,12 +119,41 @@ def resolved_answers(
         answers = resolver(host, port, remaining_seconds)
     except TimeoutError:
         raise timed_out("resolving the host name") from None
-    except Exception:  # OSError by contract; anything else from a resolver too
-        raise unresolved(host) from None
+    except Exception as exc:  # OSError by contract; anything else from a resolver too
+        raise unresolved(host, exc) from None
     return usable_answers(host, answers)
 
 
-def unresolved(host: str) -> FetchError:
+# getaddrinfo's errors that mean no answer was had (the resolver failed or could not be
+# reached), as against an answer that the name has no address: the first is the run's
+# network (or the domain's name servers), the second the feed's own problem.
+_NO_ANSWER: Final = frozenset(
+    getattr(socket, name)
+    for name in ("EAI_AGAIN", "EAI_FAIL", "EAI_MEMORY", "EAI_SYSTEM")
+    if hasattr(socket, name)
+)
+_NO_SUCH_NAME: Final = frozenset(
+    getattr(socket, name) for name in ("EAI_NONAME",) if hasattr(socket, name)
+)
+_NO_ADDRESS: Final = frozenset(
+    getattr(socket, name) for name in ("EAI_NODATA", "EAI_ADDRFAMILY") if hasattr(socket, name)
+)
+
+
+def unresolved(host: str, exc: BaseException | None = None) -> FetchError:
+    """The failure for a lookup of ``host`` that raised ``exc``: ``dns_unavailable``
+    when no answer came, ``dns_failed`` when the answer is that there is no address."""
+    number = exc.errno if isinstance(exc, socket.gaierror) else None
+    if number in _NO_ANSWER:
+        return FetchError(
+            "dns_unavailable",
+            f"The host name {host} could not be looked up for now: the resolver, or the "
+            "domain's name servers, did not answer.",
+        )
+    if number in _NO_SUCH_NAME:
+        return FetchError("dns_failed", f"The host name {host} does not exist.")
+    if number in _NO_ADDRESS:
+        return FetchError("dns_failed", f"The host {host} has no addresses.")
     return FetchError("dns_failed", f"The host {host} could not be resolved.")
 
 

@@ -96,7 +96,8 @@ def _checked_host(raw_host: str, code: str) -> tuple[str, str | None]:
 
 
 def redirect_target(current: Target, location: str) -> Target:
-    """The checked target of a ``Location`` header, resolved against ``current``."""
+    """The checked target of a ``Location`` header, resolved against ``current``; never
+    from https down to plain http."""
     location = location.strip(" \t")
     if not location:
         raise FetchError("redirect_denied", "A redirect had an empty Location.")
@@ -112,7 +113,12 @@ def redirect_target(current: Target, location: str) -> Target:
         url = urljoin(current.url, location)
     except ValueError:  # e.g. "http://[::1": urljoin refuses an unclosed IPv6 bracket
         raise FetchError("redirect_denied", "A redirect's Location cannot be parsed.") from None
-    return parse_target(url, code="redirect_denied")
+    target = parse_target(url, code="redirect_denied")
+    if current.scheme == "https" and target.scheme != "https":
+        # The request (its query, maybe a token) would go out in clear text, and an
+        # answer forged on the way would be read as the https feed's.
+        raise FetchError("redirect_denied", "A redirect from https to plain http was refused.")
+    return target
 
 
 def _utf8_where_it_is(text: str) -> str:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import concurrent.futures
 import gzip
 import socket
 import threading
@@ -12,6 +13,7 @@ from collections.abc import Callable
 import pytest
 
 from tap_feeddelta.fetch import Fetcher
+from tap_feeddelta.fetch.errors import timed_out
 from tap_feeddelta.models import FetchResult
 
 from .conftest import (
@@ -65,6 +67,36 @@ def test_byte_a_second_body_without_length_ends_at_the_deadline(
     result = _fetch(fetchers, server.url("/feed"))
     assert_error(result, "timeout", clock, DEADLINE + SLACK)
     assert server.paths == ["/feed"]
+
+
+@pytest.mark.parametrize("encoding", ["identity", "gzip"])
+@pytest.mark.parametrize(("ending", "code"), [("break", "connection_failed"), ("stall", "timeout")])
+def test_a_body_that_fails_midway_counts_the_bytes_read(
+    server: Server, fetchers: Callable[..., Fetcher], encoding: str, ending: str, code: str
+) -> None:
+    # 10,000 decoded bytes of a longer body, then the connection breaks or stalls.
+    part = b"<rss>" + b"x" * 9_995
+    sent = part
+    if encoding == "gzip":  # flushed, so that all of it decodes, the stream not ended
+        squeezer = zlib.compressobj(wbits=31)
+        sent = squeezer.compress(part) + squeezer.flush(zlib.Z_SYNC_FLUSH)
+
+    def partial(request: Request, wire: Wire) -> None:
+        wire.send(
+            b"HTTP/1.1 200 OK\r\nContent-Length: %d\r\n" % (len(sent) * 3)
+            + (b"Content-Encoding: gzip\r\n" if encoding == "gzip" else b"")
+            + b"\r\n"
+            + sent
+        )
+        if ending == "stall":
+            wire.sleep(5)
+
+    server.routes["/feed"] = partial
+    result = _fetch(fetchers, server.url("/feed"))
+    assert_error(result, code)
+    assert isinstance(result, FetchResult)
+    assert result.http_status == 200
+    assert result.bytes_received == len(part)
 
 
 def test_stalled_headers_end_at_the_deadline(
@@ -156,17 +188,17 @@ def test_slow_resolver_ends_at_the_deadline(
     assert_error(result, "timeout", clock, DEADLINE + SLACK)
 
 
-def test_a_host_that_does_not_answer_ends_its_queue_within_one_budget(
+def test_a_host_that_does_not_answer_ends_its_queue_within_two_budgets(
     silent_port: int, fetchers: Callable[..., Fetcher], clock: Clock
 ) -> None:
-    # The first fetch runs out of time holding the host's one slot; the two queued
-    # behind it then count their wait and end too, not one budget each.
+    # The first fetch runs out of time holding the host's one slot; the next, the probe,
+    # runs out of time too, and the one queued behind it is given up: not one budget each.
     fetcher = fetchers(
         allow_private_networks=True, max_per_host=1, request_timeout_seconds=DEADLINE
     )
     codes = _concurrent_codes(fetcher, f"http://127.0.0.1:{silent_port}/feed", 3)
     assert codes == ["timeout"] * 3
-    assert clock.elapsed < DEADLINE + SLACK
+    assert clock.elapsed < 2 * DEADLINE + SLACK
 
 
 def test_waiting_for_a_slow_but_sure_host_is_outside_the_budget(
@@ -253,6 +285,58 @@ def test_one_stalled_feed_on_a_working_host_holds_up_no_other(
     for thread in [first, *others]:
         thread.join(15)
     assert results == {"/stalled": ["timeout"], "/feed": ["ok"] * 8}
+
+
+def test_a_feed_queued_behind_stalled_feeds_of_a_working_host_is_fetched(
+    server: Server, fetchers: Callable[..., Fetcher]
+) -> None:
+    # Two feeds of the host never answer and hold both slots until their budgets run
+    # out, so the host counts as stalled; the feed queued behind them answers in 0.3 s.
+    def stalled(request: Request, wire: Wire) -> bool:
+        wire.sleep(5)
+        return False
+
+    server.routes["/stalled"] = stalled
+    server.routes["/feed"] = _answers_after(0.3)
+    fetcher = fetchers(
+        allow_private_networks=True, max_per_host=2, request_timeout_seconds=DEADLINE
+    )
+    with concurrent.futures.ThreadPoolExecutor(2) as pool:
+        stalls = [pool.submit(fetcher.fetch, server.url("/stalled")) for _ in range(2)]
+        _wait_until(lambda: server.paths.count("/stalled") == 2)
+        result = fetcher.fetch(server.url("/feed"))
+        assert [stall.result(10).error for stall in stalls] == [
+            timed_out("waiting for the response").as_issue()
+        ] * 2
+    assert result.status == "ok", result.error
+    assert server.paths.count("/feed") == 1
+    assert result.fetch_ms < DEADLINE * 1000  # the wait behind the stalled feeds is left out
+
+
+def test_fetches_given_up_behind_a_host_that_does_not_answer_say_so(
+    silent_port: int, fetchers: Callable[..., Fetcher]
+) -> None:
+    # One slot: the first fetch runs out of time, the host counts as stalled, the next
+    # is tried once more with its whole budget and runs out too; the two still queued
+    # are given up without being sent, and their rows say that, not "while connecting".
+    fetcher = fetchers(
+        allow_private_networks=True, max_per_host=1, request_timeout_seconds=DEADLINE
+    )
+    results = _concurrent_results(fetcher, f"http://127.0.0.1:{silent_port}/feed", 4)
+    assert [r.error.code if r.error else None for r in results] == ["timeout"] * 4
+    given_up = (
+        "Not tried: the fetches from 127.0.0.1 before it ran out of time, so the "
+        "fetches waiting for a connection to it were given up."
+    )
+    by_message: dict[str, list[FetchResult]] = {}
+    for result in results:
+        assert result.error is not None
+        by_message.setdefault(result.error.message, []).append(result)
+    assert {message: len(tried) for message, tried in by_message.items()} == {
+        timed_out("waiting for the response").message: 2,
+        given_up: 2,
+    }
+    assert all(r.fetch_ms < DEADLINE * 1000 for r in by_message[given_up])  # no wait in it
 
 
 def _answers_after(seconds: float) -> Callable[[Request, Wire], bool]:
@@ -614,3 +698,11 @@ def test_a_connection_with_bytes_after_its_chunked_body_is_not_kept(
     for _ in range(2):
         assert fetcher.fetch(server.url("/feed")).body == b"<rss/>"
     assert server.connections == 2
+
+
+def _wait_until(condition: Callable[[], bool]) -> None:
+    for _ in range(500):
+        if condition():
+            return
+        time.sleep(0.01)
+    raise AssertionError("the condition never came true")

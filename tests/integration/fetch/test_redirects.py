@@ -187,3 +187,26 @@ def test_a_location_is_read_as_browsers_read_it(
     result = fetchers(allow_private_networks=True).fetch(server.url("/start"))
     assert result.status == "ok", result.error
     assert server.paths == ["/start", asked]
+
+
+def test_a_redirect_from_https_to_plain_http_is_refused(
+    tls_server: Server, server: Server, fetchers: Callable[..., Fetcher]
+) -> None:
+    """The request, its query (a token) with it, would go out in clear text, and what
+    came back could have been forged on the way, yet be read as the https feed."""
+    tls_server.routes["/feed"] = redirect_handler(server.url("/feed?token=SECRET"), 301)
+    server.routes["/feed"] = ok_handler()
+    result = fetchers(allow_private_networks=True).fetch(tls_server.url("/feed?token=SECRET"))
+    assert_error(result, "redirect_denied")
+    assert result.error is not None
+    assert result.error.message == "A redirect from https to plain http was refused."
+    assert result.http_status == 301
+    assert result.redirects == 0
+    assert server.requests == []
+    # The other way round, and https to https, are followed.
+    server.routes["/up"] = redirect_handler(tls_server.url("/up2"))
+    tls_server.routes["/up2"] = redirect_handler("/feed2")
+    tls_server.routes["/feed2"] = ok_handler()
+    upgraded = fetchers(allow_private_networks=True).fetch(server.url("/up"))
+    assert upgraded.status == "ok", upgraded.error
+    assert upgraded.redirects == 2

@@ -11,6 +11,7 @@ from typing import Any
 
 import pytest
 
+from tap_feeddelta.errors import CODES
 from tap_feeddelta.fetch import Fetcher
 from tap_feeddelta.fetch.errors import FetchError
 from tap_feeddelta.fetch.resolve import SystemResolver, Verdicts, checked_answers
@@ -177,3 +178,41 @@ def test_a_lookup_nobody_waits_for_is_not_started() -> None:
         time.sleep(0.1)
         assert resolver.kept("gone.example", 80) is None
     assert resolver.kept("busy.example", 80) == ["127.0.0.1"]
+
+
+def _failing_lookup(number: int, text: str) -> Callable[..., Any]:
+    def lookup(host: str, port: int, **kwargs: Any) -> Any:
+        raise socket.gaierror(number, text)
+
+    return lookup
+
+
+NO_SUCH_NAME = (socket.EAI_NONAME, "Name or service not known")
+RESOLVER_DOWN = (socket.EAI_AGAIN, "Temporary failure in name resolution")
+
+
+@pytest.mark.parametrize("through", ["system resolver", "other resolver"])
+def test_a_name_that_does_not_exist_and_a_resolver_that_is_down_are_told_apart(
+    fetchers: Callable[..., Fetcher], through: str
+) -> None:
+    """NXDOMAIN is the feed's problem (dns_failed); no answer at all (EAI_AGAIN: our
+    resolver, or the domain's name servers, did not answer) is dns_unavailable."""
+    results = {}
+    for name, (number, text) in {"gone": NO_SUCH_NAME, "down": RESOLVER_DOWN}.items():
+        lookup = _failing_lookup(number, text)
+        resolver: Any = (
+            SystemResolver(lookup=lookup)
+            if through == "system resolver"
+            else lambda host, port, timeout, lookup=lookup: lookup(host, port)
+        )
+        results[name] = fetchers(resolver=resolver).fetch("https://feed.example/feed?k=SECRET")
+    gone, down = results["gone"].error, results["down"].error
+    assert gone is not None and down is not None
+    assert gone.code == "dns_failed"
+    assert gone.message == "The host name feed.example does not exist."
+    assert down.code == "dns_unavailable"
+    assert down.message == (
+        "The host name feed.example could not be looked up for now: the resolver, or the "
+        "domain's name servers, did not answer."
+    )
+    assert CODES["dns_unavailable"].is_retriable
