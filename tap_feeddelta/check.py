@@ -121,7 +121,8 @@ async def check_feed(
             issues=(issue, *_stale_issues(known["is_stale"])),
             **known,
         )
-        return _outcome(task, ctx, facts, replace(bookmark, failures=failures))
+        failed = replace(bookmark, failures=failures, failed_at=ctx.checked_at)
+        return _outcome(task, ctx, facts, failed)
 
     result = await _fetch(fetcher, task.feed_url, bookmark, task.feed_url)
     fetch_ms, redirects, received = result.fetch_ms, result.redirects, result.bytes_received
@@ -172,7 +173,11 @@ async def check_feed(
             "not_modified", issues=_stale_issues(known["is_stale"]), **known, **common
         )
         kept = replace(
-            bookmark or FeedBookmark(), checked_at=ctx.checked_at, retry_after_at=None, failures=0
+            bookmark or FeedBookmark(),
+            checked_at=ctx.checked_at,
+            retry_after_at=None,
+            failures=0,
+            failed_at=None,
         )
         return _outcome(task, ctx, facts, kept)
 
@@ -190,7 +195,7 @@ async def check_feed(
             **common,
         )
         # A failure moves only the streak, and after a 429/503 when the server lets us back.
-        kept = replace(bookmark or FeedBookmark(), failures=failures)
+        kept = replace(bookmark or FeedBookmark(), failures=failures, failed_at=ctx.checked_at)
         if error.code == "rate_limited" and result.retry_after_at:
             kept = replace(kept, retry_after_at=result.retry_after_at)
         return _outcome(task, ctx, facts, kept)

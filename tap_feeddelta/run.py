@@ -79,13 +79,15 @@ class FeedRun:
         # The tap validated the whole input state before the run (load_state); each
         # feed's partition is decoded again only when its feed comes up.
         index = index_partitions(stream_state, validate=False)
-        partitions: list[dict[str, Any]] | None = None
-        if commit:
-            partitions = stream_state.setdefault("partitions", [])
-            self._prune_removed(partitions, index)
         monitor = self.settings.monitor_id
         feeds = self._feeds_of_this_shard()
         self._respelled = _respelled_feeds(index, monitor, [url for _, url in feeds])
+        partitions: list[dict[str, Any]] | None = None
+        if commit:
+            partitions = stream_state.setdefault("partitions", [])
+            # After the respellings are found: a feed's partition under its former
+            # spelling is its own, however long ago it was checked.
+            self._prune_removed(partitions, index)
         tasks = (
             FeedTask(position, url, self._bookmark(self._partition_of(index, url), position))
             for position, url in feeds
@@ -236,6 +238,7 @@ class FeedRun:
         """Drop this monitor's partitions of feeds no longer configured, after the grace
         period. (A state holding feeds another shard owns was refused when loaded.)"""
         configured = set(self.settings.feed_urls)
+        respelled = set(self._respelled.values())
         monitor = self.settings.monitor_id
         cutoff = (self.now() - REMOVED_FEED_GRACE).strftime("%Y-%m-%dT%H:%M:%SZ")
         keep: list[dict[str, Any]] = []
@@ -244,8 +247,10 @@ class FeedRun:
                 partition["context"]["monitor_id"],
                 partition["context"]["feed_url"],
             )
-            expired = (partition.get("checked_at") or "") < cutoff
-            if monitor_id == monitor and feed_url not in configured and expired:
+            last_check = max(partition.get("checked_at") or "", partition.get("failed_at") or "")
+            expired = last_check < cutoff
+            removed = feed_url not in configured and (monitor_id, feed_url) not in respelled
+            if monitor_id == monitor and removed and expired:
                 index.pop((monitor_id, feed_url), None)
                 continue
             keep.append(partition)

@@ -4,7 +4,8 @@ A partition is plain JSON inside ``bookmarks.feed_items.partitions``::
 
     {"context": {"monitor_id": "default", "feed_url": "https://…"},
      "v": 1, "etag": "…", "last_modified": "…", "final_url": "…", "title": "…", "format": "rss-2.0",
-     "checked_at": "…Z", "success_at": "…Z", "retry_after_at": null, "newest_item_at": "…Z",
+     "checked_at": "…Z", "success_at": "…Z", "failed_at": "…Z", "retry_after_at": null,
+     "newest_item_at": "…Z",
      "largest_document": 20, "failures": 2, "items": "<base64>"}
 
 ``items`` packs each remembered item into 12 bytes (a 64-bit identity hash and a 32-bit
@@ -35,7 +36,13 @@ _FORMATS: Final = frozenset(
     {"rss-0.9x", "rss-1.0", "rss-2.0", "atom-0.3", "atom-1.0", "json-feed-1.0", "json-feed-1.1"}
 )
 _TEXT_FIELDS: Final = ("etag", "last_modified", "final_url", "title")
-_DATE_FIELDS: Final = ("checked_at", "success_at", "retry_after_at", "newest_item_at")
+_DATE_FIELDS: Final = (
+    "checked_at",
+    "success_at",
+    "failed_at",
+    "retry_after_at",
+    "newest_item_at",
+)
 _KNOWN_KEYS: Final = frozenset(
     {
         "context",
@@ -63,6 +70,9 @@ class FeedBookmark:
     format: str | None = None
     checked_at: str | None = None  # last run that fetched it successfully (200 or 304)
     success_at: str | None = None  # last run that read a document
+    # Last check that failed or was skipped, while failures > 0 (None once it answers): with
+    # checked_at, when the feed was last checked at all (how long a removed feed is kept).
+    failed_at: str | None = None
     retry_after_at: str | None = None
     newest_item_at: str | None = None
     # Items of the largest document read so far: bounds how much history is kept. None in
@@ -72,6 +82,11 @@ class FeedBookmark:
     # move the state count them). 0, and no key, in partitions written before it was kept.
     failures: int = 0
     items: bytes = b""  # packed (identity hash, content hash) pairs, most relevant first
+
+    @property
+    def last_checked_at(self) -> str | None:
+        """When the feed was last checked, whatever came of it."""
+        return max(self.checked_at or "", self.failed_at or "") or None
 
     @property
     def has_baseline(self) -> bool:

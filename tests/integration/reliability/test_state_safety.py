@@ -51,6 +51,50 @@ def test_removed_feed_is_pruned_after_the_grace_period(server: FeedServer) -> No
     assert {"monitor_id": "other", "feed_url": "https://gone.example.org/feed"} in contexts
 
 
+def _failing_for_long(state: dict[str, Any], feed_url: str) -> dict[str, Any]:
+    """The state with ``feed_url``'s last answer two months back (it has failed since)."""
+    state = json.loads(json.dumps(state))
+    for partition in state["bookmarks"]["feed_items"]["partitions"]:
+        if partition["context"]["feed_url"] == feed_url:
+            partition["checked_at"] = partition["success_at"] = "2020-01-01T00:00:00.000000Z"
+    return state
+
+
+def test_a_feed_failing_for_long_keeps_its_baseline_when_removed_for_a_while(
+    server: FeedServer,
+) -> None:
+    server.put("/a.xml", rss([("a-1", "A", "a")]))
+    server.put("/b.xml", rss([("b-1", "B", "b")]))
+    first = run_tap(_config(server, "/a.xml", "/b.xml"))
+    server.put("/b.xml", "gone", status=404)
+    failing = run_tap(
+        _config(server, "/a.xml", "/b.xml"),
+        _failing_for_long(first.final_state, server.url("/b.xml")),  # type: ignore[arg-type]
+    )
+    assert failing.partition(server.url("/b.xml"))["failures"] == 1
+    without_b = run_tap(_config(server, "/a.xml"), failing.final_state)
+    assert server.url("/b.xml") in _feeds_in(without_b.final_state)  # checked in the last run
+
+    server.put("/b.xml", rss([("b-2", "B2", "b"), ("b-1", "B", "b")]))
+    back = run_tap(_config(server, "/a.xml", "/b.xml"), without_b.final_state)
+    assert [r["item_id"] for r in back.items] == ["b-2"]  # baseline kept, not redone
+
+
+def test_a_feed_last_checked_long_ago_keeps_its_baseline_under_a_new_spelling(
+    server: FeedServer,
+) -> None:
+    server.put("/b.xml", rss([("b-1", "B", "b")]))
+    first = run_tap(_config(server, "/b.xml"))
+    old_state = _failing_for_long(first.final_state, server.url("/b.xml"))  # type: ignore[arg-type]
+    server.put("/b.xml", rss([("b-2", "B2", "b"), ("b-1", "B", "b")]))
+    respelled = {
+        "feed_urls": [server.url("/b.xml").replace("http://", "HTTP://")],
+        "allow_private_networks": True,
+    }
+    later = run_tap(respelled, old_state)
+    assert [r["item_id"] for r in later.items] == ["b-2"]  # baseline kept, not redone
+
+
 def test_two_runs_by_hand_on_one_state_file(server: FeedServer) -> None:
     """Both runs read the same state and deliver the same changes with the same ids;
     whichever state is saved last is complete, so nothing is lost either way."""

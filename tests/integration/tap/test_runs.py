@@ -147,11 +147,13 @@ def test_failed_and_skipped_rows_carry_what_the_state_knows(server: FeedServer) 
         assert row["last_success_at"] == answered
         assert row["consecutive_failures"] == streak
         assert "stale_feed" in {i["code"] for i in row["issues"]}
-    # The stored time and count of a failure are the only keys it moves.
-    kept = {k: v for k, v in failed.partition(cfg["feed_urls"][0]).items() if k != "failures"}
+    # The count and time of a failure are the only keys it moves.
+    streak_keys = ("failures", "failed_at")
+    kept = {k: v for k, v in failed.partition(cfg["feed_urls"][0]).items() if k not in streak_keys}
     assert kept == {
-        k: v for k, v in not_modified.partition(cfg["feed_urls"][0]).items() if k != "failures"
+        k: v for k, v in not_modified.partition(cfg["feed_urls"][0]).items() if k not in streak_keys
     }
+    assert failed.partition(cfg["feed_urls"][0])["failed_at"] == failed.health[0]["checked_at"]
 
     server.put("/feed.xml", rss(ITEMS))
     state = json.loads(json.dumps(skipped.final_state))
@@ -161,7 +163,7 @@ def test_failed_and_skipped_rows_carry_what_the_state_knows(server: FeedServer) 
     [row] = back.health
     assert row["status"] in ("ok", "not_modified")
     assert (row["last_success_at"], row["consecutive_failures"]) == (row["checked_at"], 0)
-    assert "failures" not in back.partition(cfg["feed_urls"][0])
+    assert not {"failures", "failed_at"} & set(back.partition(cfg["feed_urls"][0]))
 
 
 def test_a_feed_never_read_counts_its_failures_from_its_first_check(server: FeedServer) -> None:
@@ -296,6 +298,7 @@ def test_a_failing_feed_beside_healthy_ones(server: FeedServer) -> None:
         assert {k: v for k, v in partition.items() if k != "context"} == {
             "v": 1,
             "failures": 1,
+            "failed_at": by_url[server.url(path)]["checked_at"],
             "items": "",
         }
     assert "Run summary" in run.stderr
