@@ -290,7 +290,10 @@ def _entry(
     # Atom text constructs say how they are escaped: read as typed, not unescaped twice.
     item_title = fields.title(title[0], title[1], issues, unescape_twice=False)
     if item_title is None:  # no title, or one without words
-        item_title = fallback_title(key, itunes_title, media_elements, issues, unescape_twice=False)
+        has_title = any(key[child.tag] == "title" for child in element)
+        item_title = fallback_title(
+            key, itunes_title, media_elements, issues, unescape_twice=False, has_title=has_title
+        )
     if summary[0] is None and media_elements:
         summary = media_text(key, media_elements, "media:description")
     native_id = fields.native_id(entry_id, issues)

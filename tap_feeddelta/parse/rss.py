@@ -8,7 +8,7 @@ from tap_feeddelta.errors import Issue, ParseError
 from tap_feeddelta.models import Author, Enclosure, FeedFormat, ParsedFeed, ParsedItem
 from tap_feeddelta.parse import fields
 from tap_feeddelta.parse.limits import MAX_ENCLOSURES, MAX_ITEMS_READ
-from tap_feeddelta.parse.media import fallback_title, media_text
+from tap_feeddelta.parse.media import fallback_title, is_avatar, media_text
 from tap_feeddelta.parse.names import (
     RDF_ABOUT,
     RDF_NAMESPACE,
@@ -274,7 +274,10 @@ def _item(
         enclosures = fields.with_original_urls(enclosures, original_enclosures, base)
     item_title = fields.title(title, fields.rss_title_kind(title), issues) if title else None
     if item_title is None:  # no title, or one without words
-        item_title = fallback_title(key, itunes_title, media_elements, issues, unescape_twice=True)
+        has_title = any(key[child.tag] in ("title", "dc:title") for child in element)
+        item_title = fallback_title(
+            key, itunes_title, media_elements, issues, unescape_twice=True, has_title=has_title
+        )
     # Positional (faster than keywords); the order is checked by test_fields.py.
     return ParsedItem(
         native_id,  # native_id
@@ -342,7 +345,8 @@ def _media(
     found: list[Enclosure],
     issues: list[Issue],
 ) -> None:
-    """Media RSS ``media:content``, alone or in a ``media:group``."""
+    """Media RSS ``media:content``, alone or in a ``media:group``, other than an author's
+    picture."""
     if key[element.tag] == "media:content":
         contents = [element]
     else:
@@ -351,6 +355,8 @@ def _media(
     for content in contents:
         if len(found) > MAX_ENCLOSURES:
             return  # one past the cap is read, to be reported
+        if is_avatar(key, content):
+            continue  # the author's picture (WordPress.com's Gravatar), not the item's media
         media_base = child_base(content, base) if has_xml_base else base
         enc = fields.enclosure(
             content.get("url"), content.get("type"), content.get("fileSize"), media_base, issues

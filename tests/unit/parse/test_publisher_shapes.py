@@ -206,3 +206,68 @@ def test_html_in_a_podcast_s_itunes_summary_is_read_for_its_words() -> None:
         "Show notes: guest Kim",
         "When a < b holds",
     ]
+
+
+_MEDIA = "http://search.yahoo.com/mrss/"
+
+
+def test_wordpress_com_media_names_no_untitled_post_and_its_avatar_is_no_enclosure() -> None:
+    """WordPress.com adds a media:content (with a media:title) for each image of a post and
+    one for the author's Gravatar. An untitled post (<title></title>) stays untitled: a
+    media:title inside a media:content names one picture, not the post. The avatar is the
+    author's picture, not the post's media."""
+    avatar = "https://0.gravatar.com/avatar/5f1e2d3c?s=96&amp;d=identicon&amp;r=G"
+    body = f"""<rss version="2.0" xmlns:media="{_MEDIA}"
+xmlns:dc="http://purl.org/dc/elements/1.1/"><channel><title>Jane writes</title>
+<item><title></title><link>https://jane.example/2025/06/03/1234/</link>
+<dc:creator>janedoe42</dc:creator><description>Sunny day at the lake.</description>
+<media:thumbnail url="https://jane.example/uploads/lake.jpg?w=1024"/>
+<media:content url="https://jane.example/uploads/lake.jpg?w=1024" medium="image">
+<media:title type="html">lake</media:title></media:content>
+<media:content url="{avatar}" medium="image"><media:title type="html">janedoe42</media:title>
+</media:content></item>
+<item><title></title><link>https://jane.example/2025/06/02/1230/</link>
+<media:content url="{avatar}" medium="image"><media:title type="html">janedoe42</media:title>
+</media:content></item>
+<item><link>https://jane.example/2025/06/01/1220/</link>
+<media:content url="{avatar}" medium="image"><media:title type="html">janedoe42</media:title>
+</media:content></item>
+<item><title>Titled</title><link>https://jane.example/a/</link>
+<media:content url="https://avatars.example/u/7?s=96" medium="image"/>
+<media:content url="https://cdn.example/avatars/u7.png" medium="image"/>
+<media:content url="https://cdn.example/2025/avatar.png" medium="image"/>
+<media:content url="https://cdn.example/avatar/talk.mp4" type="video/mp4"/></item>
+</channel></rss>""".encode()
+    items = parse_feed(body, None, "https://jane.example/feed/").items
+    assert [(item.title, [e.url for e in item.enclosures]) for item in items] == [
+        (None, ["https://jane.example/uploads/lake.jpg?w=1024"]),
+        (None, []),
+        (None, []),  # no title element, but the only media:title is the avatar's
+        (
+            "Titled",
+            ["https://cdn.example/2025/avatar.png", "https://cdn.example/avatar/talk.mp4"],
+        ),
+    ]
+
+
+def test_a_media_title_inside_a_media_content_titles_only_an_item_with_no_title() -> None:
+    """A media:title on the item or its media:group describes the item's media as a whole;
+    one inside a media:content describes one object, and stands in only for an item that
+    has no title element at all (a photo feed whose items are the photos), as in
+    feedparser, where a deeper title never replaces a shallower one, even an empty one."""
+    body = f"""<rss version="2.0" xmlns:media="{_MEDIA}"><channel><title>P</title>
+<item><guid>1</guid><media:content url="https://p.example/1.jpg">
+<media:title>Photo one</media:title></media:content></item>
+<item><guid>2</guid><title> </title><media:content url="https://p.example/2.jpg">
+<media:title>Not the post</media:title></media:content></item>
+<item><guid>3</guid><title/><media:title>Item level</media:title>
+<media:content url="https://p.example/3.jpg"><media:title>Not this</media:title></media:content>
+</item>
+<item><guid>4</guid><title/><media:group><media:content url="https://p.example/4.mp4">
+<media:title>Rendition</media:title></media:content><media:title>Group level</media:title>
+</media:group></item>
+<item><guid>5</guid><title/><media:group><media:content url="https://p.example/5.mp4">
+<media:title>Rendition</media:title></media:content></media:group></item>
+</channel></rss>""".encode()
+    items = parse_feed(body, None, "https://p.example/feed").items
+    assert [item.title for item in items] == ["Photo one", None, "Item level", "Group level", None]
