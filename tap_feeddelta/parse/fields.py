@@ -12,6 +12,7 @@ from typing import Any, Final, Literal
 
 from tap_feeddelta.errors import Issue
 from tap_feeddelta.models import Author, Enclosure
+from tap_feeddelta.parse.bylines import byline_names
 from tap_feeddelta.parse.dates import rfc3339
 from tap_feeddelta.parse.limits import (
     MAX_AUTHOR_NAME_BYTES,
@@ -303,7 +304,8 @@ _RSS_AUTHOR_ANGLE: Final = re.compile(r"\s*(?P<name>[^<>]*?)\s*<(?P<email>[^\s<>
 
 def rss_authors(raw: str | None, base: str | None, issues: list[Issue]) -> tuple[Author, ...]:
     """RSS ``author`` or ``dc:creator``: "email (Name)", "Name <email>", a bare email, a
-    bare name, or names that are each a link (several authors)."""
+    bare name, or several authors: names that are each a link, or a plain list of names
+    (see ``bylines``)."""
     if not raw:
         return ()
     key = (raw, base)
@@ -322,6 +324,12 @@ def _rss_authors(raw: str, base: str | None, issues: list[Issue]) -> tuple[Autho
     if "<" in raw and _LINKED_NAMES.fullmatch(raw):
         found = (author(name, None, None, base, issues) for name in _LINK_TEXT.findall(raw))
         return tuple(person for person in found if person is not None)
+    if "<" not in raw and "@" not in raw:
+        names = byline_names(raw)
+        if names is not None:  # a plain list of names (arXiv's current RSS)
+            # One past the cap is enough for the item to report the rest.
+            found = (author(name, None, None, base, issues) for name in names[: MAX_AUTHORS + 1])
+            return tuple(person for person in found if person is not None)
     person = _rss_author(raw, base, issues)
     return () if person is None else (person,)
 
