@@ -13,7 +13,7 @@ from tap_feeddelta.models import Author, Enclosure, FeedFormat, ParsedFeed, Pars
 from tap_feeddelta.parse import fields
 from tap_feeddelta.parse.fields import TextKind
 from tap_feeddelta.parse.limits import MAX_ENCLOSURES, MAX_ITEMS_READ, MAX_RAW_TEXT_CHARS
-from tap_feeddelta.parse.media import fallback_title, media_text
+from tap_feeddelta.parse.media import fallback_title, media_tags, media_text
 from tap_feeddelta.parse.names import (
     ATOM_HOME,
     XML_LANG,
@@ -296,6 +296,8 @@ def _entry(
         )
     if summary[0] is None and media_elements:
         summary = media_text(key, media_elements, "media:description")
+    if not tags and media_elements:
+        tags = media_tags(key, media_elements, issues)
     native_id = fields.native_id(entry_id, issues)
     if link is None and native_id and native_id.startswith(("http://", "https://")):
         link = fields.url(native_id, None, "item", issues)  # the id is the permalink

@@ -1,4 +1,4 @@
-"""Media RSS (``media:``): an item's title and description when it gives none itself.
+"""Media RSS (``media:``): an item's title, description and tags when it gives none itself.
 
 YouTube's Atom feed and many video and photo feeds say what an item is only in Media RSS
 elements, which may sit on the item, in a ``media:group`` or in a ``media:content``.
@@ -112,3 +112,36 @@ def fallback_title(
         return None
     raw, kind = media_text(key, elements, "media:title", in_contents=not has_title)
     return fields.title(raw, kind, issues, unescape_twice=unescape_twice)
+
+
+_FLICKR_TAGS: Final = "urn:flickr:tags"
+
+
+def media_tags(key: TagKey, elements: list[etree._Element], issues: list[Issue]) -> list[str]:
+    """The tags of an item that has no category of its own: its Media RSS
+    ``media:category`` on the item or its ``media:group`` (one in a ``media:content``
+    classifies one rendition). Each is a tag, except Flickr's, whose scheme
+    ``urn:flickr:tags`` lists tags separated by spaces (its RSS has no other)."""
+    found: list[str] = []
+    for element in elements:
+        name = key[element.tag]
+        if name == "media:category":
+            _add_tags(element, found, issues)
+        elif name == "media:group":
+            for child in element:
+                if key[child.tag] == "media:category":
+                    _add_tags(child, found, issues)
+    return found
+
+
+def _add_tags(element: etree._Element, found: list[str], issues: list[Issue]) -> None:
+    text = text_of(element)
+    scheme = element.get("scheme")
+    if scheme is not None and scheme.strip().lower() == _FLICKR_TAGS:
+        values = text.split()
+    else:
+        values = [text]
+    for value in values:
+        tag = fields.tag(value, issues)
+        if tag:
+            found.append(tag)

@@ -8,7 +8,7 @@ from tap_feeddelta.errors import Issue, ParseError
 from tap_feeddelta.models import Author, Enclosure, FeedFormat, ParsedFeed, ParsedItem
 from tap_feeddelta.parse import fields
 from tap_feeddelta.parse.limits import MAX_ENCLOSURES, MAX_ITEMS_READ
-from tap_feeddelta.parse.media import fallback_title, is_avatar, media_text
+from tap_feeddelta.parse.media import fallback_title, is_avatar, media_tags, media_text
 from tap_feeddelta.parse.names import (
     RDF_ABOUT,
     RDF_NAMESPACE,
@@ -225,7 +225,7 @@ def _item(
         elif name == "media:content" or name == "media:group":
             _media(key, child, base, has_xml_base, media, issues)
             media_elements.append(child)
-        elif name == "media:description" or name == "media:title":
+        elif name == "media:description" or name == "media:title" or name == "media:category":
             media_elements.append(child)
         elif name == "atom:link":
             rel = link_relation(child.get("rel"))
@@ -272,6 +272,8 @@ def _item(
         summary = _fallback_summary(key, itunes_summary, media_elements, issues)
     if original_enclosures:
         enclosures = fields.with_original_urls(enclosures, original_enclosures, base)
+    if not tags and media_elements:  # Flickr's tags are only in media:category
+        tags = media_tags(key, media_elements, issues)
     item_title = fields.title(title, fields.rss_title_kind(title), issues) if title else None
     if item_title is None:  # no title, or one without words
         has_title = any(key[child.tag] in ("title", "dc:title") for child in element)

@@ -271,3 +271,40 @@ def test_a_media_title_inside_a_media_content_titles_only_an_item_with_no_title(
 </channel></rss>""".encode()
     items = parse_feed(body, None, "https://p.example/feed").items
     assert [item.title for item in items] == ["Photo one", None, "Item level", "Group level", None]
+
+
+def test_media_categories_are_the_tags_of_an_item_that_has_no_category() -> None:
+    """Flickr's RSS gives a photo's tags only in <media:category scheme="urn:flickr:tags">,
+    separated by spaces; other Media RSS categories are one tag each (on the item or its
+    media:group). An item's own categories win, as its enclosures win over media:content."""
+    body = f"""<rss version="2.0" xmlns:media="{_MEDIA}"><channel><title>Flickr</title>
+<item><title>Harbour at dusk</title><guid>1</guid>
+<media:content url="https://live.staticflickr.com/1_b.jpg" type="image/jpeg"/>
+<media:category scheme="urn:flickr:tags">harbour  dusk longexposure</media:category></item>
+<item><title>Video</title><guid>2</guid><media:group>
+<media:category scheme="http://gdata.youtube.com/schemas/2007/categories.cat" label="Music"
+>Music</media:category><media:content url="https://v.example/2.mp4" type="video/mp4"/>
+</media:group></item>
+<item><title>Own categories</title><guid>3</guid><category>news</category>
+<media:category scheme="urn:flickr:tags">not these</media:category></item>
+<item><title>Rendition only</title><guid>4</guid><media:content url="https://v.example/4.mp4">
+<media:category>one rendition</media:category></media:content>
+<media:category scheme="urn:flickr:tags"> </media:category><media:category/></item>
+</channel></rss>""".encode()
+    items = parse_feed(body, None, "https://www.flickr.com/services/feeds/x").items
+    assert [item.tags for item in items] == [
+        ("harbour", "dusk", "longexposure"),
+        ("Music",),
+        ("news",),
+        (),
+    ]
+    atom = f"""<feed xmlns="http://www.w3.org/2005/Atom" xmlns:media="{_MEDIA}"><title>t</title>
+<entry><id>urn:1</id><title>a</title>
+<media:category scheme="urn:flickr:tags">harbour dusk</media:category></entry>
+<entry><id>urn:2</id><title>b</title><category term="own"/>
+<media:category scheme="urn:flickr:tags">harbour dusk</media:category></entry>
+</feed>""".encode()
+    assert [item.tags for item in parse_feed(atom, None, "https://t.example/a").items] == [
+        ("harbour", "dusk"),
+        ("own",),
+    ]
