@@ -157,7 +157,7 @@ def _item(
     issues: list[Issue] = []
     base = base_of(element, document_url) if has_xml_base else document_url
     title = link = description = encoded = guid = published = dc_date = updated = None
-    atom_published = None
+    atom_published = created = plain_updated = None  # the last two: Jira's <created>, <updated>
     alternate = itunes_summary = itunes_title = original_link = None
     is_permalink = True
     authors: list[Author] = []
@@ -222,6 +222,12 @@ def _item(
         elif name == "atom:published":
             if atom_published is None:
                 atom_published = text_of(child)
+        elif name == "created":
+            if created is None:
+                created = text_of(child)
+        elif name == "updated":
+            if plain_updated is None:
+                plain_updated = text_of(child)
         elif name == "media:content" or name == "media:group":
             _media(key, child, base, has_xml_base, media, issues)
             media_elements.append(child)
@@ -251,8 +257,10 @@ def _item(
         published = atom_published
     if published is None:
         published, dc_date = dc_date, None
+    if published is None:
+        published = created
     if updated is None:
-        updated = dc_date
+        updated = dc_date if dc_date is not None else plain_updated
     native_id = fields.native_id(guid, issues)
     if native_id is None and element.get(RDF_ABOUT):
         native_id = fields.native_id(element.get(RDF_ABOUT), issues)

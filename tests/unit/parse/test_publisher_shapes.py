@@ -308,3 +308,29 @@ def test_media_categories_are_the_tags_of_an_item_that_has_no_category() -> None
         ("harbour", "dusk"),
         ("own",),
     ]
+
+
+def test_jira_items_are_dated_by_their_created_and_updated_elements() -> None:
+    """Jira's issue RSS (version 0.92) dates an item only with unprefixed <created> and
+    <updated>. They are read when the item has no other date of that kind."""
+    body = b"""<rss version="0.92"><channel><title>Acme JIRA</title>
+<item><title>[WID-42] Crash</title><link>https://jira.example/browse/WID-42</link>
+<key id="10042">WID-42</key><status id="1">Open</status>
+<created>Mon, 2 Jun 2025 09:12:00 +0000</created>
+<updated>Tue, 3 Jun 2025 14:00:00 +0000</updated>
+<comments><comment id="1" created="Tue, 3 Jun 2025 14:00:00 +0000">x</comment></comments>
+</item>
+<item><title>Dated</title><link>https://jira.example/browse/WID-43</link>
+<pubDate>Wed, 4 Jun 2025 10:00:00 +0000</pubDate><created>Mon, 2 Jun 2025 09:12:00 +0000</created>
+</item>
+<item><title>Modified</title><link>https://jira.example/browse/WID-44</link>
+<dcterms:modified xmlns:dcterms="http://purl.org/dc/terms/">2025-06-05T08:00:00Z</dcterms:modified>
+<updated>Tue, 3 Jun 2025 14:00:00 +0000</updated><created>not a date</created></item>
+</channel></rss>"""
+    items = parse_feed(body, "text/xml;charset=UTF-8", "https://jira.example/sr/x.xml").items
+    assert [(item.published_at, item.updated_at) for item in items] == [
+        ("2025-06-02T09:12:00Z", "2025-06-03T14:00:00Z"),
+        ("2025-06-04T10:00:00Z", None),
+        (None, "2025-06-05T08:00:00Z"),
+    ]
+    assert [issue.code for issue in items[2].issues] == ["invalid_date"]
