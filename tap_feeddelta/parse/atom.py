@@ -305,7 +305,7 @@ def _entry(
     return ParsedItem(
         native_id,  # native_id
         "atom_id" if native_id is not None else None,  # native_id_source
-        link,  # url
+        fields.item_url(link),  # url (Google Alerts: the page, not the redirect)
         item_title,  # title
         fields.summary(summary[0], summary[1], issues),  # summary
         fields.content(content[0], content[1], issues),  # content_text

@@ -38,7 +38,7 @@ from tap_feeddelta.parse.text import (
     utf8_length,
     without_controls,
 )
-from tap_feeddelta.parse.urls import safe_url
+from tap_feeddelta.parse.urls import safe_url, unwrapped_url
 
 TextKind = Literal["html", "text"]
 
@@ -153,6 +153,11 @@ def url(raw: str | None, base: str | None, what: str, issues: list[Issue]) -> st
     elif problem == "unsafe_url":
         issues.append(Issue("unsafe_url", f"The {what} URL is not http(s); dropped."))
     return value
+
+
+def item_url(url: str | None) -> str | None:
+    """An item's URL without the redirect it may go through (``unwrapped_url``)."""
+    return unwrapped_url(url) if url else url
 
 
 def original_url(raw: str | None, base: str | None) -> str | None:

@@ -292,7 +292,7 @@ def _item(
     return ParsedItem(
         native_id,  # native_id
         "guid" if native_id is not None else None,  # native_id_source
-        url,  # url
+        fields.item_url(url),  # url (Google Alerts: the page, not the redirect)
         item_title,  # title
         summary,  # summary
         fields.content(encoded, "html", issues),  # content_text

@@ -334,3 +334,46 @@ def test_jira_items_are_dated_by_their_created_and_updated_elements() -> None:
         (None, "2025-06-05T08:00:00Z"),
     ]
     assert [issue.code for issue in items[2].issues] == ["invalid_date"]
+
+
+def test_google_s_redirect_links_are_read_as_the_page_they_lead_to() -> None:
+    """Google Alerts links each entry through www.google.com/url?...&url=<page>&...; the
+    item's URL is the page (checked as any URL), its id stays the entry's id."""
+
+    def link(query: str) -> str:
+        return f"https://www.google.com/url?{query}".replace("&", "&amp;")
+
+    hrefs = [
+        link("rct=j&sa=t&url=https://news.example.com/2025/06/03/acme-recall&ct=ga&usg=AOv"),
+        link("url=https%3A%2F%2Fnews.example%2Fa%3Fb%3D1%26c%3D2&usg=x"),
+        link("q=http://news.example/q-page&sa=U"),
+        link("url=https://user:secret@news.example/cred"),
+        link("url=javascript:alert(1)&usg=x"),
+        link("sa=t&usg=x"),
+        "https://www.google.com/search?q=https://news.example/not-a-redirect",
+        "https://news.example/plain",
+    ]
+    entries = "".join(
+        f"<entry><id>tag:google.com,2013:googlealerts/feed:{i}</id><title>t{i}</title>"
+        f'<link href="{href}"/></entry>'
+        for i, href in enumerate(hrefs)
+    )
+    body = f'<feed xmlns="http://www.w3.org/2005/Atom"><title>a</title>{entries}</feed>'
+    items = parse_feed(body.encode(), None, "https://www.google.com/alerts/feeds/1/2").items
+    assert [item.native_id for item in items] == [
+        f"tag:google.com,2013:googlealerts/feed:{i}" for i in range(len(hrefs))
+    ]
+    assert [item.url for item in items] == [
+        "https://news.example.com/2025/06/03/acme-recall",
+        "https://news.example/a?b=1&c=2",
+        "http://news.example/q-page",
+        "https://news.example/cred",
+        "https://www.google.com/url?url=javascript:alert(1)&usg=x",
+        "https://www.google.com/url?sa=t&usg=x",
+        "https://www.google.com/search?q=https://news.example/not-a-redirect",
+        "https://news.example/plain",
+    ]
+    rss = f"""<rss version="2.0"><channel><title>a</title><item><title>r</title>
+<link>{hrefs[0]}</link></item></channel></rss>""".encode()
+    (item,) = parse_feed(rss, None, "https://www.google.com/alerts/feeds/1/2").items
+    assert item.url == "https://news.example.com/2025/06/03/acme-recall"
