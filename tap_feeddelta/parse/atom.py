@@ -13,7 +13,7 @@ from tap_feeddelta.models import Author, Enclosure, FeedFormat, ParsedFeed, Pars
 from tap_feeddelta.parse import fields
 from tap_feeddelta.parse.fields import TextKind
 from tap_feeddelta.parse.limits import MAX_ENCLOSURES, MAX_ITEMS_READ, MAX_RAW_TEXT_CHARS
-from tap_feeddelta.parse.media import fallback_title, media_text
+from tap_feeddelta.parse.media import fallback_title, media_tags, media_text
 from tap_feeddelta.parse.names import (
     ATOM_HOME,
     XML_LANG,
@@ -290,9 +290,14 @@ def _entry(
     # Atom text constructs say how they are escaped: read as typed, not unescaped twice.
     item_title = fields.title(title[0], title[1], issues, unescape_twice=False)
     if item_title is None:  # no title, or one without words
-        item_title = fallback_title(key, itunes_title, media_elements, issues, unescape_twice=False)
+        has_title = any(key[child.tag] == "title" for child in element)
+        item_title = fallback_title(
+            key, itunes_title, media_elements, issues, unescape_twice=False, has_title=has_title
+        )
     if summary[0] is None and media_elements:
         summary = media_text(key, media_elements, "media:description")
+    if not tags and media_elements:
+        tags = media_tags(key, media_elements, issues)
     native_id = fields.native_id(entry_id, issues)
     if link is None and native_id and native_id.startswith(("http://", "https://")):
         link = fields.url(native_id, None, "item", issues)  # the id is the permalink
@@ -300,7 +305,7 @@ def _entry(
     return ParsedItem(
         native_id,  # native_id
         "atom_id" if native_id is not None else None,  # native_id_source
-        link,  # url
+        fields.item_url(link),  # url (Google Alerts: the page, not the redirect)
         item_title,  # title
         fields.summary(summary[0], summary[1], issues),  # summary
         fields.content(content[0], content[1], issues),  # content_text

@@ -12,6 +12,7 @@ from typing import Any, Final, Literal
 
 from tap_feeddelta.errors import Issue
 from tap_feeddelta.models import Author, Enclosure
+from tap_feeddelta.parse.bylines import byline_names
 from tap_feeddelta.parse.dates import rfc3339
 from tap_feeddelta.parse.limits import (
     MAX_AUTHOR_NAME_BYTES,
@@ -37,7 +38,7 @@ from tap_feeddelta.parse.text import (
     utf8_length,
     without_controls,
 )
-from tap_feeddelta.parse.urls import safe_url
+from tap_feeddelta.parse.urls import safe_url, unwrapped_url
 
 TextKind = Literal["html", "text"]
 
@@ -152,6 +153,11 @@ def url(raw: str | None, base: str | None, what: str, issues: list[Issue]) -> st
     elif problem == "unsafe_url":
         issues.append(Issue("unsafe_url", f"The {what} URL is not http(s); dropped."))
     return value
+
+
+def item_url(url: str | None) -> str | None:
+    """An item's URL without the redirect it may go through (``unwrapped_url``)."""
+    return unwrapped_url(url) if url else url
 
 
 def original_url(raw: str | None, base: str | None) -> str | None:
@@ -303,7 +309,8 @@ _RSS_AUTHOR_ANGLE: Final = re.compile(r"\s*(?P<name>[^<>]*?)\s*<(?P<email>[^\s<>
 
 def rss_authors(raw: str | None, base: str | None, issues: list[Issue]) -> tuple[Author, ...]:
     """RSS ``author`` or ``dc:creator``: "email (Name)", "Name <email>", a bare email, a
-    bare name, or names that are each a link (several authors)."""
+    bare name, or several authors: names that are each a link, or a plain list of names
+    (see ``bylines``)."""
     if not raw:
         return ()
     key = (raw, base)
@@ -322,6 +329,12 @@ def _rss_authors(raw: str, base: str | None, issues: list[Issue]) -> tuple[Autho
     if "<" in raw and _LINKED_NAMES.fullmatch(raw):
         found = (author(name, None, None, base, issues) for name in _LINK_TEXT.findall(raw))
         return tuple(person for person in found if person is not None)
+    if "<" not in raw and "@" not in raw:
+        names = byline_names(raw)
+        if names is not None:  # a plain list of names (arXiv's current RSS)
+            # One past the cap is enough for the item to report the rest.
+            found = (author(name, None, None, base, issues) for name in names[: MAX_AUTHORS + 1])
+            return tuple(person for person in found if person is not None)
     person = _rss_author(raw, base, issues)
     return () if person is None else (person,)
 

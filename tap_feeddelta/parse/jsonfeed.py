@@ -185,7 +185,7 @@ def _item(
     return ParsedItem(
         native_id,  # native_id
         "json_id" if native_id is not None else None,  # native_id_source
-        url,  # url
+        fields.item_url(url),  # url (Google Alerts: the page, not the redirect)
         fields.title(_words(raw.get("title"), "title", issues), "text", issues),  # title
         fields.summary(_words(raw.get("summary"), "summary", issues), "text", issues),  # summary
         content,  # content_text

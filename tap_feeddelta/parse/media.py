@@ -1,4 +1,4 @@
-"""Media RSS (``media:``): an item's title and description when it gives none itself.
+"""Media RSS (``media:``): an item's title, description and tags when it gives none itself.
 
 YouTube's Atom feed and many video and photo feeds say what an item is only in Media RSS
 elements, which may sit on the item, in a ``media:group`` or in a ``media:content``.
@@ -16,23 +16,33 @@ from tap_feeddelta.parse import fields
 from tap_feeddelta.parse.fields import TextKind
 from tap_feeddelta.parse.names import TagKey, markup_of, text_of
 
+_GROUP: Final = frozenset({"media:group"})
 _HOLDERS: Final = frozenset({"media:group", "media:content"})
 # Item → group or content → a group's content.
 _LEVELS: Final = 3
+_AVATAR_WORDS: Final = frozenset({"avatar", "avatars"})
 
 
 def media_text(
-    key: TagKey, elements: list[etree._Element], name: str
+    key: TagKey, elements: list[etree._Element], name: str, *, in_contents: bool = True
 ) -> tuple[str | None, TextKind]:
     """The text of the first non-empty ``name`` (``media:title``, ``media:description``)
     among an item's media elements (its ``media:`` children), and how to read it. The one
-    closest to the item wins: the spec lets a deeper one describe a single rendition."""
+    closest to the item wins: the spec lets a deeper one describe a single rendition.
+    ``in_contents``: whether one inside a ``media:content`` (one media object) counts,
+    or only one on the item or its ``media:group``. An author's picture never counts."""
+    holders = _HOLDERS if in_contents else _GROUP
     level = elements
     for _ in range(_LEVELS):
         for element in level:
             if key[element.tag] == name and text_of(element).strip():
                 return _text(element)
-        level = [child for element in level if key[element.tag] in _HOLDERS for child in element]
+        level = [
+            child
+            for element in level
+            if key[element.tag] in holders and not is_avatar(key, element)
+            for child in element
+        ]
     return None, "text"
 
 
@@ -43,6 +53,33 @@ def _text(element: etree._Element) -> tuple[str, TextKind]:
     return text_of(element), "text"
 
 
+def is_avatar(key: TagKey, element: etree._Element) -> bool:
+    """Whether a ``media:content`` is a person's picture, not the item's media: an image
+    (or a content of no declared kind) at an avatar address, whose host is named
+    "avatar(s)" (avatars.githubusercontent.com) or whose path has an "avatar(s)" folder
+    (Gravatar's /avatar/<hash>, which WordPress.com adds to every post for its author).
+    A file named avatar.png is a post's picture like any other."""
+    if key[element.tag] != "media:content":
+        return False
+    medium = element.get("medium")
+    if medium is not None and medium.strip().lower() != "image":
+        return False
+    media_type = element.get("type")
+    if media_type is not None and not media_type.strip().lower().startswith("image/"):
+        return False
+    url = (element.get("url") or "").strip().lower()
+    scheme, slashes, rest = url.partition("//")
+    if slashes and ("/" in scheme or "?" in scheme):
+        return False  # "//" in a path or query, not before a host
+    path = rest if slashes else url
+    path = path.partition("?")[0].partition("#")[0]
+    if slashes:
+        host, _, path = path.partition("/")
+        if host.rpartition("@")[2].partition(".")[0] in _AVATAR_WORDS:
+            return True
+    return not _AVATAR_WORDS.isdisjoint(path.split("/")[:-1])
+
+
 def fallback_title(
     key: TagKey,
     itunes_title: str | None,
@@ -50,13 +87,21 @@ def fallback_title(
     issues: list[Issue],
     *,
     unescape_twice: bool,
+    has_title: bool,
 ) -> str | None:
     """The title of an item whose own title (RSS ``title`` or ``dc:title``, Atom ``title``)
     is missing or has no words: its ``itunes:title``, else its Media RSS title.
 
     itunes:title comes first: it names the episode, the item itself, where a media:title
     names a media object (and a deeper one a single rendition). itunes:title has no
-    declared kind: it is read as an RSS title is, HTML only when it shows markup."""
+    declared kind: it is read as an RSS title is, HTML only when it shows markup.
+
+    ``has_title``: the item has a title element, empty or blank (an untitled WordPress
+    post). Then a media:title on the item or its media:group still stands in, but not one
+    inside a media:content: that names one picture of the post (WordPress.com adds one
+    per image), not the post. Only an item with no title element at all (a photo feed
+    whose items are the photos) takes it, as in feedparser, where a deeper title never
+    replaces a shallower one, even an empty one."""
     if itunes_title:
         found = fields.title(
             itunes_title, fields.rss_title_kind(itunes_title), issues, unescape_twice=unescape_twice
@@ -65,5 +110,38 @@ def fallback_title(
             return found
     if not elements:
         return None
-    raw, kind = media_text(key, elements, "media:title")
+    raw, kind = media_text(key, elements, "media:title", in_contents=not has_title)
     return fields.title(raw, kind, issues, unescape_twice=unescape_twice)
+
+
+_FLICKR_TAGS: Final = "urn:flickr:tags"
+
+
+def media_tags(key: TagKey, elements: list[etree._Element], issues: list[Issue]) -> list[str]:
+    """The tags of an item that has no category of its own: its Media RSS
+    ``media:category`` on the item or its ``media:group`` (one in a ``media:content``
+    classifies one rendition). Each is a tag, except Flickr's, whose scheme
+    ``urn:flickr:tags`` lists tags separated by spaces (its RSS has no other)."""
+    found: list[str] = []
+    for element in elements:
+        name = key[element.tag]
+        if name == "media:category":
+            _add_tags(element, found, issues)
+        elif name == "media:group":
+            for child in element:
+                if key[child.tag] == "media:category":
+                    _add_tags(child, found, issues)
+    return found
+
+
+def _add_tags(element: etree._Element, found: list[str], issues: list[Issue]) -> None:
+    text = text_of(element)
+    scheme = element.get("scheme")
+    if scheme is not None and scheme.strip().lower() == _FLICKR_TAGS:
+        values = text.split()
+    else:
+        values = [text]
+    for value in values:
+        tag = fields.tag(value, issues)
+        if tag:
+            found.append(tag)

@@ -8,7 +8,7 @@ from tap_feeddelta.errors import Issue, ParseError
 from tap_feeddelta.models import Author, Enclosure, FeedFormat, ParsedFeed, ParsedItem
 from tap_feeddelta.parse import fields
 from tap_feeddelta.parse.limits import MAX_ENCLOSURES, MAX_ITEMS_READ
-from tap_feeddelta.parse.media import fallback_title, media_text
+from tap_feeddelta.parse.media import fallback_title, is_avatar, media_tags, media_text
 from tap_feeddelta.parse.names import (
     RDF_ABOUT,
     RDF_NAMESPACE,
@@ -157,7 +157,7 @@ def _item(
     issues: list[Issue] = []
     base = base_of(element, document_url) if has_xml_base else document_url
     title = link = description = encoded = guid = published = dc_date = updated = None
-    atom_published = None
+    atom_published = created = plain_updated = None  # the last two: Jira's <created>, <updated>
     alternate = itunes_summary = itunes_title = original_link = None
     is_permalink = True
     authors: list[Author] = []
@@ -222,10 +222,16 @@ def _item(
         elif name == "atom:published":
             if atom_published is None:
                 atom_published = text_of(child)
+        elif name == "created":
+            if created is None:
+                created = text_of(child)
+        elif name == "updated":
+            if plain_updated is None:
+                plain_updated = text_of(child)
         elif name == "media:content" or name == "media:group":
             _media(key, child, base, has_xml_base, media, issues)
             media_elements.append(child)
-        elif name == "media:description" or name == "media:title":
+        elif name == "media:description" or name == "media:title" or name == "media:category":
             media_elements.append(child)
         elif name == "atom:link":
             rel = link_relation(child.get("rel"))
@@ -251,8 +257,10 @@ def _item(
         published = atom_published
     if published is None:
         published, dc_date = dc_date, None
+    if published is None:
+        published = created
     if updated is None:
-        updated = dc_date
+        updated = dc_date if dc_date is not None else plain_updated
     native_id = fields.native_id(guid, issues)
     if native_id is None and element.get(RDF_ABOUT):
         native_id = fields.native_id(element.get(RDF_ABOUT), issues)
@@ -272,14 +280,19 @@ def _item(
         summary = _fallback_summary(key, itunes_summary, media_elements, issues)
     if original_enclosures:
         enclosures = fields.with_original_urls(enclosures, original_enclosures, base)
+    if not tags and media_elements:  # Flickr's tags are only in media:category
+        tags = media_tags(key, media_elements, issues)
     item_title = fields.title(title, fields.rss_title_kind(title), issues) if title else None
     if item_title is None:  # no title, or one without words
-        item_title = fallback_title(key, itunes_title, media_elements, issues, unescape_twice=True)
+        has_title = any(key[child.tag] in ("title", "dc:title") for child in element)
+        item_title = fallback_title(
+            key, itunes_title, media_elements, issues, unescape_twice=True, has_title=has_title
+        )
     # Positional (faster than keywords); the order is checked by test_fields.py.
     return ParsedItem(
         native_id,  # native_id
         "guid" if native_id is not None else None,  # native_id_source
-        url,  # url
+        fields.item_url(url),  # url (Google Alerts: the page, not the redirect)
         item_title,  # title
         summary,  # summary
         fields.content(encoded, "html", issues),  # content_text
@@ -342,7 +355,8 @@ def _media(
     found: list[Enclosure],
     issues: list[Issue],
 ) -> None:
-    """Media RSS ``media:content``, alone or in a ``media:group``."""
+    """Media RSS ``media:content``, alone or in a ``media:group``, other than an author's
+    picture."""
     if key[element.tag] == "media:content":
         contents = [element]
     else:
@@ -351,6 +365,8 @@ def _media(
     for content in contents:
         if len(found) > MAX_ENCLOSURES:
             return  # one past the cap is read, to be reported
+        if is_avatar(key, content):
+            continue  # the author's picture (WordPress.com's Gravatar), not the item's media
         media_base = child_base(content, base) if has_xml_base else base
         enc = fields.enclosure(
             content.get("url"), content.get("type"), content.get("fileSize"), media_base, issues

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 from typing import Final, Literal
-from urllib.parse import urljoin, urlsplit, urlunsplit
+from urllib.parse import parse_qsl, urljoin, urlsplit, urlunsplit
 
 from tap_feeddelta.parse.limits import MAX_URL_BYTES
 
@@ -55,3 +55,21 @@ def safe_base(raw: str | None, base: str | None) -> str | None:
         return base
     url, _ = safe_url(raw, base)
     return url or base
+
+
+_GOOGLE_REDIRECTS: Final = ("https://www.google.com/url?", "http://www.google.com/url?")
+
+
+def unwrapped_url(url: str) -> str:
+    """The page a redirect link leads to, for an item's URL: Google's
+    ``www.google.com/url?...&url=<page>`` (Google Alerts; ``q=`` in older links) gives its
+    ``url`` (else ``q``) parameter when that is an http(s) URL that passes ``safe_url``.
+    Any other URL, or a redirect without such a target, is returned as it is."""
+    if not url[:27].lower().startswith(_GOOGLE_REDIRECTS):
+        return url
+    params = dict(parse_qsl(url.partition("?")[2].partition("#")[0]))
+    target = params.get("url") or params.get("q")
+    if not target or not target.lstrip()[:8].lower().startswith(("http://", "https://")):
+        return url
+    page, _ = safe_url(target, None)
+    return page or url

@@ -206,3 +206,174 @@ def test_html_in_a_podcast_s_itunes_summary_is_read_for_its_words() -> None:
         "Show notes: guest Kim",
         "When a < b holds",
     ]
+
+
+_MEDIA = "http://search.yahoo.com/mrss/"
+
+
+def test_wordpress_com_media_names_no_untitled_post_and_its_avatar_is_no_enclosure() -> None:
+    """WordPress.com adds a media:content (with a media:title) for each image of a post and
+    one for the author's Gravatar. An untitled post (<title></title>) stays untitled: a
+    media:title inside a media:content names one picture, not the post. The avatar is the
+    author's picture, not the post's media."""
+    avatar = "https://0.gravatar.com/avatar/5f1e2d3c?s=96&amp;d=identicon&amp;r=G"
+    body = f"""<rss version="2.0" xmlns:media="{_MEDIA}"
+xmlns:dc="http://purl.org/dc/elements/1.1/"><channel><title>Jane writes</title>
+<item><title></title><link>https://jane.example/2025/06/03/1234/</link>
+<dc:creator>janedoe42</dc:creator><description>Sunny day at the lake.</description>
+<media:thumbnail url="https://jane.example/uploads/lake.jpg?w=1024"/>
+<media:content url="https://jane.example/uploads/lake.jpg?w=1024" medium="image">
+<media:title type="html">lake</media:title></media:content>
+<media:content url="{avatar}" medium="image"><media:title type="html">janedoe42</media:title>
+</media:content></item>
+<item><title></title><link>https://jane.example/2025/06/02/1230/</link>
+<media:content url="{avatar}" medium="image"><media:title type="html">janedoe42</media:title>
+</media:content></item>
+<item><link>https://jane.example/2025/06/01/1220/</link>
+<media:content url="{avatar}" medium="image"><media:title type="html">janedoe42</media:title>
+</media:content></item>
+<item><title>Titled</title><link>https://jane.example/a/</link>
+<media:content url="https://avatars.example/u/7?s=96" medium="image"/>
+<media:content url="https://cdn.example/avatars/u7.png" medium="image"/>
+<media:content url="https://cdn.example/2025/avatar.png" medium="image"/>
+<media:content url="https://cdn.example/avatar/talk.mp4" type="video/mp4"/></item>
+</channel></rss>""".encode()
+    items = parse_feed(body, None, "https://jane.example/feed/").items
+    assert [(item.title, [e.url for e in item.enclosures]) for item in items] == [
+        (None, ["https://jane.example/uploads/lake.jpg?w=1024"]),
+        (None, []),
+        (None, []),  # no title element, but the only media:title is the avatar's
+        (
+            "Titled",
+            ["https://cdn.example/2025/avatar.png", "https://cdn.example/avatar/talk.mp4"],
+        ),
+    ]
+
+
+def test_a_media_title_inside_a_media_content_titles_only_an_item_with_no_title() -> None:
+    """A media:title on the item or its media:group describes the item's media as a whole;
+    one inside a media:content describes one object, and stands in only for an item that
+    has no title element at all (a photo feed whose items are the photos), as in
+    feedparser, where a deeper title never replaces a shallower one, even an empty one."""
+    body = f"""<rss version="2.0" xmlns:media="{_MEDIA}"><channel><title>P</title>
+<item><guid>1</guid><media:content url="https://p.example/1.jpg">
+<media:title>Photo one</media:title></media:content></item>
+<item><guid>2</guid><title> </title><media:content url="https://p.example/2.jpg">
+<media:title>Not the post</media:title></media:content></item>
+<item><guid>3</guid><title/><media:title>Item level</media:title>
+<media:content url="https://p.example/3.jpg"><media:title>Not this</media:title></media:content>
+</item>
+<item><guid>4</guid><title/><media:group><media:content url="https://p.example/4.mp4">
+<media:title>Rendition</media:title></media:content><media:title>Group level</media:title>
+</media:group></item>
+<item><guid>5</guid><title/><media:group><media:content url="https://p.example/5.mp4">
+<media:title>Rendition</media:title></media:content></media:group></item>
+</channel></rss>""".encode()
+    items = parse_feed(body, None, "https://p.example/feed").items
+    assert [item.title for item in items] == ["Photo one", None, "Item level", "Group level", None]
+
+
+def test_media_categories_are_the_tags_of_an_item_that_has_no_category() -> None:
+    """Flickr's RSS gives a photo's tags only in <media:category scheme="urn:flickr:tags">,
+    separated by spaces; other Media RSS categories are one tag each (on the item or its
+    media:group). An item's own categories win, as its enclosures win over media:content."""
+    body = f"""<rss version="2.0" xmlns:media="{_MEDIA}"><channel><title>Flickr</title>
+<item><title>Harbour at dusk</title><guid>1</guid>
+<media:content url="https://live.staticflickr.com/1_b.jpg" type="image/jpeg"/>
+<media:category scheme="urn:flickr:tags">harbour  dusk longexposure</media:category></item>
+<item><title>Video</title><guid>2</guid><media:group>
+<media:category scheme="http://gdata.youtube.com/schemas/2007/categories.cat" label="Music"
+>Music</media:category><media:content url="https://v.example/2.mp4" type="video/mp4"/>
+</media:group></item>
+<item><title>Own categories</title><guid>3</guid><category>news</category>
+<media:category scheme="urn:flickr:tags">not these</media:category></item>
+<item><title>Rendition only</title><guid>4</guid><media:content url="https://v.example/4.mp4">
+<media:category>one rendition</media:category></media:content>
+<media:category scheme="urn:flickr:tags"> </media:category><media:category/></item>
+</channel></rss>""".encode()
+    items = parse_feed(body, None, "https://www.flickr.com/services/feeds/x").items
+    assert [item.tags for item in items] == [
+        ("harbour", "dusk", "longexposure"),
+        ("Music",),
+        ("news",),
+        (),
+    ]
+    atom = f"""<feed xmlns="http://www.w3.org/2005/Atom" xmlns:media="{_MEDIA}"><title>t</title>
+<entry><id>urn:1</id><title>a</title>
+<media:category scheme="urn:flickr:tags">harbour dusk</media:category></entry>
+<entry><id>urn:2</id><title>b</title><category term="own"/>
+<media:category scheme="urn:flickr:tags">harbour dusk</media:category></entry>
+</feed>""".encode()
+    assert [item.tags for item in parse_feed(atom, None, "https://t.example/a").items] == [
+        ("harbour", "dusk"),
+        ("own",),
+    ]
+
+
+def test_jira_items_are_dated_by_their_created_and_updated_elements() -> None:
+    """Jira's issue RSS (version 0.92) dates an item only with unprefixed <created> and
+    <updated>. They are read when the item has no other date of that kind."""
+    body = b"""<rss version="0.92"><channel><title>Acme JIRA</title>
+<item><title>[WID-42] Crash</title><link>https://jira.example/browse/WID-42</link>
+<key id="10042">WID-42</key><status id="1">Open</status>
+<created>Mon, 2 Jun 2025 09:12:00 +0000</created>
+<updated>Tue, 3 Jun 2025 14:00:00 +0000</updated>
+<comments><comment id="1" created="Tue, 3 Jun 2025 14:00:00 +0000">x</comment></comments>
+</item>
+<item><title>Dated</title><link>https://jira.example/browse/WID-43</link>
+<pubDate>Wed, 4 Jun 2025 10:00:00 +0000</pubDate><created>Mon, 2 Jun 2025 09:12:00 +0000</created>
+</item>
+<item><title>Modified</title><link>https://jira.example/browse/WID-44</link>
+<dcterms:modified xmlns:dcterms="http://purl.org/dc/terms/">2025-06-05T08:00:00Z</dcterms:modified>
+<updated>Tue, 3 Jun 2025 14:00:00 +0000</updated><created>not a date</created></item>
+</channel></rss>"""
+    items = parse_feed(body, "text/xml;charset=UTF-8", "https://jira.example/sr/x.xml").items
+    assert [(item.published_at, item.updated_at) for item in items] == [
+        ("2025-06-02T09:12:00Z", "2025-06-03T14:00:00Z"),
+        ("2025-06-04T10:00:00Z", None),
+        (None, "2025-06-05T08:00:00Z"),
+    ]
+    assert [issue.code for issue in items[2].issues] == ["invalid_date"]
+
+
+def test_google_s_redirect_links_are_read_as_the_page_they_lead_to() -> None:
+    """Google Alerts links each entry through www.google.com/url?...&url=<page>&...; the
+    item's URL is the page (checked as any URL), its id stays the entry's id."""
+
+    def link(query: str) -> str:
+        return f"https://www.google.com/url?{query}".replace("&", "&amp;")
+
+    hrefs = [
+        link("rct=j&sa=t&url=https://news.example.com/2025/06/03/acme-recall&ct=ga&usg=AOv"),
+        link("url=https%3A%2F%2Fnews.example%2Fa%3Fb%3D1%26c%3D2&usg=x"),
+        link("q=http://news.example/q-page&sa=U"),
+        link("url=https://user:secret@news.example/cred"),
+        link("url=javascript:alert(1)&usg=x"),
+        link("sa=t&usg=x"),
+        "https://www.google.com/search?q=https://news.example/not-a-redirect",
+        "https://news.example/plain",
+    ]
+    entries = "".join(
+        f"<entry><id>tag:google.com,2013:googlealerts/feed:{i}</id><title>t{i}</title>"
+        f'<link href="{href}"/></entry>'
+        for i, href in enumerate(hrefs)
+    )
+    body = f'<feed xmlns="http://www.w3.org/2005/Atom"><title>a</title>{entries}</feed>'
+    items = parse_feed(body.encode(), None, "https://www.google.com/alerts/feeds/1/2").items
+    assert [item.native_id for item in items] == [
+        f"tag:google.com,2013:googlealerts/feed:{i}" for i in range(len(hrefs))
+    ]
+    assert [item.url for item in items] == [
+        "https://news.example.com/2025/06/03/acme-recall",
+        "https://news.example/a?b=1&c=2",
+        "http://news.example/q-page",
+        "https://news.example/cred",
+        "https://www.google.com/url?url=javascript:alert(1)&usg=x",
+        "https://www.google.com/url?sa=t&usg=x",
+        "https://www.google.com/search?q=https://news.example/not-a-redirect",
+        "https://news.example/plain",
+    ]
+    rss = f"""<rss version="2.0"><channel><title>a</title><item><title>r</title>
+<link>{hrefs[0]}</link></item></channel></rss>""".encode()
+    (item,) = parse_feed(rss, None, "https://www.google.com/alerts/feeds/1/2").items
+    assert item.url == "https://news.example.com/2025/06/03/acme-recall"
