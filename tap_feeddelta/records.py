@@ -9,6 +9,8 @@ from urllib.parse import urlsplit, urlunsplit
 from tap_feeddelta.config import ContentMode
 from tap_feeddelta.delta import ItemChange, ItemCounts
 from tap_feeddelta.errors import Issue
+from tap_feeddelta.fetch.errors import FetchError
+from tap_feeddelta.fetch.urls import parse_target
 from tap_feeddelta.models import FetchResult, ParsedFeed, ParsedItem
 
 ITEM_SCHEMA_VERSION: Final = "feed-item/1"
@@ -32,14 +34,16 @@ def shown_url(url: str | None, configured: str, advertised: str | None = None) -
     its web page ``advertised`` (discovery), is shown as scheme, host and path only.
     Those two, the user's own and the one the page published (``advertised_feeds``
     shows it), are shown whole: feeds that differ only in their query
-    (``/?feed=rss2``, ``/?feed=comments-rss2``) stay apart."""
+    (``/?feed=rss2``, ``/?feed=comments-rss2``) stay apart. They are compared as the
+    fetcher asked for them (``/?cat=новости`` is sent, and read, as ``/?cat=%D0%BD…``)."""
     if url is None or url in (configured, advertised):
+        return url
+    asked = [as_fetched(u) for u in (configured, advertised) if u is not None]
+    if url in asked:
         return url
     parts = urlsplit(url)
     if "@" not in parts.netloc and (
-        not parts.query
-        or parts.query == urlsplit(configured).query
-        or (advertised is not None and parts.query == urlsplit(advertised).query)
+        not parts.query or parts.query in {urlsplit(u).query for u in asked}
     ):
         return url
     host = parts.hostname or ""
@@ -50,6 +54,16 @@ def shown_url(url: str | None, configured: str, advertised: str | None = None) -
     except ValueError:
         port = ""
     return urlunsplit((parts.scheme, host + port, parts.path, "", ""))
+
+
+def as_fetched(url: str) -> str:
+    """``url`` as the fetcher asks for it (its normalized form: non-ASCII and reserved
+    characters percent-encoded, upper-case %xx, no fragment); as given if it cannot be
+    fetched at all."""
+    try:
+        return parse_target(url).url
+    except FetchError:
+        return url
 
 
 def item_record(

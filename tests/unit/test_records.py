@@ -51,6 +51,23 @@ def test_a_discovered_feed_s_url_is_shown_whole_as_its_web_page_advertised_it(
     assert shown_url(url, CONFIGURED, ADVERTISED) == shown
 
 
+@pytest.mark.parametrize(
+    ("asked", "read"),
+    [
+        (
+            "https://e.org/rss?cat=новости",
+            "https://e.org/rss?cat=%D0%BD%D0%BE%D0%B2%D0%BE%D1%81%D1%82%D0%B8",
+        ),
+        ("https://e.org/rss?cat=%d0%bd", "https://e.org/rss?cat=%D0%BD"),
+        ('https://e.org/rss?q={a|b}^"', "https://e.org/rss?q=%7Ba%7Cb%7D%5E%22"),
+    ],
+    ids=["non-ascii", "lower-case-escapes", "reserved-characters"],
+)
+def test_a_query_is_compared_as_the_fetcher_sends_it(asked: str, read: str) -> None:
+    assert shown_url(read, asked) == read
+    assert shown_url(read, CONFIGURED, asked) == read
+
+
 def _record(item: ParsedItem, mode: ContentMode) -> dict[str, Any]:
     change = diff_items(None, [item], DeltaSettings("m", "u", first_run_mode="emit_all")).changes[0]
     feed = ParsedFeed(format="atom-1.0", title="t", items=(item,))
