@@ -27,6 +27,7 @@ from tap_feeddelta.models import FetchResult, ParsedFeed
 from tap_feeddelta.records import (
     FeedContext,
     HealthFacts,
+    final_url_hash,
     health_record,
     item_record,
     shown_url,
@@ -199,7 +200,9 @@ async def check_feed(
         feed.items,
         _delta_settings(settings, task.feed_url),
         from_another_feed=bool(
-            discovered_from and bookmark and bookmark.final_url not in (None, shown_final_url)
+            discovered_from
+            and bookmark
+            and _read_elsewhere(bookmark, result.final_url or task.feed_url, shown_final_url)
         ),
     )
     records = [
@@ -230,6 +233,7 @@ async def check_feed(
         last_modified=result.last_modified if keep_validators else None,
         # As the records show it: a signed token a redirect handed out is not stored.
         final_url=shown_final_url,
+        final_url_hash=final_url_hash(result.final_url or task.feed_url),
         title=feed.title,
         format=feed.format,
         checked_at=ctx.checked_at,
@@ -247,21 +251,21 @@ async def _fetch(
 ) -> FetchResult:
     """``url`` fetched on the bookmark's validators.
 
-    They belong to the resource last read (the bookmark's ``final_url``, kept as
-    ``shown_url`` shows it for the configured ``feed_url`` and the ``url`` asked for). A
-    304 from another resource, such as the web page a feed was found through (servers
-    that compare If-Modified-Since by date answer 304 for an older page), says nothing
-    about that feed: the URL is then fetched again without them.
+    They belong to the resource last read (the bookmark's ``final_url_hash``). A 304
+    from another resource, such as the web page a feed was found through (servers that
+    compare If-Modified-Since by date answer 304 for an older page), or another feed
+    that a redirect reaches through the same path with another query (WordPress's
+    /index.php?feed=…), says nothing about that feed: the URL is then fetched again
+    without them.
     """
     if bookmark is None:
         return await fetcher.fetch_async(url)
     result = await fetcher.fetch_async(
         url, etag=bookmark.etag, last_modified=bookmark.last_modified
     )
-    read_from = bookmark.final_url
-    if result.status != "not_modified" or read_from in (
-        None,
-        shown_url(result.final_url or url, feed_url, url),
+    final_url = result.final_url or url
+    if result.status != "not_modified" or not _read_elsewhere(
+        bookmark, final_url, shown_url(final_url, feed_url, url)
     ):
         return result
     again = await fetcher.fetch_async(url)
@@ -271,6 +275,15 @@ async def _fetch(
         redirects=result.redirects + again.redirects,
         bytes_received=result.bytes_received + again.bytes_received,
     )
+
+
+def _read_elsewhere(bookmark: FeedBookmark, final_url: str, shown_final_url: str | None) -> bool:
+    """Whether ``final_url`` (shown as ``shown_final_url``) is another resource than the
+    one the bookmark's document was read from. A bookmark from before the hash was kept
+    knows that URL only as it was shown."""
+    if bookmark.final_url_hash is not None:
+        return bookmark.final_url_hash != final_url_hash(final_url)
+    return bookmark.final_url not in (None, shown_final_url)
 
 
 class _OneBudget:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 from dataclasses import dataclass, field
 from typing import Any, Final
 from urllib.parse import urlsplit, urlunsplit
@@ -54,6 +55,13 @@ def shown_url(url: str | None, configured: str, advertised: str | None = None) -
     except ValueError:
         port = ""
     return urlunsplit((parts.scheme, host + port, parts.path, "", ""))
+
+
+def final_url_hash(url: str) -> str:
+    """Which resource was read, for the bookmark: a short hash of the whole URL (query
+    included), so that feeds shown alike (a query a redirect added is not shown) stay
+    apart without the URL, which may hold a token, being stored."""
+    return "v1:" + hashlib.sha256(url.encode("utf-8")).hexdigest()[:16]
 
 
 def as_fetched(url: str) -> str:

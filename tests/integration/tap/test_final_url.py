@@ -51,3 +51,50 @@ def test_a_query_the_fetcher_re_encodes_is_kept_and_a_switch_is_another_feed(
     run = run_tap(config(server, lower))
     [row] = run.health
     assert (row["status"], row["redirects"], row["final_url"]) == ("ok", 0, server.url(news))
+
+
+def test_feeds_that_differ_only_in_a_query_a_redirect_adds_are_two_feeds(
+    server: FeedServer,
+) -> None:
+    """WordPress: /feed/ and /comments/feed/ redirect to /index.php?feed=rss2 and
+    ?feed=comments-rss2, on a static host with one Last-Modified for every file. Both
+    show as /index.php; the posts feed's validators must not buy a 304 for comments."""
+    static = {"compares_dates": True, "last_modified": 1e9}
+    server.put("/index.php?feed=rss2", rss(ITEMS[:2], title="Posts"), **static)
+    comments = [(f"comment-{n}", "C", "c") for n in range(3)]
+    server.put("/index.php?feed=comments-rss2", rss(comments, title="Comments"), **static)
+    server.put("/feed/", b"", status=301, headers={"Location": "/index.php?feed=rss2"})
+    moved = {"Location": "/index.php?feed=comments-rss2"}
+    server.put("/comments/feed/", b"", status=301, headers=moved)
+    server.put("/", _page("/feed/"), content_type="text/html")
+    cfg = config(server, "/", discover_from_websites=True)
+    first = run_tap(cfg)
+    [row] = first.health
+    assert (row["status"], row["final_url"]) == ("ok", server.url("/index.php"))
+    assert "rss2" not in first.partition(server.url("/"))["final_url"]
+
+    server.put("/", _page("/comments/feed/"), content_type="text/html")
+    second = run_tap(cfg, first.final_state)
+    [row] = second.health
+    assert (row["status"], row["feed_title"]) == ("ok", "Comments")
+    assert second.items == []  # another feed: read as on a first run
+    assert [i["code"] for i in row["issues"]].count("feed_discovered") == 1
+    assert "another feed" in str(row["issues"])
+
+    # The comments feed changes: its one new item comes out, not its backlog.
+    newer = rss([("comment-9", "C", "c"), *comments], title="Comments")
+    server.put("/index.php?feed=comments-rss2", newer, compares_dates=True, last_modified=2e9)
+    third = run_tap(cfg, second.final_state)
+    assert [r["item_id"] for r in third.items] == ["comment-9"]
+
+
+def test_a_state_without_the_final_url_hash_still_loads(server: FeedServer) -> None:
+    server.put("/feed.xml", rss(ITEMS[:2]))
+    first = run_tap(config(server, "/feed.xml"))
+    assert first.final_state is not None
+    [partition] = first.final_state["bookmarks"]["feed_items"]["partitions"]
+    assert partition["final_url_hash"].startswith("v1:")
+    del partition["final_url_hash"]  # as written before it was kept
+    second = run_tap(config(server, "/feed.xml"), first.final_state)
+    assert second.returncode == 0, second.stderr
+    assert (second.health[0]["status"], second.items) == ("not_modified", [])
