@@ -127,7 +127,9 @@ async def check_feed(
     feed: ParsedFeed | None = None
     error: Issue | None = result.error
     if result.status == "ok":
-        feed, parse_ms, error, advertised = await _read(result)
+        feed, parse_ms, error, advertised = await _read(
+            result, shown_url(result.final_url, task.feed_url)
+        )
         if (
             error is not None
             and error.code == "not_a_feed"
@@ -142,7 +144,9 @@ async def check_feed(
             error = result.error
             feed = None
             if result.status == "ok":
-                feed, more_ms, error, _ = await _read(result)
+                feed, more_ms, error, _ = await _read(
+                    result, shown_url(result.final_url, task.feed_url, advertised[0])
+                )
                 parse_ms += more_ms
 
     # The URL read, as records and the bookmark show it (see shown_url).
@@ -312,22 +316,27 @@ class _OneBudget:
 
 
 async def _read(
-    result: FetchResult,
+    result: FetchResult, base_url: str | None
 ) -> tuple[ParsedFeed | None, int, Issue | None, tuple[str, ...]]:
+    """The document of ``result``, its relative links resolved against ``base_url``: the
+    URL read as the records show it, so that a token a redirect added (a signed query,
+    a session id) is not copied into every item's link, nor changes them with each run."""
     if len(result.body or b"") <= INLINE_PARSE_MAX_BYTES:
-        return _parse(result)
+        return _parse(result, base_url)
     loop = asyncio.get_running_loop()
-    return await loop.run_in_executor(_big_document_parser, _parse, result)
+    return await loop.run_in_executor(_big_document_parser, _parse, result, base_url)
 
 
-def _parse(result: FetchResult) -> tuple[ParsedFeed | None, int, Issue | None, tuple[str, ...]]:
+def _parse(
+    result: FetchResult, base_url: str | None
+) -> tuple[ParsedFeed | None, int, Issue | None, tuple[str, ...]]:
     # Imported on first use: a run where every feed answers 304 never loads the parser
     # (lxml and friends are a tenth of the tap's start-up).
     from tap_feeddelta.parse import parse_feed
 
     started = time.perf_counter()
     try:
-        feed = parse_feed(result.body or b"", result.content_type, result.final_url or "")
+        feed = parse_feed(result.body or b"", result.content_type, base_url or "")
     except ParseError as exc:
         elapsed = int((time.perf_counter() - started) * 1000)
         return None, elapsed, Issue(exc.code, exc.message), exc.advertised_feeds

@@ -3,6 +3,7 @@ the fetcher's own re-encoding of the URL asked for."""
 
 from __future__ import annotations
 
+import json
 from typing import Any
 from urllib.parse import quote
 
@@ -98,3 +99,35 @@ def test_a_state_without_the_final_url_hash_still_loads(server: FeedServer) -> N
     second = run_tap(config(server, "/feed.xml"), first.final_state)
     assert second.returncode == 0, second.stderr
     assert (second.health[0]["status"], second.items) == ("not_modified", [])
+
+
+CHANGELOG = """<?xml version="1.0"?><rss version="2.0"><channel><title>Changelog</title>
+<item><guid isPermaLink="false">v1</guid><title>v1</title><link>#entry-1</link></item>
+<item><title>v2 (no guid)</title><link>#entry-2</link></item>
+</channel></rss>"""
+
+
+def test_relative_links_resolve_against_the_url_as_shown(server: FeedServer) -> None:
+    """A redirect to a pre-signed URL whose signature rotates: fragment-only links
+    resolved against it carried the signature into url and item_id, and every run
+    sent the items again."""
+
+    def sign(n: int) -> str:
+        signed = f"/bucket/feed.xml?X-Amz-Expires=60&X-Amz-Signature=SIGSECRET{n}"
+        server.put(signed, CHANGELOG)
+        server.put("/feed.xml", b"", status=302, headers={"Location": signed})
+        return signed
+
+    sign(1)
+    cfg = config(server, "/feed.xml", first_run_mode="emit_all")
+    first = run_tap(cfg)
+    shown = server.url("/bucket/feed.xml")
+    assert [(r["item_id"], r["url"]) for r in first.items] == [
+        ("v1", shown + "#entry-1"),
+        (shown + "#entry-2", shown + "#entry-2"),
+    ]
+    sign(2)
+    second = run_tap(cfg, first.final_state)
+    assert (second.health[0]["status"], second.items) == ("ok", [])
+    everything = json.dumps([first.messages, second.messages])
+    assert "SIGSECRET" not in everything
