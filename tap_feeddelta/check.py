@@ -24,14 +24,8 @@ from tap_feeddelta.delta import DeltaSettings, ItemCounts, diff_items
 from tap_feeddelta.errors import Issue, ParseError
 from tap_feeddelta.fetch.headers import RETRY_AFTER_CAP
 from tap_feeddelta.models import FetchResult, ParsedFeed
-from tap_feeddelta.records import (
-    FeedContext,
-    HealthFacts,
-    final_url_hash,
-    health_record,
-    item_record,
-    shown_url,
-)
+from tap_feeddelta.records import FeedContext, HealthFacts, health_record, item_record
+from tap_feeddelta.shownurl import final_url_hash, shown_url
 from tap_feeddelta.state import FeedBookmark
 
 T = TypeVar("T")
@@ -150,9 +144,8 @@ async def check_feed(
                 parse_ms += more_ms
 
     # The URL read, as records and the bookmark show it (see shown_url).
-    shown_final_url = shown_url(
-        result.final_url, task.feed_url, advertised[0] if discovered_from else None
-    )
+    read_as = advertised[0] if discovered_from else None  # the URL asked for, if not ours
+    shown_final_url = shown_url(result.final_url, task.feed_url, read_as)
     common: dict[str, Any] = {
         "fetch": result,
         "final_url": shown_final_url,
@@ -206,7 +199,7 @@ async def check_feed(
         from_another_feed=bool(
             discovered_from
             and bookmark
-            and _read_elsewhere(bookmark, result.final_url or task.feed_url, shown_final_url)
+            and _read_elsewhere(bookmark, result.final_url or task.feed_url, task.feed_url, read_as)
         ),
     )
     records = [
@@ -237,7 +230,7 @@ async def check_feed(
         last_modified=result.last_modified if keep_validators else None,
         # As the records show it: a signed token a redirect handed out is not stored.
         final_url=shown_final_url,
-        final_url_hash=final_url_hash(result.final_url or task.feed_url),
+        final_url_hash=final_url_hash(result.final_url or task.feed_url, task.feed_url, read_as),
         title=feed.title,
         format=feed.format,
         checked_at=ctx.checked_at,
@@ -267,9 +260,8 @@ async def _fetch(
     result = await fetcher.fetch_async(
         url, etag=bookmark.etag, last_modified=bookmark.last_modified
     )
-    final_url = result.final_url or url
     if result.status != "not_modified" or not _read_elsewhere(
-        bookmark, final_url, shown_url(final_url, feed_url, url)
+        bookmark, result.final_url or url, feed_url, url
     ):
         return result
     again = await fetcher.fetch_async(url)
@@ -281,13 +273,16 @@ async def _fetch(
     )
 
 
-def _read_elsewhere(bookmark: FeedBookmark, final_url: str, shown_final_url: str | None) -> bool:
-    """Whether ``final_url`` (shown as ``shown_final_url``) is another resource than the
-    one the bookmark's document was read from. A bookmark from before the hash was kept
-    knows that URL only as it was shown."""
+def _read_elsewhere(
+    bookmark: FeedBookmark, final_url: str, configured: str, asked: str | None
+) -> bool:
+    """Whether ``final_url``, reached from the ``configured`` URL by asking for ``asked``
+    (the feed a page advertised), is another resource than the one the bookmark's
+    document was read from. A bookmark from before the hash was kept knows that URL only
+    as it was shown."""
     if bookmark.final_url_hash is not None:
-        return bookmark.final_url_hash != final_url_hash(final_url)
-    return bookmark.final_url not in (None, shown_final_url)
+        return bookmark.final_url_hash != final_url_hash(final_url, configured, asked)
+    return bookmark.final_url not in (None, shown_url(final_url, configured, asked))
 
 
 class _OneBudget:

@@ -2,17 +2,14 @@
 
 from __future__ import annotations
 
-import hashlib
 from dataclasses import dataclass, field
 from typing import Any, Final
-from urllib.parse import urlsplit, urlunsplit
 
 from tap_feeddelta.config import ContentMode
 from tap_feeddelta.delta import ItemChange, ItemCounts
 from tap_feeddelta.errors import Issue
-from tap_feeddelta.fetch.errors import FetchError
-from tap_feeddelta.fetch.urls import parse_target
 from tap_feeddelta.models import FetchResult, ParsedFeed, ParsedItem
+from tap_feeddelta.shownurl import shown_url
 
 ITEM_SCHEMA_VERSION: Final = "feed-item/1"
 HEALTH_SCHEMA_VERSION: Final = "feed-health/1"
@@ -27,51 +24,6 @@ class FeedContext:
     monitor_id: str
     feed_url: str
     checked_at: str
-
-
-def shown_url(url: str | None, configured: str, advertised: str | None = None) -> str | None:
-    """``url`` as the records show it. A redirect can hand out credentials or a signed
-    query (a token): a URL that adds either to the configured one, or to the feed URL
-    its web page ``advertised`` (discovery), is shown as scheme, host and path only.
-    Those two, the user's own and the one the page published (``advertised_feeds``
-    shows it), are shown whole: feeds that differ only in their query
-    (``/?feed=rss2``, ``/?feed=comments-rss2``) stay apart. They are compared as the
-    fetcher asked for them (``/?cat=новости`` is sent, and read, as ``/?cat=%D0%BD…``)."""
-    if url is None or url in (configured, advertised):
-        return url
-    asked = [as_fetched(u) for u in (configured, advertised) if u is not None]
-    if url in asked:
-        return url
-    parts = urlsplit(url)
-    if "@" not in parts.netloc and (
-        not parts.query or parts.query in {urlsplit(u).query for u in asked}
-    ):
-        return url
-    host = parts.hostname or ""
-    if ":" in host:
-        host = f"[{host}]"
-    try:
-        port = f":{parts.port}" if parts.port is not None else ""
-    except ValueError:
-        port = ""
-    return urlunsplit((parts.scheme, host + port, parts.path, "", ""))
-
-
-def final_url_hash(url: str) -> str:
-    """Which resource was read, for the bookmark: a short hash of the whole URL (query
-    included), so that feeds shown alike (a query a redirect added is not shown) stay
-    apart without the URL, which may hold a token, being stored."""
-    return "v1:" + hashlib.sha256(url.encode("utf-8")).hexdigest()[:16]
-
-
-def as_fetched(url: str) -> str:
-    """``url`` as the fetcher asks for it (its normalized form: non-ASCII and reserved
-    characters percent-encoded, upper-case %xx, no fragment); as given if it cannot be
-    fetched at all."""
-    try:
-        return parse_target(url).url
-    except FetchError:
-        return url
 
 
 def item_record(

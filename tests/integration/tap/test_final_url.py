@@ -131,3 +131,26 @@ def test_relative_links_resolve_against_the_url_as_shown(server: FeedServer) -> 
     assert (second.health[0]["status"], second.items) == ("ok", [])
     everything = json.dumps([first.messages, second.messages])
     assert "SIGSECRET" not in everything
+
+
+def test_a_session_id_a_redirect_adds_to_the_path_is_neither_shown_nor_kept(
+    server: FeedServer,
+) -> None:
+    """Tomcat's /feed;jsessionid=…: a new one every run, like a signed query."""
+
+    def session(n: int) -> None:
+        server.put(f"/feed;jsessionid=SESSIONSECRET{n}", rss(ITEMS[:2]))
+        moved = {"Location": f"/feed;jsessionid=SESSIONSECRET{n}"}
+        server.put("/feed", b"", status=302, headers=moved)
+
+    session(1)
+    cfg = config(server, "/feed", first_run_mode="emit_all")
+    first = run_tap(cfg)
+    [row] = first.health
+    assert (row["status"], row["final_url"]) == ("ok", server.url("/feed"))
+    assert {r["final_url"] for r in first.items} == {server.url("/feed")}
+    session(2)
+    second = run_tap(cfg, first.final_state)
+    # The same resource: its 304 is trusted.
+    assert (second.health[0]["status"], second.items) == ("not_modified", [])
+    assert "SESSIONSECRET" not in json.dumps([first.messages, second.messages])
