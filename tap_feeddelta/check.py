@@ -25,7 +25,13 @@ from tap_feeddelta.errors import Issue, ParseError
 from tap_feeddelta.fetch.headers import RETRY_AFTER_CAP
 from tap_feeddelta.models import FetchResult, ParsedFeed
 from tap_feeddelta.records import FeedContext, HealthFacts, health_record, item_record
-from tap_feeddelta.shownurl import final_url_hash, shown_url
+from tap_feeddelta.shownurl import (
+    echoes,
+    final_url_hash,
+    redirect_tokens,
+    shown_url,
+    without_echo,
+)
 from tap_feeddelta.state import FeedBookmark
 
 T = TypeVar("T")
@@ -112,18 +118,24 @@ async def check_feed(
         )
         return _outcome(task, ctx, facts, None)
 
-    result = await _fetch(fetcher, task.feed_url, bookmark, task.feed_url)
+    result = await _fetch(fetcher, task.feed_url, bookmark, task.feed_url, None)
     fetch_ms, redirects, received = result.fetch_ms, result.redirects, result.bytes_received
 
     parse_ms = 0
     discovered_from: str | None = None
     advertised: tuple[str, ...] = ()
+    # What a redirect handed the page (a session id), which its links may echo, and the
+    # feed URL it advertised, unless it echoes one: a URL the page published.
+    handed: frozenset[str] = frozenset()
+    published: str | None = None
     feed: ParsedFeed | None = None
     error: Issue | None = result.error
     if result.status == "ok":
         feed, parse_ms, error, advertised = await _read(
             result, shown_url(result.final_url, task.feed_url)
         )
+        if advertised:
+            handed = redirect_tokens(result.final_url, task.feed_url)
         if (
             error is not None
             and error.code == "not_a_feed"
@@ -131,7 +143,8 @@ async def check_feed(
             and settings.discover_from_websites
         ):
             discovered_from = result.final_url or task.feed_url
-            result = await _fetch(fetcher, advertised[0], bookmark, task.feed_url)
+            published = None if echoes(advertised[0], handed) else advertised[0]
+            result = await _fetch(fetcher, advertised[0], bookmark, task.feed_url, published)
             fetch_ms += result.fetch_ms
             redirects += result.redirects
             received += result.bytes_received
@@ -139,13 +152,12 @@ async def check_feed(
             feed = None
             if result.status == "ok":
                 feed, more_ms, error, _ = await _read(
-                    result, shown_url(result.final_url, task.feed_url, advertised[0])
+                    result, shown_url(result.final_url, task.feed_url, published)
                 )
                 parse_ms += more_ms
 
     # The URL read, as records and the bookmark show it (see shown_url).
-    read_as = advertised[0] if discovered_from else None  # the URL asked for, if not ours
-    shown_final_url = shown_url(result.final_url, task.feed_url, read_as)
+    shown_final_url = shown_url(result.final_url, task.feed_url, published)
     common: dict[str, Any] = {
         "fetch": result,
         "final_url": shown_final_url,
@@ -154,7 +166,7 @@ async def check_feed(
         "bytes_received": received,
         "parse_ms": parse_ms,
         "discovered_from": discovered_from,
-        "advertised_feeds": advertised,
+        "advertised_feeds": tuple(without_echo(url, handed) for url in advertised),
     }
     if result.status == "not_modified":
         newest = bookmark.newest_item_at if bookmark else None
@@ -199,7 +211,9 @@ async def check_feed(
         from_another_feed=bool(
             discovered_from
             and bookmark
-            and _read_elsewhere(bookmark, result.final_url or task.feed_url, task.feed_url, read_as)
+            and _read_elsewhere(
+                bookmark, result.final_url or task.feed_url, task.feed_url, published
+            )
         ),
     )
     records = [
@@ -230,7 +244,7 @@ async def check_feed(
         last_modified=result.last_modified if keep_validators else None,
         # As the records show it: a signed token a redirect handed out is not stored.
         final_url=shown_final_url,
-        final_url_hash=final_url_hash(result.final_url or task.feed_url, task.feed_url, read_as),
+        final_url_hash=final_url_hash(result.final_url or task.feed_url, task.feed_url, published),
         title=feed.title,
         format=feed.format,
         checked_at=ctx.checked_at,
@@ -244,9 +258,14 @@ async def check_feed(
 
 
 async def _fetch(
-    fetcher: FetchesFeeds, url: str, bookmark: FeedBookmark | None, feed_url: str
+    fetcher: FetchesFeeds,
+    url: str,
+    bookmark: FeedBookmark | None,
+    feed_url: str,
+    published: str | None,
 ) -> FetchResult:
-    """``url`` fetched on the bookmark's validators.
+    """``url`` fetched on the bookmark's validators (``feed_url`` is the configured URL,
+    ``published`` the feed URL a web page advertised, unless it echoes a token).
 
     They belong to the resource last read (the bookmark's ``final_url_hash``). A 304
     from another resource, such as the web page a feed was found through (servers that
@@ -261,7 +280,7 @@ async def _fetch(
         url, etag=bookmark.etag, last_modified=bookmark.last_modified
     )
     if result.status != "not_modified" or not _read_elsewhere(
-        bookmark, result.final_url or url, feed_url, url
+        bookmark, result.final_url or url, feed_url, published
     ):
         return result
     again = await fetcher.fetch_async(url)

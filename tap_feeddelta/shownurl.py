@@ -10,7 +10,7 @@ URLs are compared as the fetcher asks for them (``parse_target``'s normalized fo
 from __future__ import annotations
 
 import hashlib
-from urllib.parse import urlsplit, urlunsplit
+from urllib.parse import SplitResult, urlsplit, urlunsplit
 
 from tap_feeddelta.fetch.errors import FetchError
 from tap_feeddelta.fetch.urls import parse_target
@@ -39,14 +39,43 @@ def shown_url(url: str | None, configured: str, advertised: str | None = None) -
         if path == parts.path:
             return url
         return urlunsplit((parts.scheme, parts.netloc, path, parts.query, parts.fragment))
-    host = parts.hostname or ""
-    if ":" in host:
-        host = f"[{host}]"
-    try:
-        port = f":{parts.port}" if parts.port is not None else ""
-    except ValueError:
-        port = ""
-    return urlunsplit((parts.scheme, host + port, path, "", ""))
+    return _bare(parts, path)
+
+
+def redirect_tokens(url: str | None, configured: str) -> frozenset[str]:
+    """What a redirect handed out on its way from ``configured`` to ``url`` and
+    ``shown_url`` leaves out: the parameters of a query it added (``sid=…``) and the
+    ``;parameters`` it added to the path (``;jsessionid=…``)."""
+    if url is None:
+        return frozenset()
+    asked = _asked(configured, None)
+    parts = urlsplit(url)
+    tokens: set[str] = set()
+    if parts.query and parts.query not in {urlsplit(u).query for u in asked}:
+        tokens.update(p for p in parts.query.split("&") if p.partition("=")[2] or "=" not in p)
+    if _path_without_added_params(parts.path, asked) != parts.path:
+        tokens.update(_path_params(parts.path))
+    tokens.discard("")
+    return frozenset(tokens)
+
+
+def echoes(url: str, tokens: frozenset[str]) -> bool:
+    """Whether ``url`` (a feed a web page advertised) carries one of the ``tokens`` a
+    redirect handed the page: a page that echoes a session id into its links."""
+    if not tokens:
+        return False
+    parts = urlsplit(as_fetched(url))
+    found = set(parts.query.split("&")) if parts.query else set()
+    return bool(tokens & (found | _path_params(parts.path)))
+
+
+def without_echo(url: str, tokens: frozenset[str]) -> str:
+    """``url`` as ``advertised_feeds`` shows it: without query and path parameters when
+    it echoes a token a redirect handed the page."""
+    if not echoes(url, tokens):
+        return url
+    parts = urlsplit(url)
+    return _bare(parts, "/".join(seg.split(";", 1)[0] for seg in parts.path.split("/")))
 
 
 def final_url_hash(url: str, configured: str, advertised: str | None = None) -> str:
@@ -80,3 +109,19 @@ def _path_without_added_params(path: str, asked: list[str]) -> str:
     if ";" not in path or path in {urlsplit(u).path for u in asked}:
         return path
     return "/".join(segment.split(";", 1)[0] for segment in path.split("/"))
+
+
+def _path_params(path: str) -> set[str]:
+    return {f";{param}" for segment in path.split("/") for param in segment.split(";")[1:]}
+
+
+def _bare(parts: SplitResult, path: str) -> str:
+    """Scheme, host, port and ``path``: no userinfo, query or fragment."""
+    host = parts.hostname or ""
+    if ":" in host:
+        host = f"[{host}]"
+    try:
+        port = f":{parts.port}" if parts.port is not None else ""
+    except ValueError:
+        port = ""
+    return urlunsplit((parts.scheme, host + port, path, "", ""))

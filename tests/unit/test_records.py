@@ -10,7 +10,13 @@ from tap_feeddelta.config import ContentMode
 from tap_feeddelta.delta import DeltaSettings, diff_items, fingerprint
 from tap_feeddelta.models import ParsedFeed, ParsedItem
 from tap_feeddelta.records import EXCERPT_CHARS, FeedContext, item_record
-from tap_feeddelta.shownurl import final_url_hash, shown_url
+from tap_feeddelta.shownurl import (
+    echoes,
+    final_url_hash,
+    redirect_tokens,
+    shown_url,
+    without_echo,
+)
 
 CONFIGURED = "https://example.org/feed.xml?key=mine"
 
@@ -86,6 +92,18 @@ def test_the_hash_names_the_whole_url_but_not_a_session_id_a_redirect_added() ->
     one, two = (f"https://e.org/feed;jsessionid={n}" for n in (1, 2))
     assert final_url_hash(one, "https://e.org/feed") == final_url_hash(two, "https://e.org/feed")
     assert final_url_hash(one, one) != final_url_hash(two, two)
+
+
+def test_a_page_s_link_that_echoes_what_a_redirect_handed_it_is_not_published() -> None:
+    page = "https://e.org/blog"
+    handed = redirect_tokens("https://e.org/blog;jsessionid=S1?sid=S2&lang=en", page)
+    assert handed == {";jsessionid=S1", "sid=S2", "lang=en"}
+    assert echoes("https://e.org/feed;jsessionid=S1", handed)
+    assert echoes("https://e.org/feed?format=rss&sid=S2", handed)
+    assert not echoes("https://e.org/feed?format=rss", handed)
+    assert without_echo("https://e.org/f;jsessionid=S1?a=1", handed) == "https://e.org/f"
+    assert without_echo("https://e.org/f?a=1", handed) == "https://e.org/f?a=1"
+    assert redirect_tokens("https://e.org/blog?sid=S2", "https://e.org/blog?sid=S2") == set()
 
 
 def _record(item: ParsedItem, mode: ContentMode) -> dict[str, Any]:

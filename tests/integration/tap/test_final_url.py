@@ -154,3 +154,37 @@ def test_a_session_id_a_redirect_adds_to_the_path_is_neither_shown_nor_kept(
     # The same resource: its 304 is trusted.
     assert (second.health[0]["status"], second.items) == ("not_modified", [])
     assert "SESSIONSECRET" not in json.dumps([first.messages, second.messages])
+
+
+def test_a_token_a_redirect_hands_the_web_page_is_not_kept_when_the_page_echoes_it(
+    server: FeedServer,
+) -> None:
+    def session(n: int) -> None:
+        token = f"sid=SESSIONSECRET{n}"
+        server.put("/blog", b"", status=302, headers={"Location": f"/blog?{token}"})
+        server.put(f"/blog?{token}", _page(f"/feed?{token}"), content_type="text/html")
+        server.put(f"/feed?{token}", rss(ITEMS[:2]))
+
+    session(1)
+    cfg = config(server, "/blog", discover_from_websites=True, first_run_mode="emit_all")
+    first = run_tap(cfg)
+    [row] = first.health
+    assert (row["status"], row["final_url"]) == ("ok", server.url("/feed"))
+    assert row["advertised_feeds"] == [server.url("/feed")]
+    assert row["discovered_from"] == server.url("/blog")
+    assert {r["final_url"] for r in first.items} == {server.url("/feed")}
+    session(2)
+    second = run_tap(cfg, first.final_state)
+    assert (second.health[0]["status"], second.items) == ("ok", [])
+    assert "SESSIONSECRET" not in json.dumps([first.messages, second.messages])
+
+
+def test_without_discovery_the_echoed_token_is_not_shown_either(server: FeedServer) -> None:
+    server.put("/blog", b"", status=302, headers={"Location": "/blog?sid=SESSIONSECRET"})
+    server.put(
+        "/blog?sid=SESSIONSECRET", _page("/feed?sid=SESSIONSECRET"), content_type="text/html"
+    )
+    run = run_tap(config(server, "/blog"))
+    [row] = run.health
+    assert (row["error_code"], row["advertised_feeds"]) == ("not_a_feed", [server.url("/feed")])
+    assert "SESSIONSECRET" not in json.dumps(run.messages)
