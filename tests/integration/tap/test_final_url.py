@@ -188,3 +188,20 @@ def test_without_discovery_the_echoed_token_is_not_shown_either(server: FeedServ
     [row] = run.health
     assert (row["error_code"], row["advertised_feeds"]) == ("not_a_feed", [server.url("/feed")])
     assert "SESSIONSECRET" not in json.dumps(run.messages)
+
+
+def test_a_state_kept_under_another_spelling_the_fetcher_sends_alike_keeps_its_baseline(
+    server: FeedServer,
+) -> None:
+    """A state written for /x/../feed.xml (accepted before, and the same request) carries
+    over when the config is cleaned up to /feed.xml: no new baseline, no change lost."""
+    server.put("/feed.xml", rss(ITEMS[:2]))
+    first = run_tap(config(server, "/x/../feed.xml"))
+    assert first.final_state is not None
+    server.put("/feed.xml", rss(ITEMS[:3]))
+    second = run_tap(config(server, "/feed.xml"), first.final_state)
+    assert second.returncode == 0, second.stderr
+    assert [(r["item_id"], r["change_type"]) for r in second.items] == [(ITEMS[2][0], "new")]
+    assert second.final_state is not None
+    [partition] = second.final_state["bookmarks"]["feed_items"]["partitions"]
+    assert partition["context"]["feed_url"] == server.url("/feed.xml")
