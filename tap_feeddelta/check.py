@@ -24,12 +24,13 @@ from tap_feeddelta.delta import DeltaSettings, ItemCounts, diff_items, newest_it
 from tap_feeddelta.errors import Issue, ParseError
 from tap_feeddelta.fetch.headers import RETRY_AFTER_CAP
 from tap_feeddelta.models import FetchResult, ParsedFeed
-from tap_feeddelta.records import (
-    FeedContext,
-    HealthFacts,
-    health_record,
-    item_record,
+from tap_feeddelta.records import FeedContext, HealthFacts, health_record, item_record
+from tap_feeddelta.shownurl import (
+    echoes,
+    final_url_hash,
+    redirect_tokens,
     shown_url,
+    without_echo,
 )
 from tap_feeddelta.state import MAX_FAILURES, FeedBookmark
 
@@ -124,16 +125,24 @@ async def check_feed(
         failed = replace(bookmark, failures=failures, failed_at=ctx.checked_at)
         return _outcome(task, ctx, facts, failed)
 
-    result = await _fetch(fetcher, task.feed_url, bookmark, task.feed_url)
+    result = await _fetch(fetcher, task.feed_url, bookmark, task.feed_url, None)
     fetch_ms, redirects, received = result.fetch_ms, result.redirects, result.bytes_received
 
     parse_ms = 0
     discovered_from: str | None = None
     advertised: tuple[str, ...] = ()
+    # What a redirect handed the page (a session id), which its links may echo, and the
+    # feed URL it advertised, unless it echoes one: a URL the page published.
+    handed: frozenset[str] = frozenset()
+    published: str | None = None
     feed: ParsedFeed | None = None
     error: Issue | None = result.error
     if result.status == "ok":
-        feed, parse_ms, error, advertised = await _read(result)
+        feed, parse_ms, error, advertised = await _read(
+            result, shown_url(result.final_url, task.feed_url)
+        )
+        if advertised:
+            handed = redirect_tokens(result.final_url, task.feed_url)
         if (
             error is not None
             and error.code == "not_a_feed"
@@ -141,20 +150,21 @@ async def check_feed(
             and settings.discover_from_websites
         ):
             discovered_from = result.final_url or task.feed_url
-            result = await _fetch(fetcher, advertised[0], bookmark, task.feed_url)
+            published = None if echoes(advertised[0], handed) else advertised[0]
+            result = await _fetch(fetcher, advertised[0], bookmark, task.feed_url, published)
             fetch_ms += result.fetch_ms
             redirects += result.redirects
             received += result.bytes_received
             error = result.error
             feed = None
             if result.status == "ok":
-                feed, more_ms, error, _ = await _read(result)
+                feed, more_ms, error, _ = await _read(
+                    result, shown_url(result.final_url, task.feed_url, published)
+                )
                 parse_ms += more_ms
 
     # The URL read, as records and the bookmark show it (see shown_url).
-    shown_final_url = shown_url(
-        result.final_url, task.feed_url, advertised[0] if discovered_from else None
-    )
+    shown_final_url = shown_url(result.final_url, task.feed_url, published)
     common: dict[str, Any] = {
         "fetch": result,
         "final_url": shown_final_url,
@@ -163,7 +173,7 @@ async def check_feed(
         "bytes_received": received,
         "parse_ms": parse_ms,
         "discovered_from": discovered_from,
-        "advertised_feeds": advertised,
+        "advertised_feeds": tuple(without_echo(url, handed) for url in advertised),
     }
     if result.status == "not_modified":
         # The document is the one read before.
@@ -206,7 +216,11 @@ async def check_feed(
         feed.items,
         _delta_settings(settings, task.feed_url),
         from_another_feed=bool(
-            discovered_from and bookmark and bookmark.final_url not in (None, shown_final_url)
+            discovered_from
+            and bookmark
+            and _read_elsewhere(
+                bookmark, result.final_url or task.feed_url, task.feed_url, published
+            )
         ),
     )
     records = [
@@ -238,6 +252,7 @@ async def check_feed(
         last_modified=result.last_modified if keep_validators else None,
         # As the records show it: a signed token a redirect handed out is not stored.
         final_url=shown_final_url,
+        final_url_hash=final_url_hash(result.final_url or task.feed_url, task.feed_url, published),
         title=feed.title,
         format=feed.format,
         checked_at=ctx.checked_at,
@@ -251,25 +266,29 @@ async def check_feed(
 
 
 async def _fetch(
-    fetcher: FetchesFeeds, url: str, bookmark: FeedBookmark | None, feed_url: str
+    fetcher: FetchesFeeds,
+    url: str,
+    bookmark: FeedBookmark | None,
+    feed_url: str,
+    published: str | None,
 ) -> FetchResult:
-    """``url`` fetched on the bookmark's validators.
+    """``url`` fetched on the bookmark's validators (``feed_url`` is the configured URL,
+    ``published`` the feed URL a web page advertised, unless it echoes a token).
 
-    They belong to the resource last read (the bookmark's ``final_url``, kept as
-    ``shown_url`` shows it for the configured ``feed_url`` and the ``url`` asked for). A
-    304 from another resource, such as the web page a feed was found through (servers
-    that compare If-Modified-Since by date answer 304 for an older page), says nothing
-    about that feed: the URL is then fetched again without them.
+    They belong to the resource last read (the bookmark's ``final_url_hash``). A 304
+    from another resource, such as the web page a feed was found through (servers that
+    compare If-Modified-Since by date answer 304 for an older page), or another feed
+    that a redirect reaches through the same path with another query (WordPress's
+    /index.php?feed=…), says nothing about that feed: the URL is then fetched again
+    without them.
     """
     if bookmark is None:
         return await fetcher.fetch_async(url)
     result = await fetcher.fetch_async(
         url, etag=bookmark.etag, last_modified=bookmark.last_modified
     )
-    read_from = bookmark.final_url
-    if result.status != "not_modified" or read_from in (
-        None,
-        shown_url(result.final_url or url, feed_url, url),
+    if result.status != "not_modified" or not _read_elsewhere(
+        bookmark, result.final_url or url, feed_url, published
     ):
         return result
     again = await fetcher.fetch_async(url)
@@ -279,6 +298,18 @@ async def _fetch(
         redirects=result.redirects + again.redirects,
         bytes_received=result.bytes_received + again.bytes_received,
     )
+
+
+def _read_elsewhere(
+    bookmark: FeedBookmark, final_url: str, configured: str, asked: str | None
+) -> bool:
+    """Whether ``final_url``, reached from the ``configured`` URL by asking for ``asked``
+    (the feed a page advertised), is another resource than the one the bookmark's
+    document was read from. A bookmark from before the hash was kept knows that URL only
+    as it was shown."""
+    if bookmark.final_url_hash is not None:
+        return bookmark.final_url_hash != final_url_hash(final_url, configured, asked)
+    return bookmark.final_url not in (None, shown_url(final_url, configured, asked))
 
 
 class _OneBudget:
@@ -307,22 +338,27 @@ class _OneBudget:
 
 
 async def _read(
-    result: FetchResult,
+    result: FetchResult, base_url: str | None
 ) -> tuple[ParsedFeed | None, int, Issue | None, tuple[str, ...]]:
+    """The document of ``result``, its relative links resolved against ``base_url``: the
+    URL read as the records show it, so that a token a redirect added (a signed query,
+    a session id) is not copied into every item's link, nor changes them with each run."""
     if len(result.body or b"") <= INLINE_PARSE_MAX_BYTES:
-        return _parse(result)
+        return _parse(result, base_url)
     loop = asyncio.get_running_loop()
-    return await loop.run_in_executor(_big_document_parser, _parse, result)
+    return await loop.run_in_executor(_big_document_parser, _parse, result, base_url)
 
 
-def _parse(result: FetchResult) -> tuple[ParsedFeed | None, int, Issue | None, tuple[str, ...]]:
+def _parse(
+    result: FetchResult, base_url: str | None
+) -> tuple[ParsedFeed | None, int, Issue | None, tuple[str, ...]]:
     # Imported on first use: a run where every feed answers 304 never loads the parser
     # (lxml and friends are a tenth of the tap's start-up).
     from tap_feeddelta.parse import parse_feed
 
     started = time.perf_counter()
     try:
-        feed = parse_feed(result.body or b"", result.content_type, result.final_url or "")
+        feed = parse_feed(result.body or b"", result.content_type, base_url or "")
     except ParseError as exc:
         elapsed = int((time.perf_counter() - started) * 1000)
         return None, elapsed, Issue(exc.code, exc.message), exc.advertised_feeds

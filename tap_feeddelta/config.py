@@ -324,23 +324,49 @@ def _rule_broken(error: Any) -> str:
     return f"fails the schema's {rule!r} rule"
 
 
+# A URL the fetcher sends as written, bar the case of nothing, a default port and an
+# empty path: lower-case scheme and host name (no IP literal), no %, no dot segment,
+# only the characters urllib3 leaves unescaped in a path and a query. Most URLs are
+# so, and their key is read here, several times faster than parse_target (a config
+# may list a million URLs).
+_PLAIN_URL: Final = re.compile(
+    r"(https?)://([a-z0-9-]+(?:\.[a-z0-9-]+)*)\.?(?::(\d{1,5}))?"
+    r"((?:/[A-Za-z0-9_~!$&'()*+,;=:@-][A-Za-z0-9._~!$&'()*+,;=:@-]*|/)*)"
+    r"(\?[A-Za-z0-9._~!$&'()*+,;=:@/?-]+)?"
+)
+
+
 def feed_key(url: str) -> str:
-    """``url`` with what does not change the resource made uniform: the scheme and host
-    in lower case, no default port, no fragment (never sent), "/" for an empty path.
-    Two spellings with one key are one feed."""
+    """``url`` as the fetcher sends it (``parse_target``'s normalized form: scheme and
+    host in lower case, an IDN host in punycode, no default port, no fragment, "/" for
+    an empty path, ``./`` and ``../`` segments resolved, upper-case %xx escapes), and
+    without a trailing dot on the host. Two spellings with one key are one feed; a URL
+    that cannot be fetched is its own key."""
+    plain = _PLAIN_URL.fullmatch(url)
+    if plain is not None and 0 < int(plain[3] or 80) < 65536:
+        scheme, host, port, path, query = plain.groups()
+        if port is not None and (scheme, int(port)) not in (("http", 80), ("https", 443)):
+            host += f":{int(port)}"
+        return f"{scheme}://{host}{path or '/'}{query or ''}"
+    return fetcher_key(url)
+
+
+def fetcher_key(url: str) -> str:
+    """``feed_key`` through ``parse_target`` itself, for any URL."""
+    # Imported here: delta imports this module, and must not load the fetch package.
+    from tap_feeddelta.fetch.errors import FetchError
+    from tap_feeddelta.fetch.urls import parse_target
+
     try:
-        parts = urlsplit(url)
-        port = parts.port
-    except ValueError:
+        target = parse_target(url)
+    except FetchError:
         return url
-    scheme = parts.scheme.lower()
-    host = (parts.hostname or "").rstrip(".")
+    host = target.host.rstrip(".")
     if ":" in host:
         host = f"[{host}]"
-    if port is not None and (scheme, port) not in (("http", 80), ("https", 443)):
-        host += f":{port}"
-    query = f"?{parts.query}" if parts.query else ""
-    return f"{scheme}://{host}{parts.path or '/'}{query}"
+    if (target.scheme, target.port) not in (("http", 80), ("https", 443)):
+        host += f":{target.port}"
+    return f"{target.scheme}://{host}{target.request_target}"
 
 
 def _shard_size_problems(
@@ -385,8 +411,10 @@ def config_problems(config: dict[str, Any]) -> list[str]:
             if earlier != index:
                 problems.append(
                     f"config['feed_urls'][{index}] is the same feed as "
-                    f"config['feed_urls'][{earlier}]: the URLs differ only in the case of "
-                    "the scheme or host, a default port or a #fragment"
+                    f"config['feed_urls'][{earlier}]: the tap would send the same request "
+                    "for both (they differ only in the case of the scheme or host, a "
+                    "default port, a #fragment, ./ or ../ segments, percent-encoding or "
+                    "the IDN form of the host)"
                 )
     shard_count, shard_index = config.get("shard_count", 1), config.get("shard_index", 0)
     if isinstance(shard_count, int) and isinstance(shard_index, int) and shard_index >= shard_count:

@@ -4,12 +4,12 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from typing import Any, Final
-from urllib.parse import urlsplit, urlunsplit
 
 from tap_feeddelta.config import ContentMode
 from tap_feeddelta.delta import ItemChange, ItemCounts
 from tap_feeddelta.errors import Issue
 from tap_feeddelta.models import FetchResult, ParsedFeed, ParsedItem
+from tap_feeddelta.shownurl import shown_url
 
 ITEM_SCHEMA_VERSION: Final = "feed-item/1"
 HEALTH_SCHEMA_VERSION: Final = "feed-health/1"
@@ -24,32 +24,6 @@ class FeedContext:
     monitor_id: str
     feed_url: str
     checked_at: str
-
-
-def shown_url(url: str | None, configured: str, advertised: str | None = None) -> str | None:
-    """``url`` as the records show it. A redirect can hand out credentials or a signed
-    query (a token): a URL that adds either to the configured one, or to the feed URL
-    its web page ``advertised`` (discovery), is shown as scheme, host and path only.
-    Those two, the user's own and the one the page published (``advertised_feeds``
-    shows it), are shown whole: feeds that differ only in their query
-    (``/?feed=rss2``, ``/?feed=comments-rss2``) stay apart."""
-    if url is None or url in (configured, advertised):
-        return url
-    parts = urlsplit(url)
-    if "@" not in parts.netloc and (
-        not parts.query
-        or parts.query == urlsplit(configured).query
-        or (advertised is not None and parts.query == urlsplit(advertised).query)
-    ):
-        return url
-    host = parts.hostname or ""
-    if ":" in host:
-        host = f"[{host}]"
-    try:
-        port = f":{parts.port}" if parts.port is not None else ""
-    except ValueError:
-        port = ""
-    return urlunsplit((parts.scheme, host + port, parts.path, "", ""))
 
 
 def item_record(

@@ -3,10 +3,10 @@
 A partition is plain JSON inside ``bookmarks.feed_items.partitions``::
 
     {"context": {"monitor_id": "default", "feed_url": "https://…"},
-     "v": 1, "etag": "…", "last_modified": "…", "final_url": "…", "title": "…", "format": "rss-2.0",
+     "v": 1, "etag": "…", "last_modified": "…", "final_url": "…", "final_url_hash": "v1:…",
+     "title": "…", "format": "rss-2.0",
      "checked_at": "…Z", "success_at": "…Z", "failed_at": "…Z", "retry_after_at": null,
-     "newest_item_at": "…Z",
-     "largest_document": 20, "failures": 2, "items": "<base64>"}
+     "newest_item_at": "…Z", "largest_document": 20, "failures": 2, "items": "<base64>"}
 
 ``items`` packs each remembered item into 12 bytes (a 64-bit identity hash and a 32-bit
 content hash), so it costs exactly 16 characters of base64 per item. Decoding checks every
@@ -31,6 +31,7 @@ _MAX_TEXT: Final = 4096
 _MAX_ITEMS: Final = 10_000
 # A failure streak stops counting here (over 27 years of checks every ten minutes).
 MAX_FAILURES: Final = 1_500_000
+_URL_HASH: Final = re.compile(r"v1:[0-9a-f]{16}")
 _DATE: Final = re.compile(r"^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d{1,6})?Z$")
 _FORMATS: Final = frozenset(
     {"rss-0.9x", "rss-1.0", "rss-2.0", "atom-0.3", "atom-1.0", "json-feed-1.0", "json-feed-1.1"}
@@ -51,6 +52,7 @@ _KNOWN_KEYS: Final = frozenset(
         "items",
         "largest_document",
         "failures",
+        "final_url_hash",
         *_TEXT_FIELDS,
         *_DATE_FIELDS,
     }
@@ -64,6 +66,10 @@ class FeedBookmark:
     etag: str | None = None
     last_modified: str | None = None
     final_url: str | None = None
+    # Which resource the validators belong to: a hash of the whole URL read (see
+    # records.final_url_hash), which final_url may show only in part. None in partitions
+    # written before it was kept.
+    final_url_hash: str | None = None
     # The feed's title when last read: a 304's health row shows it. None in partitions
     # written before it was kept.
     title: str | None = None
@@ -110,7 +116,7 @@ def unpack_items(packed: bytes) -> dict[int, int]:
 def encode_bookmark(bookmark: FeedBookmark) -> dict[str, Any]:
     """The JSON fields of a partition (without its ``context``)."""
     data: dict[str, Any] = {"v": STATE_VERSION}
-    for name in (*_TEXT_FIELDS, "format", *_DATE_FIELDS):
+    for name in (*_TEXT_FIELDS, "final_url_hash", "format", *_DATE_FIELDS):
         value = getattr(bookmark, name)
         if value is not None:
             data[name] = value
@@ -143,6 +149,10 @@ def decode_bookmark(partition: Any, where: str) -> FeedBookmark:
         if value is not None and not _DATE.match(value):
             raise StateError(f"{where}: '{name}' is not a UTC RFC 3339 date-time")
         values[name] = value
+    url_hash = _optional_text(partition, "final_url_hash", where)
+    if url_hash is not None and not _URL_HASH.fullmatch(url_hash):
+        raise StateError(f"{where}: 'final_url_hash' is not a v1 URL hash")
+    values["final_url_hash"] = url_hash
     feed_format = _optional_text(partition, "format", where)
     if feed_format is not None and feed_format not in _FORMATS:
         raise StateError(f"{where}: 'format' is not a known feed format")

@@ -9,7 +9,14 @@ import pytest
 from tap_feeddelta.config import ContentMode
 from tap_feeddelta.delta import DeltaSettings, diff_items, fingerprint
 from tap_feeddelta.models import ParsedFeed, ParsedItem
-from tap_feeddelta.records import EXCERPT_CHARS, FeedContext, item_record, shown_url
+from tap_feeddelta.records import EXCERPT_CHARS, FeedContext, item_record
+from tap_feeddelta.shownurl import (
+    echoes,
+    final_url_hash,
+    redirect_tokens,
+    shown_url,
+    without_echo,
+)
 
 CONFIGURED = "https://example.org/feed.xml?key=mine"
 
@@ -25,6 +32,9 @@ CONFIGURED = "https://example.org/feed.xml?key=mine"
         ("https://u:p@cdn.example.org:8443/f.xml", "https://cdn.example.org:8443/f.xml"),
         ("http://[::1]:8080/f?t=1", "http://[::1]:8080/f"),
         ("https://cdn.example.org/f.xml#part", "https://cdn.example.org/f.xml#part"),
+        ("https://example.org/feed.xml;jsessionid=S1", "https://example.org/feed.xml"),
+        ("https://example.org/a;v=1/f.xml;s=2?key=mine", "https://example.org/a/f.xml?key=mine"),
+        ("https://example.org/f;s=2?sig=abc", "https://example.org/f"),
     ],
 )
 def test_a_url_a_redirect_adds_secrets_to_shows_scheme_host_and_path(
@@ -49,6 +59,51 @@ def test_a_discovered_feed_s_url_is_shown_whole_as_its_web_page_advertised_it(
     url: str, shown: str
 ) -> None:
     assert shown_url(url, CONFIGURED, ADVERTISED) == shown
+
+
+@pytest.mark.parametrize(
+    ("asked", "read"),
+    [
+        (
+            "https://e.org/rss?cat=новости",
+            "https://e.org/rss?cat=%D0%BD%D0%BE%D0%B2%D0%BE%D1%81%D1%82%D0%B8",
+        ),
+        ("https://e.org/rss?cat=%d0%bd", "https://e.org/rss?cat=%D0%BD"),
+        ('https://e.org/rss?q={a|b}^"', "https://e.org/rss?q=%7Ba%7Cb%7D%5E%22"),
+    ],
+    ids=["non-ascii", "lower-case-escapes", "reserved-characters"],
+)
+def test_a_query_is_compared_as_the_fetcher_sends_it(asked: str, read: str) -> None:
+    assert shown_url(read, asked) == read
+    assert shown_url(read, CONFIGURED, asked) == read
+
+
+def test_path_parameters_of_the_user_s_own_url_are_kept() -> None:
+    own = "https://example.org/feed;type=rss"
+    assert shown_url(own, own) == own
+    assert shown_url(own, CONFIGURED, own) == own
+
+
+def test_the_hash_names_the_whole_url_but_not_a_session_id_a_redirect_added() -> None:
+    posts, comments = (f"https://e.org/index.php?feed={f}" for f in ("rss2", "comments-rss2"))
+    assert final_url_hash(posts, "https://e.org/feed/") != final_url_hash(
+        comments, "https://e.org/comments/feed/"
+    )
+    one, two = (f"https://e.org/feed;jsessionid={n}" for n in (1, 2))
+    assert final_url_hash(one, "https://e.org/feed") == final_url_hash(two, "https://e.org/feed")
+    assert final_url_hash(one, one) != final_url_hash(two, two)
+
+
+def test_a_page_s_link_that_echoes_what_a_redirect_handed_it_is_not_published() -> None:
+    page = "https://e.org/blog"
+    handed = redirect_tokens("https://e.org/blog;jsessionid=S1?sid=S2&lang=en", page)
+    assert handed == {";jsessionid=S1", "sid=S2", "lang=en"}
+    assert echoes("https://e.org/feed;jsessionid=S1", handed)
+    assert echoes("https://e.org/feed?format=rss&sid=S2", handed)
+    assert not echoes("https://e.org/feed?format=rss", handed)
+    assert without_echo("https://e.org/f;jsessionid=S1?a=1", handed) == "https://e.org/f"
+    assert without_echo("https://e.org/f?a=1", handed) == "https://e.org/f?a=1"
+    assert redirect_tokens("https://e.org/blog?sid=S2", "https://e.org/blog?sid=S2") == set()
 
 
 def _record(item: ParsedItem, mode: ContentMode) -> dict[str, Any]:

@@ -1,0 +1,127 @@
+"""The URL a feed was read from, as records show it, as the bookmark names it, and as
+the base of its relative links.
+
+A redirect can hand out what the user never gave: credentials, a signed query, a session
+id in a path parameter (``/feed;jsessionid=…``). Those are left out of what is shown and
+stored; the resource itself is named by a hash of the whole URL (``final_url_hash``).
+URLs are compared as the fetcher asks for them (``parse_target``'s normalized form).
+"""
+
+from __future__ import annotations
+
+import hashlib
+from urllib.parse import SplitResult, urlsplit, urlunsplit
+
+from tap_feeddelta.fetch.errors import FetchError
+from tap_feeddelta.fetch.urls import parse_target
+
+
+def shown_url(url: str | None, configured: str, advertised: str | None = None) -> str | None:
+    """``url`` as the records show it. A redirect can hand out credentials, a signed
+    query (a token) or a session id in path parameters: a URL that adds a query to the
+    configured one, or to the feed URL its web page ``advertised`` (discovery), is shown
+    as scheme, host and path only, and one that adds ``;parameters`` to their path
+    without them. Those two, the user's own and the one the page published
+    (``advertised_feeds`` shows it), are shown whole: feeds that differ only in their
+    query (``/?feed=rss2``, ``/?feed=comments-rss2``) stay apart. They are compared as
+    the fetcher asked for them (``/?cat=новости`` is sent, and read, as
+    ``/?cat=%D0%BD…``)."""
+    if url is None or url in (configured, advertised):
+        return url
+    asked = _asked(configured, advertised)
+    if url in asked:
+        return url
+    parts = urlsplit(url)
+    path = _path_without_added_params(parts.path, asked)
+    if "@" not in parts.netloc and (
+        not parts.query or parts.query in {urlsplit(u).query for u in asked}
+    ):
+        if path == parts.path:
+            return url
+        return urlunsplit((parts.scheme, parts.netloc, path, parts.query, parts.fragment))
+    return _bare(parts, path)
+
+
+def redirect_tokens(url: str | None, configured: str) -> frozenset[str]:
+    """What a redirect handed out on its way from ``configured`` to ``url`` and
+    ``shown_url`` leaves out: the parameters of a query it added (``sid=…``) and the
+    ``;parameters`` it added to the path (``;jsessionid=…``)."""
+    if url is None:
+        return frozenset()
+    asked = _asked(configured, None)
+    parts = urlsplit(url)
+    tokens: set[str] = set()
+    if parts.query and parts.query not in {urlsplit(u).query for u in asked}:
+        tokens.update(p for p in parts.query.split("&") if p.partition("=")[2] or "=" not in p)
+    if _path_without_added_params(parts.path, asked) != parts.path:
+        tokens.update(_path_params(parts.path))
+    tokens.discard("")
+    return frozenset(tokens)
+
+
+def echoes(url: str, tokens: frozenset[str]) -> bool:
+    """Whether ``url`` (a feed a web page advertised) carries one of the ``tokens`` a
+    redirect handed the page: a page that echoes a session id into its links."""
+    if not tokens:
+        return False
+    parts = urlsplit(as_fetched(url))
+    found = set(parts.query.split("&")) if parts.query else set()
+    return bool(tokens & (found | _path_params(parts.path)))
+
+
+def without_echo(url: str, tokens: frozenset[str]) -> str:
+    """``url`` as ``advertised_feeds`` shows it: without query and path parameters when
+    it echoes a token a redirect handed the page."""
+    if not echoes(url, tokens):
+        return url
+    parts = urlsplit(url)
+    return _bare(parts, "/".join(seg.split(";", 1)[0] for seg in parts.path.split("/")))
+
+
+def final_url_hash(url: str, configured: str, advertised: str | None = None) -> str:
+    """Which resource was read, for the bookmark: a short hash of the whole URL, query
+    included, so that feeds shown alike (a query a redirect added is not shown) stay
+    apart without the URL, which may hold a token, being stored. Path parameters a
+    redirect added are left out: a session id is new on every visit, the resource is
+    not."""
+    parts = urlsplit(url)
+    path = _path_without_added_params(parts.path, _asked(configured, advertised))
+    whole = urlunsplit((parts.scheme, parts.netloc, path, parts.query, ""))
+    return "v1:" + hashlib.sha256(whole.encode("utf-8")).hexdigest()[:16]
+
+
+def as_fetched(url: str) -> str:
+    """``url`` as the fetcher asks for it (its normalized form: non-ASCII and reserved
+    characters percent-encoded, upper-case %xx, no fragment); as given if it cannot be
+    fetched at all."""
+    try:
+        return parse_target(url).url
+    except FetchError:
+        return url
+
+
+def _asked(configured: str, advertised: str | None) -> list[str]:
+    return [as_fetched(u) for u in (configured, advertised) if u is not None]
+
+
+def _path_without_added_params(path: str, asked: list[str]) -> str:
+    """``path`` without its ``;parameters`` unless it is the path of a URL asked for."""
+    if ";" not in path or path in {urlsplit(u).path for u in asked}:
+        return path
+    return "/".join(segment.split(";", 1)[0] for segment in path.split("/"))
+
+
+def _path_params(path: str) -> set[str]:
+    return {f";{param}" for segment in path.split("/") for param in segment.split(";")[1:]}
+
+
+def _bare(parts: SplitResult, path: str) -> str:
+    """Scheme, host, port and ``path``: no userinfo, query or fragment."""
+    host = parts.hostname or ""
+    if ":" in host:
+        host = f"[{host}]"
+    try:
+        port = f":{parts.port}" if parts.port is not None else ""
+    except ValueError:
+        port = ""
+    return urlunsplit((parts.scheme, host + port, path, "", ""))

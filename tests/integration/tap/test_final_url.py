@@ -1,0 +1,207 @@
+"""How the URL the tap read is shown, remembered and used: after redirects, discovery and
+the fetcher's own re-encoding of the URL asked for."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+from urllib.parse import quote
+
+from tests.feedserver import FeedServer, rss
+from tests.tapharness import run_tap
+
+ITEMS = [(f"id-{n}", f"Title {n}", f"<p>Summary {n}</p>") for n in range(5)]
+
+
+def config(server: FeedServer, *paths: str, **extra: Any) -> dict[str, Any]:
+    return {
+        "feed_urls": [server.url(p) for p in paths],
+        "allow_private_networks": True,
+        "request_timeout_seconds": 10,
+        **extra,
+    }
+
+
+def _page(href: str) -> str:
+    return f'<html><head><link rel="alternate" type="application/rss+xml" href="{href}">'
+
+
+def test_a_query_the_fetcher_re_encodes_is_kept_and_a_switch_is_another_feed(
+    server: FeedServer,
+) -> None:
+    """The fetcher sends /rss?cat=новости as /rss?cat=%D0%BD...: the URL it read is the
+    one the page advertised, in another spelling, not one a redirect chose."""
+    news, sport = (f"/rss?cat={quote(word)}" for word in ("новости", "спорт"))
+    server.put(news, rss(ITEMS[:2], title="News"))
+    server.put(sport, rss([(f"sport-{n}", "S", "s") for n in range(3)], title="Sport"))
+    server.put("/blog", _page("/rss?cat=новости"), content_type="text/html")
+    cfg = config(server, "/blog", discover_from_websites=True)
+    first = run_tap(cfg)
+    [row] = first.health
+    assert (row["status"], row["final_url"]) == ("ok", server.url(news))
+
+    server.put("/blog", _page("/rss?cat=спорт"), content_type="text/html")
+    second = run_tap(cfg, first.final_state)
+    [row] = second.health
+    assert (row["status"], row["final_url"]) == ("ok", server.url(sport))
+    assert second.items == []  # baseline_only: the other feed's backlog is not emitted
+    assert [i["code"] for i in row["issues"]].count("feed_discovered") == 1
+
+    # Without discovery or redirect: lower-case %xx, sent upper-case, is the user's query.
+    lower = news.lower()
+    run = run_tap(config(server, lower))
+    [row] = run.health
+    assert (row["status"], row["redirects"], row["final_url"]) == ("ok", 0, server.url(news))
+
+
+def test_feeds_that_differ_only_in_a_query_a_redirect_adds_are_two_feeds(
+    server: FeedServer,
+) -> None:
+    """WordPress: /feed/ and /comments/feed/ redirect to /index.php?feed=rss2 and
+    ?feed=comments-rss2, on a static host with one Last-Modified for every file. Both
+    show as /index.php; the posts feed's validators must not buy a 304 for comments."""
+    static = {"compares_dates": True, "last_modified": 1e9}
+    server.put("/index.php?feed=rss2", rss(ITEMS[:2], title="Posts"), **static)
+    comments = [(f"comment-{n}", "C", "c") for n in range(3)]
+    server.put("/index.php?feed=comments-rss2", rss(comments, title="Comments"), **static)
+    server.put("/feed/", b"", status=301, headers={"Location": "/index.php?feed=rss2"})
+    moved = {"Location": "/index.php?feed=comments-rss2"}
+    server.put("/comments/feed/", b"", status=301, headers=moved)
+    server.put("/", _page("/feed/"), content_type="text/html")
+    cfg = config(server, "/", discover_from_websites=True)
+    first = run_tap(cfg)
+    [row] = first.health
+    assert (row["status"], row["final_url"]) == ("ok", server.url("/index.php"))
+    assert "rss2" not in first.partition(server.url("/"))["final_url"]
+
+    server.put("/", _page("/comments/feed/"), content_type="text/html")
+    second = run_tap(cfg, first.final_state)
+    [row] = second.health
+    assert (row["status"], row["feed_title"]) == ("ok", "Comments")
+    assert second.items == []  # another feed: read as on a first run
+    assert [i["code"] for i in row["issues"]].count("feed_discovered") == 1
+    assert "another feed" in str(row["issues"])
+
+    # The comments feed changes: its one new item comes out, not its backlog.
+    newer = rss([("comment-9", "C", "c"), *comments], title="Comments")
+    server.put("/index.php?feed=comments-rss2", newer, compares_dates=True, last_modified=2e9)
+    third = run_tap(cfg, second.final_state)
+    assert [r["item_id"] for r in third.items] == ["comment-9"]
+
+
+def test_a_state_without_the_final_url_hash_still_loads(server: FeedServer) -> None:
+    server.put("/feed.xml", rss(ITEMS[:2]))
+    first = run_tap(config(server, "/feed.xml"))
+    assert first.final_state is not None
+    [partition] = first.final_state["bookmarks"]["feed_items"]["partitions"]
+    assert partition["final_url_hash"].startswith("v1:")
+    del partition["final_url_hash"]  # as written before it was kept
+    second = run_tap(config(server, "/feed.xml"), first.final_state)
+    assert second.returncode == 0, second.stderr
+    assert (second.health[0]["status"], second.items) == ("not_modified", [])
+
+
+CHANGELOG = """<?xml version="1.0"?><rss version="2.0"><channel><title>Changelog</title>
+<item><guid isPermaLink="false">v1</guid><title>v1</title><link>#entry-1</link></item>
+<item><title>v2 (no guid)</title><link>#entry-2</link></item>
+</channel></rss>"""
+
+
+def test_relative_links_resolve_against_the_url_as_shown(server: FeedServer) -> None:
+    """A redirect to a pre-signed URL whose signature rotates: fragment-only links
+    resolved against it carried the signature into url and item_id, and every run
+    sent the items again."""
+
+    def sign(n: int) -> str:
+        signed = f"/bucket/feed.xml?X-Amz-Expires=60&X-Amz-Signature=SIGSECRET{n}"
+        server.put(signed, CHANGELOG)
+        server.put("/feed.xml", b"", status=302, headers={"Location": signed})
+        return signed
+
+    sign(1)
+    cfg = config(server, "/feed.xml", first_run_mode="emit_all")
+    first = run_tap(cfg)
+    shown = server.url("/bucket/feed.xml")
+    assert [(r["item_id"], r["url"]) for r in first.items] == [
+        ("v1", shown + "#entry-1"),
+        (shown + "#entry-2", shown + "#entry-2"),
+    ]
+    sign(2)
+    second = run_tap(cfg, first.final_state)
+    assert (second.health[0]["status"], second.items) == ("ok", [])
+    everything = json.dumps([first.messages, second.messages])
+    assert "SIGSECRET" not in everything
+
+
+def test_a_session_id_a_redirect_adds_to_the_path_is_neither_shown_nor_kept(
+    server: FeedServer,
+) -> None:
+    """Tomcat's /feed;jsessionid=…: a new one every run, like a signed query."""
+
+    def session(n: int) -> None:
+        server.put(f"/feed;jsessionid=SESSIONSECRET{n}", rss(ITEMS[:2]))
+        moved = {"Location": f"/feed;jsessionid=SESSIONSECRET{n}"}
+        server.put("/feed", b"", status=302, headers=moved)
+
+    session(1)
+    cfg = config(server, "/feed", first_run_mode="emit_all")
+    first = run_tap(cfg)
+    [row] = first.health
+    assert (row["status"], row["final_url"]) == ("ok", server.url("/feed"))
+    assert {r["final_url"] for r in first.items} == {server.url("/feed")}
+    session(2)
+    second = run_tap(cfg, first.final_state)
+    # The same resource: its 304 is trusted.
+    assert (second.health[0]["status"], second.items) == ("not_modified", [])
+    assert "SESSIONSECRET" not in json.dumps([first.messages, second.messages])
+
+
+def test_a_token_a_redirect_hands_the_web_page_is_not_kept_when_the_page_echoes_it(
+    server: FeedServer,
+) -> None:
+    def session(n: int) -> None:
+        token = f"sid=SESSIONSECRET{n}"
+        server.put("/blog", b"", status=302, headers={"Location": f"/blog?{token}"})
+        server.put(f"/blog?{token}", _page(f"/feed?{token}"), content_type="text/html")
+        server.put(f"/feed?{token}", rss(ITEMS[:2]))
+
+    session(1)
+    cfg = config(server, "/blog", discover_from_websites=True, first_run_mode="emit_all")
+    first = run_tap(cfg)
+    [row] = first.health
+    assert (row["status"], row["final_url"]) == ("ok", server.url("/feed"))
+    assert row["advertised_feeds"] == [server.url("/feed")]
+    assert row["discovered_from"] == server.url("/blog")
+    assert {r["final_url"] for r in first.items} == {server.url("/feed")}
+    session(2)
+    second = run_tap(cfg, first.final_state)
+    assert (second.health[0]["status"], second.items) == ("ok", [])
+    assert "SESSIONSECRET" not in json.dumps([first.messages, second.messages])
+
+
+def test_without_discovery_the_echoed_token_is_not_shown_either(server: FeedServer) -> None:
+    server.put("/blog", b"", status=302, headers={"Location": "/blog?sid=SESSIONSECRET"})
+    server.put(
+        "/blog?sid=SESSIONSECRET", _page("/feed?sid=SESSIONSECRET"), content_type="text/html"
+    )
+    run = run_tap(config(server, "/blog"))
+    [row] = run.health
+    assert (row["error_code"], row["advertised_feeds"]) == ("not_a_feed", [server.url("/feed")])
+    assert "SESSIONSECRET" not in json.dumps(run.messages)
+
+
+def test_a_state_kept_under_another_spelling_the_fetcher_sends_alike_keeps_its_baseline(
+    server: FeedServer,
+) -> None:
+    """A state written for /x/../feed.xml (accepted before, and the same request) carries
+    over when the config is cleaned up to /feed.xml: no new baseline, no change lost."""
+    server.put("/feed.xml", rss(ITEMS[:2]))
+    first = run_tap(config(server, "/x/../feed.xml"))
+    assert first.final_state is not None
+    server.put("/feed.xml", rss(ITEMS[:3]))
+    second = run_tap(config(server, "/feed.xml"), first.final_state)
+    assert second.returncode == 0, second.stderr
+    assert [(r["item_id"], r["change_type"]) for r in second.items] == [(ITEMS[2][0], "new")]
+    assert second.final_state is not None
+    [partition] = second.final_state["bookmarks"]["feed_items"]["partitions"]
+    assert partition["context"]["feed_url"] == server.url("/feed.xml")
