@@ -110,9 +110,13 @@ def test_hostile_feeds_do_not_hurt_the_others(server: HostileServer) -> None:
             assert row["status"] == "error", (behaviour, row)
             assert row["error_code"] in EXPECTED_CODE[behaviour], (behaviour, row["error_code"])
         assert row["fetch_ms"] < (TIMEOUT_SECONDS + 2) * 1000, (behaviour, row["fetch_ms"])
-        # A failure moves nothing but its streak.
+        # A failure moves nothing but its streak and its time.
         streak = before[mixed[n]].get("failures", 0) + 1
-        assert after[mixed[n]] == {**before[mixed[n]], "failures": streak}, behaviour
+        assert after[mixed[n]] == {
+            **before[mixed[n]],
+            "failures": streak,
+            "failed_at": row["checked_at"],
+        }, behaviour
 
     peak_mb = max(baseline.peak_rss_mb, run.peak_rss_mb)
     assert 0 < peak_mb < 300, f"peak RSS {peak_mb:.0f} MB"
