@@ -22,7 +22,7 @@ from typing import Any, Final, Protocol, TypeVar
 from tap_feeddelta.config import Settings
 from tap_feeddelta.delta import DeltaSettings, ItemCounts, diff_items, newest_item_at
 from tap_feeddelta.errors import Issue, ParseError
-from tap_feeddelta.fetch.headers import RETRY_AFTER_CAP
+from tap_feeddelta.fetch.headers import RETRY_AFTER_CAP, usable_last_modified
 from tap_feeddelta.models import FetchResult, ParsedFeed
 from tap_feeddelta.records import FeedContext, HealthFacts, health_record, item_record
 from tap_feeddelta.shownurl import (
@@ -109,6 +109,9 @@ async def check_feed(
     started = now()
     ctx = FeedContext(settings.monitor_id, task.feed_url, utc_text(started, micro=True))
     bookmark = task.bookmark
+    if bookmark and bookmark.last_modified != usable_last_modified(bookmark.last_modified, started):
+        # Kept by an earlier version, which stored future dates: not sent, nor kept.
+        bookmark = replace(bookmark, last_modified=None)
     fetcher = _OneBudget(fetcher, settings.request_timeout_seconds)  # one for all its fetches
     if bookmark and _still_waiting(bookmark.retry_after_at, started):
         issue = Issue("retry_later", "the server asked not to be fetched before retry_after_at")
@@ -249,7 +252,9 @@ async def check_feed(
     keep_validators = delta.counts.deferred == 0
     new_bookmark = FeedBookmark(
         etag=result.etag if keep_validators else None,
-        last_modified=result.last_modified if keep_validators else None,
+        last_modified=usable_last_modified(result.last_modified, started)
+        if keep_validators
+        else None,
         # As the records show it: a signed token a redirect handed out is not stored.
         final_url=shown_final_url,
         final_url_hash=final_url_hash(result.final_url or task.feed_url, task.feed_url, published),

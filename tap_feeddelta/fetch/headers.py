@@ -9,6 +9,8 @@ from email.utils import parsedate_to_datetime
 MAX_VALIDATOR_CHARS = 1024
 MAX_CONTENT_TYPE_CHARS = 256
 RETRY_AFTER_CAP = timedelta(days=1)
+# A Last-Modified this far past the tap's clock is a server clock or file time gone wrong.
+LAST_MODIFIED_LEEWAY = timedelta(minutes=10)
 ACCEPT = (
     "application/rss+xml, application/atom+xml, application/feed+json, "
     "application/rdf+xml;q=0.9, application/json;q=0.9, application/xml;q=0.9, "
@@ -55,6 +57,27 @@ def retry_after_at(value: str | None, now: datetime) -> str | None:
             moment = moment.replace(tzinfo=UTC)
         moment = max(now, min(moment, now + RETRY_AFTER_CAP))
     return rfc3339(moment)
+
+
+def usable_last_modified(value: str | None, now: datetime) -> str | None:
+    """The Last-Modified to send back as If-Modified-Since, or None for one in the future.
+
+    A server compares If-Modified-Since with its document's time: a date ahead of every
+    later change (a file stamped months ahead) would get 304 for each of them, until the
+    clock catches up (RFC 9110 8.8.2.1 forbids such dates). Not sending it costs at most
+    a full read. A value that is no HTTP date is kept: some servers compare it as text.
+    """
+    if value is None:
+        return None
+    try:
+        moment = parsedate_to_datetime(value)
+    except (TypeError, ValueError, IndexError, OverflowError):
+        return value
+    if moment.tzinfo is None:
+        moment = moment.replace(tzinfo=UTC)
+    if now.tzinfo is None:
+        now = now.replace(tzinfo=UTC)
+    return None if moment > now + LAST_MODIFIED_LEEWAY else value
 
 
 def content_encodings(value: str | None) -> list[str]:

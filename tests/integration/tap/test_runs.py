@@ -7,6 +7,7 @@ import json
 import ssl
 import subprocess
 from datetime import UTC, datetime, timedelta
+from email.utils import formatdate
 from pathlib import Path
 from typing import Any
 
@@ -828,3 +829,29 @@ def test_another_spelling_of_a_configured_url_keeps_the_feed_s_baseline(
     assert second.final_state is not None
     [partition] = second.final_state["bookmarks"]["feed_items"]["partitions"]
     assert partition["context"]["feed_url"] == respelled
+
+
+def test_a_last_modified_in_the_future_is_never_sent_back(server: FeedServer) -> None:
+    """A file stamped months ahead, on a server that answers 304 to any If-Modified-Since
+    not older than the file: sending that date back would hide every change until the
+    clock caught up."""
+    ahead = (datetime.now(UTC) + timedelta(days=180)).timestamp()
+    server.put("/feed.xml", rss(ITEMS[:2]), compares_dates=True, last_modified=ahead)
+    cfg = config(server, "/feed.xml")
+    first = run_tap(cfg)
+    assert "last_modified" not in first.partition(server.url("/feed.xml"))
+    server.put("/feed.xml", rss(ITEMS[:3]), compares_dates=True, last_modified=ahead)
+    second = run_tap(cfg, first.final_state)
+    assert [r["item_id"] for r in second.items] == ["id-2"]
+    assert server.requests_to("/feed.xml")[-1].if_modified_since is None
+
+    # A state an earlier version wrote with such a date: not sent, and dropped.
+    state = json.loads(json.dumps(second.final_state))
+    state["bookmarks"]["feed_items"]["partitions"][0]["last_modified"] = formatdate(
+        ahead, usegmt=True
+    )
+    server.put("/feed.xml", rss(ITEMS[:4]), compares_dates=True, last_modified=ahead)
+    third = run_tap(cfg, state)
+    assert [r["item_id"] for r in third.items] == ["id-3"]
+    assert server.requests_to("/feed.xml")[-1].if_modified_since is None
+    assert "last_modified" not in third.partition(server.url("/feed.xml"))
