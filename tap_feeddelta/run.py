@@ -288,7 +288,11 @@ def _respelled_feeds(
 ) -> dict[str, tuple[str, str]]:
     """Configured URLs without a partition of their own whose feed has one under another
     spelling (``HTTP://Example.org/f`` for ``http://example.org/f``): editing the case of
-    a host in the config must not start a new baseline and lose the changes since."""
+    a host in the config must not start a new baseline and lose the changes since.
+
+    Failing that, the one partition of a feed no longer configured that was last read
+    from this URL (its ``final_url``): a configured URL replaced by the URL it redirects
+    to, or a web page by the feed it advertises, as the tap's own rows show them."""
     missing = {feed_key(url): url for url in feed_urls if (monitor_id, url) not in index}
     if not missing:
         return {}
@@ -298,6 +302,24 @@ def _respelled_feeds(
             configured = missing.get(feed_key(url))
             if configured is not None and configured not in found:
                 found[configured] = (monitor, url)
+    unmatched = {key: url for key, url in missing.items() if url not in found}
+    if unmatched:
+        still_configured = set(feed_urls)
+        taken = set(found.values())
+        read_from: dict[str, list[tuple[str, str]]] = {}
+        for (monitor, url), partition in index.items():
+            final_url = partition.get("final_url")
+            if (
+                monitor == monitor_id
+                and url not in still_configured
+                and (monitor, url) not in taken
+                and isinstance(final_url, str)
+                and (configured := unmatched.get(feed_key(final_url))) is not None
+            ):
+                read_from.setdefault(configured, []).append((monitor, url))
+        for configured, partitions in read_from.items():
+            if len(partitions) == 1:  # two former feeds read from it: neither is surely it
+                found[configured] = partitions[0]
     return found
 
 

@@ -831,6 +831,37 @@ def test_another_spelling_of_a_configured_url_keeps_the_feed_s_baseline(
     assert partition["context"]["feed_url"] == respelled
 
 
+def test_a_configured_url_replaced_by_the_url_it_led_to_keeps_the_feed_s_baseline(
+    server: FeedServer,
+) -> None:
+    """The rows show final_url /new.xml for /old.xml (a redirect); putting /new.xml in the
+    config is the same feed, not a new baseline that swallows the changes since."""
+    server.put("/old.xml", b"", status=301, headers={"Location": "/new.xml"})
+    server.put("/new.xml", rss(ITEMS[:2]))
+    server.put("/other.xml", rss(ITEMS[:1]))
+    first = run_tap(config(server, "/old.xml", "/other.xml"))
+    assert first.health[0]["final_url"] == server.url("/new.xml")
+    server.put("/new.xml", rss(ITEMS[:3]))
+    second = run_tap(config(server, "/new.xml", "/other.xml"), first.final_state)
+    assert [(r["item_id"], r["change_type"]) for r in second.items] == [(ITEMS[2][0], "new")]
+    contexts = [
+        p["context"]["feed_url"]
+        for p in second.final_state["bookmarks"]["feed_items"]["partitions"]
+    ]  # type: ignore[index]
+    assert sorted(contexts) == sorted([server.url("/new.xml"), server.url("/other.xml")])
+
+
+def test_two_former_feeds_read_from_one_url_give_it_a_new_baseline(server: FeedServer) -> None:
+    server.put("/a.xml", b"", status=301, headers={"Location": "/new.xml"})
+    server.put("/b.xml", b"", status=301, headers={"Location": "/new.xml"})
+    server.put("/new.xml", rss(ITEMS[:2]))
+    first = run_tap(config(server, "/a.xml", "/b.xml"))
+    server.put("/new.xml", rss(ITEMS[:3]))
+    second = run_tap(config(server, "/new.xml"), first.final_state)
+    assert second.items == []  # a first run: which former feed it is, nothing tells
+    assert second.health[0]["item_counts"]["new"] == 3
+
+
 def test_a_last_modified_in_the_future_is_never_sent_back(server: FeedServer) -> None:
     """A file stamped months ahead, on a server that answers 304 to any If-Modified-Since
     not older than the file: sending that date back would hide every change until the
