@@ -33,6 +33,16 @@ def clean_value(value: str | None, max_chars: int) -> str | None:
     return value
 
 
+def http_date(value: str) -> datetime | None:
+    """An HTTP date (any of its three forms) as an aware datetime (UTC when it names no
+    zone), or None for anything else. Never raises."""
+    try:
+        moment = parsedate_to_datetime(value)
+    except (TypeError, ValueError, IndexError, OverflowError):
+        return None
+    return moment.replace(tzinfo=UTC) if moment.tzinfo is None else moment
+
+
 def rfc3339(moment: datetime) -> str:
     return moment.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
 
@@ -49,13 +59,10 @@ def retry_after_at(value: str | None, now: datetime) -> str | None:
         delay = timedelta(seconds=min(int(value), int(RETRY_AFTER_CAP.total_seconds())))
         moment = now + delay
     else:
-        try:
-            moment = parsedate_to_datetime(value)
-        except (TypeError, ValueError, IndexError, OverflowError):
+        date = http_date(value)
+        if date is None:
             return None
-        if moment.tzinfo is None:
-            moment = moment.replace(tzinfo=UTC)
-        moment = max(now, min(moment, now + RETRY_AFTER_CAP))
+        moment = max(now, min(date, now + RETRY_AFTER_CAP))
     return rfc3339(moment)
 
 
@@ -69,12 +76,9 @@ def usable_last_modified(value: str | None, now: datetime) -> str | None:
     """
     if value is None:
         return None
-    try:
-        moment = parsedate_to_datetime(value)
-    except (TypeError, ValueError, IndexError, OverflowError):
+    moment = http_date(value)
+    if moment is None:
         return value
-    if moment.tzinfo is None:
-        moment = moment.replace(tzinfo=UTC)
     if now.tzinfo is None:
         now = now.replace(tzinfo=UTC)
     return None if moment > now + LAST_MODIFIED_LEEWAY else value
