@@ -11,34 +11,58 @@ from __future__ import annotations
 import re
 from typing import Final
 
+
+def _words(text: str) -> frozenset[str]:
+    return frozenset(text.split())
+
+
 # A word of initials: "B", "B.", "J.Q.", "J.-P.", "J.-P".
 _INITIALS: Final = re.compile(r"(?:[^\W\d_]\.-?)+[^\W\d_]?|[^\W\d_]")
-# Words that name a role or a publisher, not a person ("Jane Doe, Staff Writer, The
-# Times"): a byline holding one stays one name.
-_NOT_NAMES: Final = frozenset(
-    {
-        "the",
-        "staff",
-        "writer",
-        "writers",
-        "editor",
-        "editors",
-        "reporter",
-        "correspondent",
-        "contributor",
-        "contributors",
-        "columnist",
-        "press",
-        "news",
-        "team",
-        "desk",
-        "inc",
-        "ltd",
-        "llc",
-        "university",
-        "department",
-    }
+# Words that name a role or an organisation, not a person ("Jane Doe, Chief Executive
+# Officer, Acme Corp", "John Smith, Senior Fellow, Brookings Institution", "Jane Doe and
+# Associates Consulting"): a byline holding one anywhere stays one name. Words that are
+# also common given or family names (Dean, Bishop, Church, Junior, Law) are left out.
+_ROLE_WORDS: Final = _words(
+    """
+    chief executive officer officers president vice vp ceo cfo cto coo cio founder founders
+    cofounder co-founder owner chair chairman chairwoman chairperson director directors
+    manager managers managing head lead senior associate assistant deputy acting interim
+    principal partner partners member members secretary treasurer counsel attorney
+    professor professors prof lecturer emeritus adjunct visiting distinguished fellow
+    fellows researcher researchers scientist scientists economist analyst analysts engineer
+    engineers developer designer consultant consultants adviser advisor advisers advisors
+    strategist specialist coordinator administrator supervisor superintendent intern
+    student students candidate postdoc provost rector minister governor senator
+    ambassador commissioner spokesperson spokesman spokeswoman representative
+    editor editors editorial reporter reporters correspondent correspondents writer writers
+    columnist columnists contributor contributors contributing producer photographer
+    illustrator translator anchor guest staff team desk
+    """
 )
+_ORGANISATION_WORDS: Final = _words(
+    """
+    the corp corporation inc incorporated ltd limited llc llp plc gmbh co company companies
+    associates group holdings institute institution university universidad college school
+    academy foundation center centre council department dept ministry agency bureau office
+    commission committee association society organization organisation federation union
+    league club trust fund bank capital ventures lab labs laboratory laboratories consulting
+    solutions services systems technologies software studio studios network networks news
+    newsroom media press times post journal magazine herald tribune gazette daily weekly
+    review chronicle observer telegraph guardian wire newswire broadcasting radio television
+    tv channel publishing publications publishers books hospital clinic government
+    administration authority
+    """
+)
+# Lower-case words a name holds: family-name particles ("Jan van der Berg", "Ana de la
+# Cruz"), alone or joined to the name ("al-Sayed", "d'Alembert"). Any other ("Head of
+# Research", "edited by") is no name.
+_PARTICLES: Final = _words(
+    """
+    al ap ben bin bint ibn d da das de del della den der des di do dos du el l la le les op
+    te ten ter van von y zu zur
+    """
+)
+_PARTICLE: Final = re.compile(rf"(?:{'|'.join(sorted(_PARTICLES))})(?P<joined>[-'\u2019]\w.*)?")
 _MAX_NAME_WORDS: Final = 6
 
 
@@ -46,8 +70,10 @@ def byline_names(raw: str) -> list[str] | None:
     """The names of a plain-text byline that lists several people, or ``None`` when it
     is (or may be) one name. Parts are separated by commas, the last two also by "and"
     (", and"). It is a list when it has three parts or more, or two joined by "and", and
-    every part is a full name: two to six words, the last one capitalized (or of a
-    script without case), not only initials, none of them a role or publisher word. Two
+    every part is a full name: two to six words, not only initials, each starting with a
+    letter, capitalized (or of a script without case) unless it is a family-name particle
+    ("van", "de", "al-"; the last word only joined: "al-Sayed"), none of them a role or
+    organisation word ("Jane Doe, Senior Fellow, Brookings Institution" is one name). Two
     parts separated by a comma alone stay one name: "García Márquez, Gabriel José"."""
     if "," not in raw and " and " not in raw:
         return None
@@ -68,8 +94,18 @@ def byline_names(raw: str) -> list[str] | None:
 
 def _is_full_name(part: str) -> bool:
     words = part.split()
-    if not 2 <= len(words) <= _MAX_NAME_WORDS or words[-1][0].islower():
+    if not 2 <= len(words) <= _MAX_NAME_WORDS:
         return False
     if all(_INITIALS.fullmatch(word) for word in words):
         return False
-    return not any(word.strip(".").lower() in _NOT_NAMES for word in words)
+    for word in words:
+        if not word[0].isalpha():
+            return False  # "&", "(Reuters)"
+        if word[0].islower():
+            particle = _PARTICLE.fullmatch(word)
+            if particle is None or (word is words[-1] and not particle["joined"]):
+                return False  # "Head of Research", "edited by", "Jan van"
+        bare = word.strip(".").lower()
+        if bare in _ROLE_WORDS or bare in _ORGANISATION_WORDS:
+            return False
+    return True

@@ -7,6 +7,7 @@ Podcast items may name themselves only in ``itunes:title``, which comes before t
 
 from __future__ import annotations
 
+import re
 from typing import Final
 
 from lxml import etree
@@ -21,6 +22,11 @@ _HOLDERS: Final = frozenset({"media:group", "media:content"})
 # Item → group or content → a group's content.
 _LEVELS: Final = 3
 _AVATAR_WORDS: Final = frozenset({"avatar", "avatars"})
+_IMAGE_EXTENSIONS: Final = frozenset(
+    {"jpg", "jpeg", "jpe", "png", "gif", "webp", "avif", "svg", "bmp", "ico", "heic", "jxl"}
+)
+# Gravatar's (and its clones') name for a picture: the MD5 or SHA-256 of an address.
+_ADDRESS_HASH: Final = re.compile(r"[0-9a-f]{32}|[0-9a-f]{64}")
 
 
 def media_text(
@@ -54,30 +60,61 @@ def _text(element: etree._Element) -> tuple[str, TextKind]:
 
 
 def is_avatar(key: TagKey, element: etree._Element) -> bool:
-    """Whether a ``media:content`` is a person's picture, not the item's media: an image
-    (or a content of no declared kind) at an avatar address, whose host is named
-    "avatar(s)" (avatars.githubusercontent.com) or whose path has an "avatar(s)" folder
-    (Gravatar's /avatar/<hash>, which WordPress.com adds to every post for its author).
-    A file named avatar.png is a post's picture like any other."""
+    """Whether a ``media:content`` is a person's picture, not the item's media (WordPress.com
+    adds the author's Gravatar to every post). It must be an image: of declared medium
+    "image" or type image/*, or of no declared kind with an image file extension; audio,
+    video and other files never are. And its address must have an avatar's shape: a
+    Gravatar host, or a path ending /avatar/<hash> (Gravatar and its clones), which alone
+    also makes a content of no declared kind and no extension an image; a host named
+    "avatar(s)" (avatars.githubusercontent.com); a site's top /avatar(s)/ folder; an
+    "avatar" folder under wp-content/ (BuddyPress). An "avatar" folder deeper in a media
+    path (/movies/avatar/poster.jpg) or a file named avatar.png is the item's media."""
     if key[element.tag] != "media:content":
         return False
-    medium = element.get("medium")
-    if medium is not None and medium.strip().lower() != "image":
-        return False
-    media_type = element.get("type")
-    if media_type is not None and not media_type.strip().lower().startswith("image/"):
+    kind = _declared_kind(element)
+    if kind == "other":
         return False
     url = (element.get("url") or "").strip().lower()
     scheme, slashes, rest = url.partition("//")
     if slashes and ("/" in scheme or "?" in scheme):
         return False  # "//" in a path or query, not before a host
-    path = rest if slashes else url
-    path = path.partition("?")[0].partition("#")[0]
+    path = (rest if slashes else url).partition("?")[0].partition("#")[0]
+    host = ""
     if slashes:
         host, _, path = path.partition("/")
-        if host.rpartition("@")[2].partition(".")[0] in _AVATAR_WORDS:
-            return True
-    return not _AVATAR_WORDS.isdisjoint(path.split("/")[:-1])
+        host = host.rpartition("@")[2].partition(":")[0]
+    segments = [segment for segment in path.split("/") if segment]
+    if not segments:
+        return False
+    stem, dot, extension = segments[-1].rpartition(".")
+    if not dot:
+        stem, extension = segments[-1], ""
+    if extension and extension not in _IMAGE_EXTENSIONS:
+        return False  # audio, video or another file
+    folders = segments[:-1]
+    if host == "gravatar.com" or host.endswith(".gravatar.com"):
+        return True
+    if folders and folders[-1] in _AVATAR_WORDS and _ADDRESS_HASH.fullmatch(stem):
+        return True
+    if kind is None and not extension:
+        return False  # of no declared kind: no sign it is an image
+    if host.partition(".")[0] in _AVATAR_WORDS:
+        return True
+    if folders and folders[0] in _AVATAR_WORDS:
+        return True
+    if "wp-content" in folders:
+        return any("avatar" in folder for folder in folders[folders.index("wp-content") :])
+    return False
+
+
+def _declared_kind(element: etree._Element) -> str | None:
+    """What a ``media:content`` says it is: "image", "other" (audio, video, a document),
+    or ``None`` when it declares neither a medium nor a type."""
+    medium = (element.get("medium") or "").strip().lower()
+    media_type = (element.get("type") or "").strip().lower()
+    if (medium and medium != "image") or (media_type and not media_type.startswith("image/")):
+        return "other"
+    return "image" if medium or media_type else None
 
 
 def fallback_title(

@@ -33,6 +33,26 @@ BYLINES = [
     ("Procter and Gamble", ["Procter and Gamble"]),
     ("Jane Doe, Staff Writer, The Daily News", ["Jane Doe, Staff Writer, The Daily News"]),
     ("Jane Doe, Senior Editor, Acme Labs", ["Jane Doe, Senior Editor, Acme Labs"]),
+    # One person with a job title and an employer: guest posts, press releases, think tanks.
+    (
+        "Jane Doe, Chief Executive Officer, Acme Corp",
+        ["Jane Doe, Chief Executive Officer, Acme Corp"],
+    ),
+    (
+        "Maria Garcia, Associate Professor, Stanford Law School",
+        ["Maria Garcia, Associate Professor, Stanford Law School"],
+    ),
+    (
+        "John Smith, Senior Fellow, Brookings Institution",
+        ["John Smith, Senior Fellow, Brookings Institution"],
+    ),
+    ("Jane Doe, Head of Research, Acme Analytics", ["Jane Doe, Head of Research, Acme Analytics"]),
+    ("Jane Doe and Associates Consulting", ["Jane Doe and Associates Consulting"]),
+    ("Jane Doe, Smith & Wesson, Acme Arms", ["Jane Doe, Smith & Wesson, Acme Arms"]),
+    (
+        "Ahmed al-Sayed, Jean d'Alembert, Ana de la Cruz",
+        ["Ahmed al-Sayed", "Jean d'Alembert", "Ana de la Cruz"],
+    ),
     (
         "Written by the team, edited by John Smith, photos by Jane Doe",
         ["Written by the team, edited by John Smith, photos by Jane Doe"],
@@ -68,6 +88,79 @@ def test_one_family_given_name_is_never_split(family: str, given_: str, suffix: 
     raw = f"{family}, {given_}{suffix}"
     (author,) = fields.rss_authors(raw, None, [])
     assert author.name == raw
+
+
+_GIVEN = st.sampled_from(["Bo", "Yifei", "Maria", "John", "Élodie", "Ahmed", "Jun", "A.", "Q."])
+_FAMILY = st.sampled_from(["Li", "Shen", "Garcia", "Smith", "van der Berg", "Ås", "al-Sayed"])
+# A full name as arXiv lists them: one or two given names or initials, then the family name.
+_PEOPLE = st.tuples(st.lists(_GIVEN, min_size=1, max_size=2), _FAMILY).map(
+    lambda name: " ".join([*name[0], name[1]])
+)
+_ROLES = st.tuples(
+    st.sampled_from(["", "Senior ", "Chief ", "Associate ", "Managing ", "Deputy ", "Vice "]),
+    st.sampled_from(
+        [
+            "Executive Officer",
+            "Professor",
+            "Fellow",
+            "Director",
+            "Manager",
+            "Editor",
+            "President",
+            "Founder",
+            "Correspondent",
+            "Staff Writer",
+            "Contributor",
+            "Research Scientist",
+            "Policy Analyst",
+        ]
+    ),
+).map("".join)
+_ORGS = st.tuples(
+    st.sampled_from(["Acme", "Stanford Law", "Brookings", "Daily", "The Washington", "Open"]),
+    st.sampled_from(
+        [
+            " Corp",
+            " Inc.",
+            " Ltd",
+            " Company",
+            " Group",
+            " Institute",
+            " Institution",
+            " University",
+            " School",
+            " Foundation",
+            " Center",
+            " Council",
+            " News",
+            " Media",
+            " Press",
+            " Times",
+            " Post",
+            " Journal",
+        ]
+    ),
+).map("".join)
+
+
+@settings(max_examples=300, deadline=None)
+@given(_PEOPLE, _ROLES, _ORGS, st.sampled_from([", ", " and "]))
+def test_a_name_with_a_role_and_an_organisation_is_never_split(
+    person: str, role: str, org: str, last_joint: str
+) -> None:
+    for raw in (f"{person}, {role}, {org}", f"{person}, {role}{last_joint}{org}"):
+        (author,) = fields.rss_authors(raw, None, [])
+        assert author.name == raw
+    raw = f"{person} and {org}"
+    (author,) = fields.rss_authors(raw, None, [])
+    assert author.name == raw
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(_PEOPLE, min_size=3, max_size=12), st.sampled_from([", ", " and ", ", and "]))
+def test_an_arxiv_style_list_of_full_names_is_split(names: list[str], last_joint: str) -> None:
+    raw = ", ".join(names[:-1]) + last_joint + names[-1]
+    assert [author.name for author in fields.rss_authors(raw, None, [])] == names
 
 
 def test_arxiv_s_current_rss_lists_one_author_per_name_and_caps_them() -> None:

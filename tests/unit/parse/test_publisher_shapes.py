@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import json
 
+import pytest
+
 from tap_feeddelta.models import Author
 from tap_feeddelta.parse import parse_feed
 
@@ -248,6 +250,47 @@ xmlns:dc="http://purl.org/dc/elements/1.1/"><channel><title>Jane writes</title>
             ["https://cdn.example/2025/avatar.png", "https://cdn.example/avatar/talk.mp4"],
         ),
     ]
+
+
+_HASH = "5f1e2d3c4b5a69788796a5b4c3d2e1f0"
+# (media:content attributes, is it an author's picture)
+_AVATAR_SHAPES = [
+    (f'url="https://secure.gravatar.com/avatar/{_HASH}?s=96"', True),
+    (f'url="https://www.gravatar.com/avatar/{_HASH}.jpg"', True),
+    (f'url="https://cravatar.example/avatar/{_HASH}?s=96&amp;d=mm"', True),
+    ('url="https://avatars.githubusercontent.com/u/7?v=4" medium="image"', True),
+    ('url="https://avatars.example/u/7.png"', True),
+    ('url="https://cdn.example/avatars/u7.png"', True),
+    ('url="https://blog.example/wp-content/uploads/avatars/12/c0ffee-bpfull.jpg"', True),
+    # Audio and video are never an author's picture, whatever their address.
+    ('url="https://cdn.example.com/podcasts/avatar/episode-12.mp3" fileSize="31000000"', False),
+    ('url="https://avatars.example.com/v/clip.mp4"', False),
+    ('url="https://cdn.example/avatar/theme" medium="audio"', False),
+    ('url="https://cdn.example/avatars/intro" type="audio/mpeg"', False),
+    (f'url="https://secure.gravatar.com/avatar/{_HASH}.webm"', False),
+    # An "avatar" folder deep in a media path is a topic, not a profile picture.
+    ('url="https://img.example.com/movies/avatar/poster.jpg" type="image/jpeg"', False),
+    ('url="https://img.example.com/movies/avatar/poster.jpg" medium="image"', False),
+    # Of no declared kind and no image extension: a picture only at a Gravatar address.
+    ('url="https://cdn.example/avatars/u7"', False),
+    ('url="https://avatars.example/u/7"', False),
+    ('url="https://blog.example/wp-content/uploads/2025/06/avatar.png"', False),
+]
+
+
+@pytest.mark.parametrize(
+    ("attributes", "is_avatar"), _AVATAR_SHAPES, ids=[a for a, _ in _AVATAR_SHAPES]
+)
+def test_only_a_picture_at_an_avatar_shaped_address_is_an_author_s_picture(
+    attributes: str, is_avatar: bool
+) -> None:
+    """An author's picture is no enclosure: Gravatar's /avatar/<hash>, an avatars.* host, a
+    site's /avatars/ folder, WordPress's wp-content/.../avatars/. Audio, video and a
+    picture whose path only mentions "avatar" deeper down are the item's media."""
+    body = f"""<rss version="2.0" xmlns:media="{_MEDIA}"><channel><title>t</title>
+<item><title>Ep 12</title><media:content {attributes}/></item></channel></rss>""".encode()
+    (item,) = parse_feed(body, None, "https://e.example/feed").items
+    assert (len(item.enclosures) == 0) is is_avatar
 
 
 def test_a_media_title_inside_a_media_content_titles_only_an_item_with_no_title() -> None:
