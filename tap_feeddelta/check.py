@@ -26,6 +26,7 @@ from tap_feeddelta.fetch.headers import RETRY_AFTER_CAP, usable_last_modified
 from tap_feeddelta.models import FetchResult, ParsedFeed
 from tap_feeddelta.records import FeedContext, HealthFacts, health_record, item_record
 from tap_feeddelta.shownurl import (
+    advertised_url_hash,
     echoes,
     final_url_hash,
     redirect_tokens,
@@ -168,6 +169,10 @@ async def check_feed(
 
     # The URL read, as records and the bookmark show it (see shown_url).
     shown_final_url = shown_url(result.final_url, task.feed_url, published)
+    # The feed the page advertised, as advertised_feeds shows it, for the bookmark.
+    advertised_hash = (
+        advertised_url_hash(without_echo(advertised[0], handed)) if discovered_from else None
+    )
     common: dict[str, Any] = {
         "fetch": result,
         "final_url": shown_final_url,
@@ -187,6 +192,7 @@ async def check_feed(
         )
         kept = replace(
             bookmark or FeedBookmark(),
+            advertised_url_hash=advertised_hash,
             checked_at=ctx.checked_at,
             retry_after_at=None,
             failures=0,
@@ -221,8 +227,12 @@ async def check_feed(
         from_another_feed=bool(
             discovered_from
             and bookmark
-            and _read_elsewhere(
-                bookmark, result.final_url or task.feed_url, task.feed_url, published
+            and _another_feed_advertised(
+                bookmark,
+                advertised_hash,
+                result.final_url or task.feed_url,
+                task.feed_url,
+                published,
             )
         ),
     )
@@ -258,6 +268,7 @@ async def check_feed(
         # As the records show it: a signed token a redirect handed out is not stored.
         final_url=shown_final_url,
         final_url_hash=final_url_hash(result.final_url or task.feed_url, task.feed_url, published),
+        advertised_url_hash=advertised_hash,
         title=feed.title,
         format=feed.format,
         checked_at=ctx.checked_at,
@@ -315,6 +326,29 @@ def _read_elsewhere(
     if bookmark.final_url_hash is not None:
         return bookmark.final_url_hash != final_url_hash(final_url, configured, asked)
     return bookmark.final_url not in (None, shown_url(final_url, configured, asked))
+
+
+def _another_feed_advertised(
+    bookmark: FeedBookmark,
+    advertised_hash: str | None,
+    final_url: str,
+    configured: str,
+    asked: str | None,
+) -> bool:
+    """Whether the web page now advertises another feed than the one the bookmark's
+    document was read through, on robust evidence only: that feed's items are then read
+    as a baseline, which would lose them if it were the same feed, while a switch
+    missed emits a backlog once. The page's link must name another feed than before
+    (``advertised_url_hash``; a redirect on the way that adds a new token on every visit,
+    a pre-signed URL or a session id, changes the URL read but not the feed), and lead
+    to another resource. A bookmark of a document read directly, or from before that
+    hash was kept, knows only the URL read, as it was shown (a query a redirect added
+    left out)."""
+    if bookmark.advertised_url_hash is None:
+        return bookmark.final_url not in (None, shown_url(final_url, configured, asked))
+    return bookmark.advertised_url_hash != advertised_hash and _read_elsewhere(
+        bookmark, final_url, configured, asked
+    )
 
 
 class _OneBudget:

@@ -18,11 +18,13 @@ from collections.abc import Callable, Iterator
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any, Final
+from urllib.parse import urlsplit
 
 from tap_feeddelta.check import FeedFetcher, FeedOutcome, FeedTask, check_feed, failed_check
 from tap_feeddelta.config import Settings, feed_key
 from tap_feeddelta.ordered import ordered_results
 from tap_feeddelta.sharding import shard_of
+from tap_feeddelta.shownurl import as_fetched, final_url_hash
 from tap_feeddelta.state import (
     FeedBookmark,
     decode_bookmark,
@@ -292,7 +294,9 @@ def _respelled_feeds(
 
     Failing that, the one partition of a feed no longer configured that was last read
     from this URL (its ``final_url``): a configured URL replaced by the URL it redirects
-    to, or a web page by the feed it advertises, as the tap's own rows show them."""
+    to, or a web page by the feed it advertises, as the tap's own rows show them. Only
+    when it is surely this URL (see ``_read_from``): a ``final_url`` can be shown
+    without the query a redirect added, and ``/feed.php`` is not ``/feed.php?id=5``."""
     missing = {feed_key(url): url for url in feed_urls if (monitor_id, url) not in index}
     if not missing:
         return {}
@@ -315,12 +319,25 @@ def _respelled_feeds(
                 and (monitor, url) not in taken
                 and isinstance(final_url, str)
                 and (configured := unmatched.get(feed_key(final_url))) is not None
+                and _read_from(partition, configured)
             ):
                 read_from.setdefault(configured, []).append((monitor, url))
         for configured, partitions in read_from.items():
             if len(partitions) == 1:  # two former feeds read from it: neither is surely it
                 found[configured] = partitions[0]
     return found
+
+
+def _read_from(partition: dict[str, Any], url: str) -> bool:
+    """Whether ``partition``'s document was read from ``url`` itself (its ``final_url``
+    names it): its ``final_url_hash``, of the whole URL read, is that of ``url`` as the
+    fetcher asks for it. A partition from before the hash was kept knows only the URL
+    as it was shown: a query a redirect added (or credentials) left it as scheme, host
+    and path, so without a query it may be another resource; taken only with one."""
+    url_hash = partition.get("final_url_hash")
+    if url_hash is not None:
+        return bool(url_hash == final_url_hash(as_fetched(url), url))
+    return bool(urlsplit(partition["final_url"]).query)
 
 
 def _as_not_committed(outcome: FeedOutcome) -> None:

@@ -3,7 +3,8 @@ the base of its relative links.
 
 A redirect can hand out what the user never gave: credentials, a signed query, a session
 id in a path parameter (``/feed;jsessionid=…``). Those are left out of what is shown and
-stored; the resource itself is named by a hash of the whole URL (``final_url_hash``).
+stored; the resource itself is named by a hash of the whole URL (``final_url_hash``),
+and the feed a web page advertised by a hash of its link (``advertised_url_hash``).
 URLs are compared as the fetcher asks for them (``parse_target``'s normalized form).
 """
 
@@ -14,6 +15,7 @@ from urllib.parse import SplitResult, urlsplit, urlunsplit
 
 from tap_feeddelta.fetch.errors import FetchError
 from tap_feeddelta.fetch.urls import parse_target
+from tap_feeddelta.signed_urls import unsigned_url
 
 
 def shown_url(url: str | None, configured: str, advertised: str | None = None) -> str | None:
@@ -86,8 +88,17 @@ def final_url_hash(url: str, configured: str, advertised: str | None = None) -> 
     not."""
     parts = urlsplit(url)
     path = _path_without_added_params(parts.path, _asked(configured, advertised))
-    whole = urlunsplit((parts.scheme, parts.netloc, path, parts.query, ""))
-    return "v1:" + hashlib.sha256(whole.encode("utf-8")).hexdigest()[:16]
+    return _hash(urlunsplit((parts.scheme, parts.netloc, path, parts.query, "")))
+
+
+def advertised_url_hash(url: str) -> str:
+    """Which feed a web page advertised, for the bookmark: a short hash of its link
+    ``url`` as ``advertised_feeds`` shows it (see ``without_echo``), as the fetcher asks
+    for it and without signing parameters (``signed_urls``). Unlike the URL a redirect
+    leads to, which may carry a new token on every visit (a pre-signed download, a
+    session id), the link a page publishes names the feed it offers: when it names
+    another one, the page has switched feeds."""
+    return _hash(unsigned_url(as_fetched(url)))
 
 
 def as_fetched(url: str) -> str:
@@ -98,6 +109,10 @@ def as_fetched(url: str) -> str:
         return parse_target(url).url
     except FetchError:
         return url
+
+
+def _hash(url: str) -> str:
+    return "v1:" + hashlib.sha256(url.encode("utf-8")).hexdigest()[:16]
 
 
 def _asked(configured: str, advertised: str | None) -> list[str]:

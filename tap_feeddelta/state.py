@@ -4,7 +4,7 @@ A partition is plain JSON inside ``bookmarks.feed_items.partitions``::
 
     {"context": {"monitor_id": "default", "feed_url": "https://…"},
      "v": 1, "etag": "…", "last_modified": "…", "final_url": "…", "final_url_hash": "v1:…",
-     "title": "…", "format": "rss-2.0",
+     "advertised_url_hash": "v1:…", "title": "…", "format": "rss-2.0",
      "checked_at": "…Z", "success_at": "…Z", "failed_at": "…Z", "retry_after_at": null,
      "newest_item_at": "…Z", "largest_document": 20, "failures": 2, "items": "<base64>"}
 
@@ -37,6 +37,9 @@ _FORMATS: Final = frozenset(
     {"rss-0.9x", "rss-1.0", "rss-2.0", "atom-0.3", "atom-1.0", "json-feed-1.0", "json-feed-1.1"}
 )
 _TEXT_FIELDS: Final = ("etag", "last_modified", "final_url", "title")
+# Hashes of URLs (``v1:`` and 16 hex digits): what the state knows of a URL that may
+# hold a token, without the token.
+_URL_HASH_FIELDS: Final = ("final_url_hash", "advertised_url_hash")
 _DATE_FIELDS: Final = (
     "checked_at",
     "success_at",
@@ -52,7 +55,7 @@ _KNOWN_KEYS: Final = frozenset(
         "items",
         "largest_document",
         "failures",
-        "final_url_hash",
+        *_URL_HASH_FIELDS,
         *_TEXT_FIELDS,
         *_DATE_FIELDS,
     }
@@ -67,9 +70,13 @@ class FeedBookmark:
     last_modified: str | None = None
     final_url: str | None = None
     # Which resource the validators belong to: a hash of the whole URL read (see
-    # records.final_url_hash), which final_url may show only in part. None in partitions
+    # shownurl.final_url_hash), which final_url may show only in part. None in partitions
     # written before it was kept.
     final_url_hash: str | None = None
+    # Which feed the web page advertised when the feed was last read through it (see
+    # shownurl.advertised_url_hash): a page that advertises another one has switched
+    # feeds. None for a feed read directly, and in partitions written before it was kept.
+    advertised_url_hash: str | None = None
     # The feed's title when last read: a 304's health row shows it. None in partitions
     # written before it was kept.
     title: str | None = None
@@ -116,7 +123,7 @@ def unpack_items(packed: bytes) -> dict[int, int]:
 def encode_bookmark(bookmark: FeedBookmark) -> dict[str, Any]:
     """The JSON fields of a partition (without its ``context``)."""
     data: dict[str, Any] = {"v": STATE_VERSION}
-    for name in (*_TEXT_FIELDS, "final_url_hash", "format", *_DATE_FIELDS):
+    for name in (*_TEXT_FIELDS, *_URL_HASH_FIELDS, "format", *_DATE_FIELDS):
         value = getattr(bookmark, name)
         if value is not None:
             data[name] = value
@@ -149,10 +156,11 @@ def decode_bookmark(partition: Any, where: str) -> FeedBookmark:
         if value is not None and not _DATE.match(value):
             raise StateError(f"{where}: '{name}' is not a UTC RFC 3339 date-time")
         values[name] = value
-    url_hash = _optional_text(partition, "final_url_hash", where)
-    if url_hash is not None and not _URL_HASH.fullmatch(url_hash):
-        raise StateError(f"{where}: 'final_url_hash' is not a v1 URL hash")
-    values["final_url_hash"] = url_hash
+    for name in _URL_HASH_FIELDS:
+        url_hash = _optional_text(partition, name, where)
+        if url_hash is not None and not _URL_HASH.fullmatch(url_hash):
+            raise StateError(f"{where}: '{name}' is not a v1 URL hash")
+        values[name] = url_hash
     feed_format = _optional_text(partition, "format", where)
     if feed_format is not None and feed_format not in _FORMATS:
         raise StateError(f"{where}: 'format' is not a known feed format")

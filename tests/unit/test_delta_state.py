@@ -154,6 +154,7 @@ def test_second_identical_run_has_no_changes(first: list[int], second: list[int]
         last_modified=st.none() | st.text(max_size=40),
         final_url=st.none() | st.text(max_size=80),
         final_url_hash=st.none() | st.from_regex(r"\Av1:[0-9a-f]{16}\Z"),
+        advertised_url_hash=st.none() | st.from_regex(r"\Av1:[0-9a-f]{16}\Z"),
         format=st.none() | st.sampled_from(["rss-2.0", "atom-1.0", "json-feed-1.1"]),
         checked_at=st.none() | st.just("2024-01-01T00:00:00.123456Z"),
         success_at=st.none() | st.just("2024-01-01T00:00:00Z"),
@@ -184,6 +185,14 @@ def test_bookmark_round_trip(bookmark: FeedBookmark) -> None:
                 "v": 1,
                 "items": "",
                 "final_url_hash": "https://example.org/feed?token=1",
+            }
+        ],
+        [
+            {
+                "context": {"monitor_id": "m", "feed_url": "u"},
+                "v": 1,
+                "items": "",
+                "advertised_url_hash": "v1:ABC",
             }
         ],
         [

@@ -11,6 +11,7 @@ from tap_feeddelta.delta import DeltaSettings, diff_items, fingerprint
 from tap_feeddelta.models import ParsedFeed, ParsedItem
 from tap_feeddelta.records import EXCERPT_CHARS, FeedContext, item_record
 from tap_feeddelta.shownurl import (
+    advertised_url_hash,
     echoes,
     final_url_hash,
     redirect_tokens,
@@ -92,6 +93,22 @@ def test_the_hash_names_the_whole_url_but_not_a_session_id_a_redirect_added() ->
     one, two = (f"https://e.org/feed;jsessionid={n}" for n in (1, 2))
     assert final_url_hash(one, "https://e.org/feed") == final_url_hash(two, "https://e.org/feed")
     assert final_url_hash(one, one) != final_url_hash(two, two)
+
+
+def test_the_advertised_hash_names_the_feed_a_page_links_to_not_its_signature() -> None:
+    posts, comments = (
+        advertised_url_hash("https://e.org/feed/"),
+        advertised_url_hash("https://e.org/comments/feed/"),
+    )
+    assert posts != comments
+    signed = "https://b.example.org/feed.xml?id=5&X-Amz-Date=1&X-Amz-Signature={}"
+    assert advertised_url_hash(signed.format("a1")) == advertised_url_hash(signed.format("b2"))
+    assert advertised_url_hash(signed.format("a1")) != advertised_url_hash(
+        "https://b.example.org/feed.xml?id=6&X-Amz-Signature=a1"
+    )
+    assert advertised_url_hash("https://e.org/rss?cat=новости") == advertised_url_hash(
+        "https://e.org/rss?cat=%d0%bd%d0%be%d0%b2%d0%be%d1%81%d1%82%d0%b8"
+    )
 
 
 def test_a_page_s_link_that_echoes_what_a_redirect_handed_it_is_not_published() -> None:

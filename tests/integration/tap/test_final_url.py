@@ -4,8 +4,11 @@ the fetcher's own re-encoding of the URL asked for."""
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from typing import Any
 from urllib.parse import quote
+
+import pytest
 
 from tests.feedserver import FeedServer, rss
 from tests.tapharness import run_tap
@@ -87,6 +90,73 @@ def test_feeds_that_differ_only_in_a_query_a_redirect_adds_are_two_feeds(
     server.put("/index.php?feed=comments-rss2", newer, compares_dates=True, last_modified=2e9)
     third = run_tap(cfg, second.final_state)
     assert [r["item_id"] for r in third.items] == ["comment-9"]
+
+
+def _signed_bucket(server: FeedServer, run: int, document: str) -> None:
+    """/feed redirects to a freshly signed bucket URL (a pre-signed download)."""
+    signed = f"/bucket/feed.xml?X-Amz-Signature=SIG{run}"
+    server.put(signed, document)
+    server.put("/", _page("/feed"), content_type="text/html")
+    server.put("/feed", b"", status=302, headers={"Location": signed})
+
+
+def _cache_buster(server: FeedServer, run: int, document: str) -> None:
+    """/feed redirects to a new query every time, one no list of signing names knows."""
+    busted = f"/feed.xml?cb={run}"
+    server.put(busted, document)
+    server.put("/", _page("/feed"), content_type="text/html")
+    server.put("/feed", b"", status=302, headers={"Location": busted})
+
+
+def _echoed_session(server: FeedServer, run: int, document: str) -> None:
+    """The page's redirect hands out a session id, which the page echoes into its link."""
+    token = f"sid=SESSION{run}"
+    server.put("/", b"", status=302, headers={"Location": f"/?{token}"})
+    server.put(f"/?{token}", _page(f"/rss.xml?{token}"), content_type="text/html")
+    server.put(f"/rss.xml?{token}", document)
+
+
+@pytest.mark.parametrize(
+    "serve",
+    [_signed_bucket, _cache_buster, _echoed_session],
+    ids=["signed-redirect", "cache-buster-redirect", "echoed-session-id"],
+)
+def test_a_discovered_feed_read_through_a_new_token_every_run_emits_its_new_items(
+    server: FeedServer, serve: Callable[[FeedServer, int, str], None]
+) -> None:
+    """The page advertises the same feed every run; only a token on the way to it
+    changes. That is no other feed: a feed that shows its latest post only has none of
+    its items remembered each run, and they must come out, not be read as a baseline."""
+    serve(server, 1, rss(ITEMS[:1]))
+    cfg = config(server, "/", discover_from_websites=True)
+    first = run_tap(cfg)
+    assert (first.health[0]["status"], first.items) == ("ok", [])
+    serve(server, 2, rss(ITEMS[1:2]))
+    second = run_tap(cfg, first.final_state)
+    [row] = second.health
+    assert [(r["item_id"], r["change_type"]) for r in second.items] == [(ITEMS[1][0], "new")]
+    assert "another feed" not in str(row["issues"])
+    serve(server, 3, rss(ITEMS[2:3]))
+    third = run_tap(cfg, second.final_state)
+    assert [(r["item_id"], r["change_type"]) for r in third.items] == [(ITEMS[2][0], "new")]
+
+
+def test_a_state_from_before_the_advertised_link_was_kept_emits_the_new_items(
+    server: FeedServer,
+) -> None:
+    """Such a state knows the feed's URL only as it was shown: the signed query a
+    redirect adds is not part of it, so a new signature is no other feed either."""
+    _signed_bucket(server, 1, rss(ITEMS[:1]))
+    cfg = config(server, "/", discover_from_websites=True)
+    first = run_tap(cfg)
+    assert first.final_state is not None
+    [partition] = first.final_state["bookmarks"]["feed_items"]["partitions"]
+    assert partition["advertised_url_hash"].startswith("v1:")
+    del partition["advertised_url_hash"]  # as written before it was kept
+    _signed_bucket(server, 2, rss(ITEMS[1:2]))
+    second = run_tap(cfg, first.final_state)
+    assert [(r["item_id"], r["change_type"]) for r in second.items] == [(ITEMS[1][0], "new")]
+    assert second.partition(server.url("/"))["advertised_url_hash"].startswith("v1:")
 
 
 def test_a_state_without_the_final_url_hash_still_loads(server: FeedServer) -> None:

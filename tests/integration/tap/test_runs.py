@@ -862,6 +862,61 @@ def test_two_former_feeds_read_from_one_url_give_it_a_new_baseline(server: FeedS
     assert second.health[0]["item_counts"]["new"] == 3
 
 
+def test_a_web_page_replaced_by_the_feed_it_advertised_keeps_the_feed_s_baseline(
+    server: FeedServer,
+) -> None:
+    page = '<html><head><link rel="alternate" type="application/rss+xml" href="/feed.xml">'
+    server.put("/blog", page, content_type="text/html")
+    server.put("/feed.xml", rss(ITEMS[:2]))
+    first = run_tap(config(server, "/blog", discover_from_websites=True))
+    assert first.health[0]["final_url"] == server.url("/feed.xml")
+    server.put("/feed.xml", rss(ITEMS[:3]))
+    second = run_tap(config(server, "/feed.xml"), first.final_state)
+    assert [(r["item_id"], r["change_type"]) for r in second.items] == [(ITEMS[2][0], "new")]
+
+
+def test_a_url_shown_without_the_query_a_redirect_added_does_not_take_that_feed(
+    server: FeedServer,
+) -> None:
+    """/feed redirects to /feed.php?id=5, shown as /feed.php: /feed.php itself, put in
+    the config, is another resource (here the site's default feed), which gets a first
+    run of its own rather than feed 5's baseline and a backlog of new items."""
+    server.put("/feed", b"", status=302, headers={"Location": "/feed.php?id=5"})
+    server.put("/feed.php?id=5", rss(ITEMS[:2], title="Feed five"))
+    server.put("/feed.php", rss([(f"default-{n}", "D", "d") for n in range(6)]))
+    first = run_tap(config(server, "/feed"))
+    assert first.health[0]["final_url"] == server.url("/feed.php")
+    second = run_tap(config(server, "/feed.php"), first.final_state)
+    [row] = second.health
+    assert (row["status"], second.items) == ("ok", [])  # baseline_only: a first run
+    assert row["item_counts"]["new"] == 6
+    assert second.partition(server.url("/feed"))["final_url"] == server.url("/feed.php")
+
+
+@pytest.mark.parametrize(
+    ("old", "new", "taken"),
+    [
+        ("/old.xml", "/new.xml", False),  # shown bare? a state without the hash cannot tell
+        ("/old.php?cat=5", "/new.php?cat=5", True),  # a query shown is shown whole
+    ],
+    ids=["no-query", "query"],
+)
+def test_a_state_without_the_final_url_hash_is_taken_over_only_when_nothing_was_hidden(
+    server: FeedServer, old: str, new: str, taken: bool
+) -> None:
+    server.put(old, b"", status=301, headers={"Location": new})
+    server.put(new, rss(ITEMS[:2]))
+    first = run_tap(config(server, old))
+    assert first.final_state is not None
+    [partition] = first.final_state["bookmarks"]["feed_items"]["partitions"]
+    assert partition["final_url"] == server.url(new)
+    del partition["final_url_hash"]  # as written before it was kept
+    server.put(new, rss(ITEMS[:3]))
+    second = run_tap(config(server, new), first.final_state)
+    emitted = [(r["item_id"], r["change_type"]) for r in second.items]
+    assert emitted == ([(ITEMS[2][0], "new")] if taken else [])
+
+
 def test_a_last_modified_in_the_future_is_never_sent_back(server: FeedServer) -> None:
     """A file stamped months ahead, on a server that answers 304 to any If-Modified-Since
     not older than the file: sending that date back would hide every change until the
