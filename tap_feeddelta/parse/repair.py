@@ -40,10 +40,13 @@ _REPAIR: Final = re.compile(
     re.S,
 )
 
+# One piece of a prolog: whitespace, a processing instruction or a comment, each up to
+# its first end. Read one match at a time: a repeated group of lazy tokens
+# ("(?:\s|<\?.*?\?>|<!--.*?-->)*") lets each token run past its end into the next one
+# when what follows fails, which is exponential in the number of tokens.
+_PROLOG_PIECE: Final = re.compile(rb"\s+|<\?.*?\?>|<!--.*?-->", re.S)
 # The first element of the document, after the prolog (the DOCTYPE is already gone).
-_ROOT_START: Final = re.compile(
-    rb"(?:\s|<\?.*?\?>|<!--.*?-->)*<(?:[A-Za-z_][\w.-]*:)?([A-Za-z_][\w.-]*)", re.S
-)
+_ROOT_START: Final = re.compile(rb"<(?:[A-Za-z_][\w.-]*:)?([A-Za-z_][\w.-]*)")
 _RSS_ROOTS: Final = frozenset({b"rss", b"rdf", b"channel"})
 # RSS elements whose content is HTML source, escaped or not.
 _RSS_TEXT: Final = re.compile(rb"description|title|[A-Za-z_][\w.-]*:encoded")
@@ -141,9 +144,19 @@ def _repaired_by_match(data: bytes) -> bytes:
     return _REPAIR.sub(fix, data)
 
 
+def prolog_end(data: bytes, end: int | None = None) -> int:
+    """Where the whitespace, processing instructions and comments at the start of
+    ``data`` (before ``end``) end. One pass: each piece ends at its first end."""
+    end = len(data) if end is None else end
+    at = 0
+    while (piece := _PROLOG_PIECE.match(data, at, end)) is not None:
+        at = piece.end()
+    return at
+
+
 def is_rss(data: bytes) -> bool:
     """Whether the document's first element is an RSS root (rss, rdf:RDF, channel)."""
-    match = _ROOT_START.match(data)
+    match = _ROOT_START.match(data, prolog_end(data))
     return match is not None and match.group(1).lower() in _RSS_ROOTS
 
 

@@ -23,11 +23,10 @@ from typing import Final
 from lxml import etree
 
 from tap_feeddelta.errors import Issue
-from tap_feeddelta.parse.repair import is_rss, repaired, with_raw_html_as_text
+from tap_feeddelta.parse.repair import is_rss, prolog_end, repaired, with_raw_html_as_text
 from tap_feeddelta.parse.urls import safe_base
 
 MAX_MARKUP_TAGS: Final = 1_000_000  # "<" characters in one document
-_PROLOG_TO_DOCTYPE: Final = re.compile(rb"(?:\s|<\?.*?\?>|<!--.*?-->)*", re.S)
 _DOCTYPE: Final = re.compile(rb"<!DOCTYPE[^\[>]*(?:\[.*?\]\s*)?>", re.S)
 _LEADING_JUNK: Final = re.compile(rb"<\?xml|<rss|<feed|<rdf:RDF|<RDF|<channel")
 # An XML declaration after other markup: "<?xml-stylesheet" and the like are no declaration.
@@ -35,7 +34,9 @@ _LATE_DECLARATION: Final = re.compile(rb"<\?xml\s")
 # How far past leading whitespace the start of the XML is looked for (sniff agrees).
 JUNK_SEARCH_BYTES: Final = 4096
 _TRUNCATED_ERRORS: Final = frozenset({77})  # XML_ERR_TAG_NOT_FINISHED: EOF inside an element
-_TRAILING_MISC_REVERSED: Final = re.compile(rb"(?:\s|>--.*?--!<|>\?.*?\?<)*", re.S)
+# Possessive: each piece ends at its first end, and a piece once read is never read
+# again (a repeated group of lazy pieces may otherwise backtrack into them).
+_TRAILING_MISC_REVERSED: Final = re.compile(rb"(?:\s|>--.*?--!<|>\?.*?\?<)*+", re.S)
 _EXTRA_CONTENT_ERROR: Final = 5  # XML_ERR_DOCUMENT_END: the root was closed, text followed
 # The root's end tag at the end of the data; without its ">" it still closes all content.
 _END_TAG_AT_END: Final = re.compile(rb"</(?:[A-Za-z_][\w.-]*:)?(?P<name>[A-Za-z_][\w.-]*)\s*>?\Z")
@@ -76,7 +77,7 @@ def _parser(*, recover: bool) -> etree.XMLParser:
 
 def _without_doctype(data: bytes, issues: list[Issue]) -> bytes:
     at = data.find(b"<!DOCTYPE")
-    if at < 0 or not _PROLOG_TO_DOCTYPE.fullmatch(data, 0, at):
+    if at < 0 or prolog_end(data, at) != at:
         return data
     match = _DOCTYPE.match(data, at)
     if match is None:

@@ -1,0 +1,108 @@
+"""Algorithmic-complexity attacks: the work of reading a document grows linearly in its size.
+
+Bounded work is asserted by counting (pattern calls, resolutions, characters read), never
+by timing. Where a document is also read whole at a size the old code needed minutes or
+years for, a generous deadline turns a regression into a failure instead of a hang.
+"""
+
+from __future__ import annotations
+
+import re
+import signal
+from collections.abc import Iterator
+from contextlib import contextmanager
+from itertools import pairwise
+from types import FrameType
+from typing import Any
+
+import pytest
+
+from tap_feeddelta.models import ParsedFeed
+from tap_feeddelta.parse import parse_feed, repair
+
+URL = "http://example.com/feed"
+
+
+class _Counting:
+    """A compiled pattern that counts its calls (and keeps the other methods)."""
+
+    def __init__(self, pattern: re.Pattern[Any]) -> None:
+        self.pattern, self.calls = pattern, 0
+
+    def __getattr__(self, name: str) -> Any:
+        method = getattr(self.pattern, name)
+
+        def counted(*args: Any, **kwargs: Any) -> Any:
+            self.calls += 1
+            return method(*args, **kwargs)
+
+        return counted
+
+
+def _counting(monkeypatch: pytest.MonkeyPatch, module: object, name: str) -> _Counting:
+    counting = _Counting(getattr(module, name))
+    monkeypatch.setattr(module, name, counting)
+    return counting
+
+
+@contextmanager
+def _deadline(seconds: int = 120) -> Iterator[None]:
+    """A guard, not a measurement: the work is bounded by counting; this only turns a
+    regression (minutes to years of backtracking) into a failure instead of a hang."""
+
+    def stop(signum: int, frame: FrameType | None) -> None:
+        raise AssertionError(f"still reading after {seconds} s")
+
+    previous = signal.signal(signal.SIGALRM, stop)
+    signal.alarm(seconds)
+    try:
+        yield
+    finally:
+        signal.alarm(0)
+        signal.signal(signal.SIGALRM, previous)
+
+
+def _grows_linearly(work: list[int]) -> bool:
+    """Whether the work measured on inputs of size n, 2n, 4n... at most about doubles
+    with each doubling (a quadratic cost quadruples)."""
+    return all(later <= 2 * earlier + 8 for earlier, later in pairwise(work))
+
+
+# 1. A prolog of many processing instructions or comments, and "<!DOCTYPE" later.
+
+_TAIL = (
+    b'<rss version="2.0"><channel><title>t</title><item><title>x</title>'
+    b"<link>http://e.com/1</link><description><![CDATA[<!DOCTYPE html><p>hi</p>]]>"
+    b"</description></item></channel></rss>"
+)
+
+
+@pytest.mark.parametrize("piece", [b"<?a?>", b"<!---->", b"<?a?>\n<!-- c -->\n"])
+def test_a_long_prolog_and_a_doctype_string_later_read_in_one_pass(piece: bytes) -> None:
+    # 22 processing instructions took 4 s, each one more twice as long: 64 is years.
+    body = b'<?xml version="1.0"?>' + piece * 64 + _TAIL
+    with _deadline():
+        feed = parse_feed(body, None, URL)
+    assert [item.title for item in feed.items] == ["x"]
+    assert feed.items[0].summary == "hi"
+
+
+def test_a_long_prolog_before_a_malformed_root_reads_in_one_pass() -> None:
+    body = b'<?xml version="1.0"?>' + b"<?a?>" * 64 + b"<rss><channel><title>A & B</title>"
+    with _deadline():
+        assert repair.is_rss(body)
+        feed = parse_feed(body + b"</channel></rss>", None, URL)
+    assert feed.title == "A & B"
+
+
+def test_the_prolog_is_read_one_match_per_piece(monkeypatch: pytest.MonkeyPatch) -> None:
+    counting = _counting(monkeypatch, repair, "_PROLOG_PIECE")
+    work = []
+    for n in (16, 32, 64, 128):
+        counting.calls = 0
+        body = b'<?xml version="1.0"?>' + b"<?a?><!---->" * n + _TAIL
+        assert isinstance(parse_feed(body, None, URL), ParsedFeed)
+        assert not repair.is_rss(b"<?a?>" * n + b"<1rss>")
+        work.append(counting.calls)
+    assert _grows_linearly(work)
+    assert work[-1] <= 2 * (2 * 128 + 2) + 4
