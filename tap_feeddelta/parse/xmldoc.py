@@ -172,9 +172,11 @@ def xml_document(data: bytes) -> XmlDocument:
     is_truncated = is_limited = is_recovered = False
     if root is None:
         parser = _parser(recover=True)
-        fixed, had_markup = with_raw_html_as_text(data, is_rss=is_rss(data))
+        fixed, had_markup, was_open = with_raw_html_as_text(data, is_rss=is_rss(data))
         if had_markup:
             issues.append(Issue("xml_recovered", "Unescaped HTML in feed text was read."))
+        if was_open:
+            issues.append(Issue("xml_recovered", "A text element left open was closed."))
         fixed = repaired(fixed)
         try:
             root = etree.fromstring(fixed, parser)

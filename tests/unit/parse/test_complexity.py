@@ -24,10 +24,16 @@ URL = "http://example.com/feed"
 
 
 class _Counting:
-    """A compiled pattern that counts its calls (and keeps the other methods)."""
+    """A compiled pattern that counts its calls, and each match ``finditer`` yields."""
 
     def __init__(self, pattern: re.Pattern[Any]) -> None:
         self.pattern, self.calls = pattern, 0
+
+    def finditer(self, *args: Any) -> Iterator[re.Match[Any]]:
+        self.calls += 1
+        for found in self.pattern.finditer(*args):
+            self.calls += 1
+            yield found
 
     def __getattr__(self, name: str) -> Any:
         method = getattr(self.pattern, name)
@@ -106,3 +112,53 @@ def test_the_prolog_is_read_one_match_per_piece(monkeypatch: pytest.MonkeyPatch)
         work.append(counting.calls)
     assert _grows_linearly(work)
     assert work[-1] <= 2 * (2 * 128 + 2) + 4
+
+
+# 2. RSS text elements left open: each one's end was searched for to the end of the data.
+
+
+def _text_tokens_read(monkeypatch: pytest.MonkeyPatch) -> list[_Counting]:
+    return [_counting(monkeypatch, repair, name) for name in ("_TEXT_TOKEN", "_TEXT_TAG_TOKEN")]
+
+
+@pytest.mark.parametrize(
+    "piece",
+    [b"<title>x", b"<description>x<b>", b"<title>x<item>", b"<a:encoded>x<title>y</title>"],
+    ids=["title", "description-with-markup", "title-before-item", "encoded-and-closed-title"],
+)
+def test_text_elements_left_open_are_read_in_linear_work(
+    monkeypatch: pytest.MonkeyPatch, piece: bytes
+) -> None:
+    counters = _text_tokens_read(monkeypatch)
+    work = []
+    for n in (250, 500, 1000, 2000):
+        body = b'<rss version="2.0"><channel>' + piece * n
+        repair.with_raw_html_as_text(body, is_rss=True)
+        work.append(sum(counter.calls for counter in counters))
+        for counter in counters:
+            counter.calls = 0
+    assert _grows_linearly(work)
+    assert work[-1] <= 8 * 2000
+
+
+def test_text_elements_of_many_names_left_open_are_read_in_linear_work(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # One name per element: whether an end follows is looked up, not searched for.
+    counters = _text_tokens_read(monkeypatch)
+    work = []
+    for n in (250, 500, 1000, 2000):
+        body = b'<rss version="2.0"><channel>' + b"".join(b"<a%d:encoded>x" % i for i in range(n))
+        repair.with_raw_html_as_text(body, is_rss=True)
+        work.append(sum(counter.calls for counter in counters))
+        for counter in counters:
+            counter.calls = 0
+    assert _grows_linearly(work)
+
+
+def test_many_text_elements_left_open_are_read_whole() -> None:
+    # 5,000 took 15 s, growing with the square of the count: 50,000 is half an hour.
+    body = b'<rss version="2.0"><channel><item><title>a</title></item>' + b"<title>x" * 50_000
+    with _deadline():
+        feed = parse_feed(body, None, URL)
+    assert [item.title for item in feed.items] == ["a"]
