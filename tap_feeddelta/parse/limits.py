@@ -14,6 +14,9 @@ MAX_AUTHOR_NAME_BYTES: Final = 256
 # more than any byline needs; at most 16 x (256 B name + 254 email + 2 KiB URL) = 41 KiB
 # per item, below the content cap.
 MAX_AUTHORS: Final = 16
+# Text one author is read from (a name, or "Name <email>"): far above a 256-byte name, a
+# 254-character email and the markup of a link around a name; the rest is not read.
+MAX_PERSON_TEXT_CHARS: Final = 8192
 # Tags: each cut like an author name; per item far above what posts carry (WordPress
 # categories and tags together rarely pass 20), at most 64 x 256 B = 16 KiB per item.
 MAX_TAG_BYTES: Final = 256

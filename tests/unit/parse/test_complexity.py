@@ -18,7 +18,8 @@ from typing import Any
 import pytest
 
 from tap_feeddelta.models import ParsedFeed
-from tap_feeddelta.parse import parse_feed, repair
+from tap_feeddelta.parse import fields, parse_feed, repair
+from tap_feeddelta.parse.limits import MAX_PERSON_TEXT_CHARS
 
 URL = "http://example.com/feed"
 
@@ -162,3 +163,77 @@ def test_many_text_elements_left_open_are_read_whole() -> None:
     with _deadline():
         feed = parse_feed(body, None, URL)
     assert [item.title for item in feed.items] == ["a"]
+
+
+# 3. RSS authors: "Name <email>" and "email (Name)" with runs of spaces or of "a@".
+
+
+def _rss_with_author(author: bytes) -> bytes:
+    return (
+        b'<?xml version="1.0"?><rss version="2.0"><channel><title>t</title>'
+        b"<item><title>x</title><link>http://e.com/1</link><author>"
+        + author
+        + b"</author></item></channel></rss>"
+    )
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        " " * 20_000 + "a@b",
+        "a@" * 20_000,
+        "Jane " + " " * 20_000 + "(a@b" + " " * 20_000,
+        "a@b (" + "(" * 20_000,
+        "x" * 20_000 + " <a@b" + "@" * 20_000,
+    ],
+    ids=["spaces-then-at", "at-pairs", "spaces-in-parens", "open-parens", "angle-without-end"],
+)
+def test_the_author_patterns_read_long_text_in_linear_time(text: str) -> None:
+    # 2,000 spaces and "a@b" took 8 s (cubic): 20,000 would take hours.
+    with _deadline():
+        for pattern in (
+            fields._RSS_AUTHOR_PAREN,
+            fields._RSS_AUTHOR_ANGLE,
+            fields._RSS_AUTHOR_NAME_PAREN,
+        ):
+            pattern.fullmatch(text.strip())
+
+
+def test_an_author_is_read_from_a_bounded_text(monkeypatch: pytest.MonkeyPatch) -> None:
+    read: list[int] = []
+
+    class Recording:
+        def __init__(self, pattern: re.Pattern[str]) -> None:
+            self.pattern = pattern
+
+        def fullmatch(self, text: str) -> re.Match[str] | None:
+            read.append(len(text))
+            return self.pattern.fullmatch(text)
+
+    for name in ("_RSS_AUTHOR_PAREN", "_RSS_AUTHOR_ANGLE", "_RSS_AUTHOR_NAME_PAREN"):
+        monkeypatch.setattr(fields, name, Recording(getattr(fields, name)))
+    feed = parse_feed(_rss_with_author(b"Jane &lt;jane@example.com&gt; " * 100_000), None, URL)
+    assert read
+    assert max(read) <= MAX_PERSON_TEXT_CHARS
+    (person,) = feed.items[0].authors
+    assert person.name is not None
+    assert len(person.name.encode()) <= 256
+    assert "author_truncated" in {issue.code for issue in feed.items[0].issues}
+
+
+@pytest.mark.parametrize(
+    ("author", "name", "email"),
+    [
+        (b"  Jane Roe   &lt;jane@example.com&gt;  ", "Jane Roe", "jane@example.com"),
+        (b' "Jane Roe" &lt;jane@example.com&gt;', "Jane Roe", "jane@example.com"),
+        (b"jane@example.com ( Jane Roe )", "Jane Roe", "jane@example.com"),
+        (b"\n Jane Roe\t(jane@example.com) \n", "Jane Roe", "jane@example.com"),
+        (b" jane@example.com ", None, "jane@example.com"),
+    ],
+    ids=["angle", "quoted-angle", "email-then-name", "name-then-email", "bare-email"],
+)
+def test_authors_with_space_around_their_parts_read_as_before(
+    author: bytes, name: str | None, email: str
+) -> None:
+    (person,) = parse_feed(_rss_with_author(author), None, URL).items[0].authors
+    assert (person.name, person.email) == (name, email)
