@@ -24,7 +24,7 @@ from lxml import etree
 
 from tap_feeddelta.errors import Issue
 from tap_feeddelta.parse.repair import is_rss, prolog_end, repaired, with_raw_html_as_text
-from tap_feeddelta.parse.urls import safe_base
+from tap_feeddelta.parse.urls import safe_url
 
 MAX_MARKUP_TAGS: Final = 1_000_000  # "<" characters in one document
 _DOCTYPE: Final = re.compile(rb"<!DOCTYPE[^\[>]*(?:\[.*?\]\s*)?>", re.S)
@@ -220,18 +220,40 @@ def complete_count(data: bytes, local_name: str) -> int:
     return sum(1 for _ in pattern.finditer(data))
 
 
-def base_of(element: etree._Element, document_url: str | None) -> str | None:
-    """The base URL in effect at ``element``: its whole ``xml:base`` chain (lxml joins
-    the ancestors' bases) resolved against the document URL. For the feed and its items."""
-    base = element.base
-    return safe_base(base, document_url) if base else document_url
+def base_of(
+    element: etree._Element,
+    document_url: str | None,
+    issues: list[Issue],
+    known: dict[etree._Element, str | None],
+) -> str | None:
+    """The base URL in effect at ``element``: each ``xml:base`` from the root down,
+    resolved on the base above it (``child_base``). For the feed and its items.
+
+    ``known`` keeps the base found for each element, for one document: the items of one
+    parent resolve its chain once. (lxml's ``element.base`` rebuilt the whole chain for
+    every item, a join of bases that may each be megabytes long.)"""
+    if element in known:
+        return known[element]
+    parent = element.getparent()
+    outer = document_url if parent is None else base_of(parent, document_url, issues, known)
+    found = known[element] = child_base(element, outer, issues)
+    return found
 
 
-def child_base(element: etree._Element, parent_base: str | None) -> str | None:
-    """The base URL in effect at ``element`` inside an item whose base is already
-    resolved: only the element's own ``xml:base`` applies on top of it."""
+_BASE_TOO_LONG: Final = Issue("url_too_long", "An xml:base URL is over 2 KiB; ignored.")
+
+
+def child_base(element: etree._Element, parent_base: str | None, issues: list[Issue]) -> str | None:
+    """The base URL in effect at ``element`` inside an element whose base is already
+    resolved: only the element's own ``xml:base`` applies on top of it. One longer than
+    a URL may be is ignored before any resolution, and reported."""
     own = element.get(_XML_BASE)
-    return safe_base(own, parent_base) if own else parent_base
+    if not own:
+        return parent_base
+    found, problem = safe_url(own, parent_base)
+    if problem == "url_too_long":
+        issues.append(_BASE_TOO_LONG)
+    return found or parent_base
 
 
 def kept_items(
