@@ -16,6 +16,8 @@ from types import FrameType
 from typing import Any
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from tap_feeddelta.models import ParsedFeed
 from tap_feeddelta.parse import fields, parse_feed, repair
@@ -237,3 +239,32 @@ def test_authors_with_space_around_their_parts_read_as_before(
 ) -> None:
     (person,) = parse_feed(_rss_with_author(author), None, URL).items[0].authors
     assert (person.name, person.email) == (name, email)
+
+
+# Properties: on any document made of one repeated piece, the counted work of a repair
+# at most about doubles when the document doubles.
+
+_PIECES = [
+    b"<title>", b"</title>", b"x", b"<![CDATA[", b"]]>", b"<item>", b"</item>", b"<a:encoded>",
+    b"<b>", b"</b>", b"<br>", b"<!--", b"-->", b"<?a?>", b"<", b"&", b" ", b"<x:note>",
+    b"<description>", b"<title/>",
+]  # fmt: skip
+_REPAIR_PATTERNS = ("_TEXT_TOKEN", "_TEXT_TAG_TOKEN", "_TAG", "_RSS_TEXT_TAG", "_OWN_END")
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.lists(st.sampled_from(_PIECES), min_size=1, max_size=6))
+def test_the_repairs_work_grows_linearly_on_any_repeated_piece(pieces: list[bytes]) -> None:
+    unit = b"".join(pieces)
+    with pytest.MonkeyPatch.context() as monkeypatch:
+        counters = [_counting(monkeypatch, repair, name) for name in _REPAIR_PATTERNS]
+        counters.append(_counting(monkeypatch, repair, "_PROLOG_PIECE"))
+        work = []
+        for n in (100, 200, 400):
+            for counter in counters:
+                counter.calls = 0
+            body = b'<rss version="2.0"><channel>' + unit * n
+            repair.with_raw_html_as_text(body, is_rss=True)
+            repair.is_rss(unit * n + b"<rss>")
+            work.append(sum(counter.calls for counter in counters))
+    assert _grows_linearly(work), (unit, work)
