@@ -50,8 +50,11 @@ async def read_chunked(
 
 # A chunk-size line: the size (1*HEXDIG: leading zeros pass, the value has at most 16
 # digits; the line is bounded by MAX_LINE), then extensions (dropped); blanks around the
-# size pass.
-_CHUNK_LINE = re.compile(rb"[ \t]*0*([0-9A-Fa-f]{1,16})[ \t\r]*(?:;[^\n]*)?\n")
+# size pass. Possessive: the zeros are all read as leading zeros and the value is what
+# follows them (empty for a size of zeros only), so a long run of zeros that ends
+# badly is read once, not once per way of splitting it ("0*" then "{1,16}" backtracked
+# 16 ways per zero).
+_CHUNK_LINE = re.compile(rb"[ \t]*+(?=[0-9A-Fa-f])0*+([0-9A-Fa-f]{0,16}+)[ \t\r]*+(?:;[^\n]*+)?\n")
 _SIZE, _DATA, _DATA_END, _TRAILER, _DONE = range(5)
 
 
@@ -139,7 +142,7 @@ class Dechunker:
                 start = line.end()
                 if start - pos > MAX_LINE:
                     raise http.client.LineTooLong("chunk-size line")
-                size = int(line.group(1), 16)
+                size = int(line.group(1) or b"0", 16)
                 chunks += 1
                 if chunks > self._max_chunks and size:
                     raise FetchError(

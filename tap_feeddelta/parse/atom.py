@@ -120,7 +120,9 @@ def atom_feed(doc: XmlDocument, feed_format: FeedFormat, url: str) -> ParsedFeed
     namespace = root.tag[1:].partition("}")[0] if root.tag.startswith("{") else ""
     key = tag_keys(ATOM_HOME | {namespace})
     issues = list(doc.issues)
-    base = base_of(root, url) if doc.has_xml_base else url
+    # The bases of the elements an xml:base applies on: None when the document has none.
+    known_bases: dict[etree._Element, str | None] | None = {} if doc.has_xml_base else None
+    base = url if known_bases is None else base_of(root, url, issues, known_bases)
     entries: list[etree._Element] = []
     has_more = False
     values: dict[str, tuple[str | None, TextKind]] = {}
@@ -144,7 +146,7 @@ def atom_feed(doc: XmlDocument, feed_format: FeedFormat, url: str) -> ParsedFeed
             if link_relation(child.get("rel")) == "alternate" and child.get("href"):
                 is_page = _is_page_type(child.get("type"))
                 if link is None or is_page:
-                    link_base = child_base(child, base) if doc.has_xml_base else base
+                    link_base = child_base(child, base, issues) if doc.has_xml_base else base
                     resolved = fields.url(child.get("href"), link_base, "feed", issues)
                     if resolved is not None:
                         link, link_is_page = resolved, is_page
@@ -159,7 +161,7 @@ def atom_feed(doc: XmlDocument, feed_format: FeedFormat, url: str) -> ParsedFeed
     feed_authors = fields.first_authors(authors, issues)
     root_name = root.tag.rpartition("}")[2]
     items = tuple(
-        _entry(key, element, f"/{root_name}/entry[{index}]", url, doc.has_xml_base, feed_authors)
+        _entry(key, element, f"/{root_name}/entry[{index}]", url, known_bases, feed_authors)
         for index, element in enumerate(entries, 1)
     )
     title_raw, title_kind = values.get("title", (None, "text"))
@@ -194,11 +196,14 @@ def _entry(
     element: etree._Element,
     pointer: str,
     document_url: str,
-    has_xml_base: bool,
+    known_bases: dict[etree._Element, str | None] | None,
     feed_authors: tuple[Author, ...],
 ) -> ParsedItem:
     issues: list[Issue] = []
-    base = base_of(element, document_url) if has_xml_base else document_url
+    has_xml_base = known_bases is not None
+    base = (
+        document_url if known_bases is None else base_of(element, document_url, issues, known_bases)
+    )
     entry_id = link = published = issued = updated = created = original_link = None
     itunes_title = None
     link_is_page = False
@@ -221,7 +226,7 @@ def _entry(
             href = child.get("href")
             if not href:
                 continue
-            link_base = child_base(child, base) if has_xml_base else base
+            link_base = child_base(child, base, issues) if has_xml_base else base
             if rel == "alternate":
                 if link_is_page:
                     continue
@@ -271,7 +276,7 @@ def _entry(
             if found is not None:
                 authors.append(found)
         elif name == "source":
-            source_base = child_base(child, base) if has_xml_base else base
+            source_base = child_base(child, base, issues) if has_xml_base else base
             source_authors = _source_authors(key, child, source_base, has_xml_base, issues)
         elif name.startswith("media:"):
             media_elements.append(child)

@@ -23,6 +23,7 @@ from tap_feeddelta.parse.limits import (
     MAX_ID_BYTES,
     MAX_LANGUAGE_CHARS,
     MAX_MEDIA_TYPE_CHARS,
+    MAX_PERSON_TEXT_CHARS,
     MAX_SUMMARY_BYTES,
     MAX_TAG_BYTES,
     MAX_TAGS,
@@ -251,11 +252,15 @@ def _author(
     base: str | None,
     issues: list[Issue],
 ) -> Author | None:
+    was_cut = False
+    if name and len(name) > MAX_PERSON_TEXT_CHARS:
+        name, was_cut = name[:MAX_PERSON_TEXT_CHARS], True
     clean_name = _name_text(name) if name else None
     if clean_name:
-        clean_name, was_cut = capped(clean_name, MAX_AUTHOR_NAME_BYTES)
-        if was_cut:
-            issues.append(Issue("author_truncated", "An author's name was cut to 256 bytes."))
+        clean_name, was_capped = capped(clean_name, MAX_AUTHOR_NAME_BYTES)
+        was_cut = was_cut or was_capped
+    if was_cut:
+        issues.append(_PERSON_CUT)
     clean_email = None
     if email:
         email = email.strip()
@@ -300,11 +305,15 @@ def first_authors(
     return tuple(found[:MAX_AUTHORS])
 
 
-_RSS_AUTHOR_PAREN: Final = re.compile(r"\s*(?P<email>[^\s()<>]+@[^\s()<>]+)\s*\((?P<name>.*)\)\s*")
-_RSS_AUTHOR_NAME_PAREN: Final = re.compile(
-    r"\s*(?P<name>[^()<>]*?)\s*\((?P<email>[^\s()<>]+@[^\s()<>]+)\)\s*"
-)
-_RSS_AUTHOR_ANGLE: Final = re.compile(r"\s*(?P<name>[^<>]*?)\s*<(?P<email>[^\s<>]+@[^\s<>]+)>\s*")
+# "email (Name)", "Name (email)", "Name <email>", read from the stripped text. Every
+# part ends where it must: an email's local part at its first "@", a name before "<"
+# at the first "<" (its spaces are stripped after). A name that may end in spaces
+# followed by "\s*" backtracked cubically on a run of spaces before an "@".
+_EMAIL_IN_PARENS: Final = r"[^\s()<>][^\s()<>@]*@[^\s()<>]+"
+_RSS_AUTHOR_PAREN: Final = re.compile(rf"(?P<email>{_EMAIL_IN_PARENS})\s*\((?P<name>.*)\)")
+_RSS_AUTHOR_NAME_PAREN: Final = re.compile(rf"(?P<name>[^()<>]*)\((?P<email>{_EMAIL_IN_PARENS})\)")
+_RSS_AUTHOR_ANGLE: Final = re.compile(r"(?P<name>[^<>]*)<(?P<email>[^\s<>][^\s<>@]*@[^\s<>]+)>")
+_PERSON_CUT: Final = Issue("author_truncated", "An author's name was cut to 256 bytes.")
 
 
 def rss_authors(raw: str | None, base: str | None, issues: list[Issue]) -> tuple[Author, ...]:
@@ -340,18 +349,23 @@ def _rss_authors(raw: str, base: str | None, issues: list[Issue]) -> tuple[Autho
 
 
 def _rss_author(raw: str, base: str | None, issues: list[Issue]) -> Author | None:
+    if len(raw) > MAX_PERSON_TEXT_CHARS:
+        issues.append(_PERSON_CUT)
+        raw = raw[:MAX_PERSON_TEXT_CHARS]
     if "@" in raw:
+        stripped = raw.strip()
         match = (
-            _RSS_AUTHOR_PAREN.fullmatch(raw)
-            or _RSS_AUTHOR_ANGLE.fullmatch(raw)
-            or _RSS_AUTHOR_NAME_PAREN.fullmatch(raw)
+            _RSS_AUTHOR_PAREN.fullmatch(stripped)
+            or _RSS_AUTHOR_ANGLE.fullmatch(stripped)
+            or _RSS_AUTHOR_NAME_PAREN.fullmatch(stripped)
         )
         if match is not None:
             name = match.group("name")
+            if match.re is not _RSS_AUTHOR_PAREN:
+                name = name.strip()  # what stood around it, before "<" or "("
             if len(name) > 1 and name[0] == name[-1] == '"':
                 name = name[1:-1]  # an RFC 5322 quoted display name: "Jane Roe" <jane@...>
             return author(name, match.group("email"), None, base, issues)
-        stripped = raw.strip()
         if _EMAIL.fullmatch(stripped):
             return author(None, stripped, None, base, issues)
     return author(raw, None, None, base, issues)

@@ -13,6 +13,7 @@ from tap_feeddelta.parse.limits import (
     MAX_AUTHORS,
     MAX_ENCLOSURES,
     MAX_ITEMS_READ,
+    MAX_JSON_CONTAINERS,
     MAX_RAW_TEXT_CHARS,
 )
 from tap_feeddelta.parse.text import decoded_references, repaired_text, without_controls
@@ -32,6 +33,11 @@ def _json_int(digits: str) -> int | float:
 
 def json_document(text: str) -> dict[str, Any]:
     """The JSON object of a JSON Feed. Raises ``ParseError``."""
+    # A document no longer than the bound cannot exceed it: no need to count.
+    if len(text) > MAX_JSON_CONTAINERS and text.count("[") + text.count("{") > MAX_JSON_CONTAINERS:
+        raise ParseError(
+            "invalid_feed", f"The JSON has more than {MAX_JSON_CONTAINERS:,} arrays and objects."
+        )
     try:
         document = json.loads(text, parse_int=_json_int)
     except (ValueError, RecursionError) as exc:  # json's C reader bounds nesting by recursion

@@ -14,6 +14,9 @@ MAX_AUTHOR_NAME_BYTES: Final = 256
 # more than any byline needs; at most 16 x (256 B name + 254 email + 2 KiB URL) = 41 KiB
 # per item, below the content cap.
 MAX_AUTHORS: Final = 16
+# Text one author is read from (a name, or "Name <email>"): far above a 256-byte name, a
+# 254-character email and the markup of a link around a name; the rest is not read.
+MAX_PERSON_TEXT_CHARS: Final = 8192
 # Tags: each cut like an author name; per item far above what posts carry (WordPress
 # categories and tags together rarely pass 20), at most 64 x 256 B = 16 KiB per item.
 MAX_TAG_BYTES: Final = 256
@@ -33,5 +36,9 @@ MAX_EMAIL_CHARS: Final = 254
 # Text of one element that is read at all; a longer text is cut before normalizing
 # (it is then capped far lower by the field caps above and reported).
 MAX_RAW_TEXT_CHARS: Final = 16 * MAX_CONTENT_BYTES
+# Arrays and objects ("[" and "{", in strings too) in one JSON document, counted before
+# it is built: an empty one costs some 20 times its 3 bytes once built (11 M of them at
+# the 32 MiB max_feed_bytes took 850 MB). The XML bound is the same count of tags.
+MAX_JSON_CONTAINERS: Final = 1_000_000
 # Enforced by libxml2 without XML_PARSE_HUGE: nesting depth 256, one text node 10 MB.
 MAX_XML_DEPTH: Final = 256

@@ -35,7 +35,7 @@ def person(
     if uri and uri.lstrip()[:7].lower() == "mailto:":
         email, uri = email or uri, None  # an address, not a page (as in JSON Feed)
     if uri and has_xml_base:
-        base = child_base(element, base)
+        base = child_base(element, base, issues)
     return fields.author(name, email, uri, base, issues)
 
 

@@ -40,10 +40,13 @@ _REPAIR: Final = re.compile(
     re.S,
 )
 
+# One piece of a prolog: whitespace, a processing instruction or a comment, each up to
+# its first end. Read one match at a time: a repeated group of lazy tokens
+# ("(?:\s|<\?.*?\?>|<!--.*?-->)*") lets each token run past its end into the next one
+# when what follows fails, which is exponential in the number of tokens.
+_PROLOG_PIECE: Final = re.compile(rb"\s+|<\?.*?\?>|<!--.*?-->", re.S)
 # The first element of the document, after the prolog (the DOCTYPE is already gone).
-_ROOT_START: Final = re.compile(
-    rb"(?:\s|<\?.*?\?>|<!--.*?-->)*<(?:[A-Za-z_][\w.-]*:)?([A-Za-z_][\w.-]*)", re.S
-)
+_ROOT_START: Final = re.compile(rb"<(?:[A-Za-z_][\w.-]*:)?([A-Za-z_][\w.-]*)")
 _RSS_ROOTS: Final = frozenset({b"rss", b"rdf", b"channel"})
 # RSS elements whose content is HTML source, escaped or not.
 _RSS_TEXT: Final = re.compile(rb"description|title|[A-Za-z_][\w.-]*:encoded")
@@ -141,33 +144,115 @@ def _repaired_by_match(data: bytes) -> bytes:
     return _REPAIR.sub(fix, data)
 
 
+def prolog_end(data: bytes, end: int | None = None) -> int:
+    """Where the whitespace, processing instructions and comments at the start of
+    ``data`` (before ``end``) end. One pass: each piece ends at its first end."""
+    end = len(data) if end is None else end
+    at = 0
+    while (piece := _PROLOG_PIECE.match(data, at, end)) is not None:
+        at = piece.end()
+    return at
+
+
 def is_rss(data: bytes) -> bool:
     """Whether the document's first element is an RSS root (rss, rdf:RDF, channel)."""
-    match = _ROOT_START.match(data)
+    match = _ROOT_START.match(data, prolog_end(data))
     return match is not None and match.group(1).lower() in _RSS_ROOTS
 
 
-_TEXT_END: dict[bytes, re.Pattern[bytes]] = {}
+# What the content of an RSS text element is read as, one token at a time: a CDATA
+# section (kept whole), a tag (its name, whether it ends an element, what follows the
+# name) or any other "<". One pattern for every element name.
+_TEXT_TOKEN: Final = re.compile(
+    rb"<!\[CDATA\[.*?(?:\]\]>|\Z)"
+    rb"|<(?P<end>/)?(?P<name>(?:[A-Za-z_][\w.-]*:)?[A-Za-z_][\w.-]*)(?P<rest>\s[^<>]*)?>"
+    rb"|<",
+    re.S,
+)
+# The tokens the same reading finds when it skips every "<" that starts no tag.
+_TEXT_TAG_TOKEN: Final = re.compile(_TEXT_TOKEN.pattern[: -len(b"|<")], re.S)
+# Elements of the RSS structure, never part of a text element's HTML: a text element
+# left open ends where one of their tags stands.
+_RSS_STRUCTURE: Final = frozenset({b"item", b"channel", b"rss", b"rdf:RDF"})
+_END, _OWN_START, _STRUCTURE = "end", "own start", "structure"
 
 
-def _text_end(name: bytes) -> re.Pattern[bytes]:
-    """What ends the content of an RSS text element: its end tag, outside CDATA."""
-    pattern = _TEXT_END.get(name)
-    if pattern is None:
-        pattern = re.compile(
-            rb"<!\[CDATA\[.*?(?:\]\]>|\Z)|(?P<end></" + re.escape(name) + rb"\s*>)|(?P<raw><)",
-            re.S,
-        )
-        _TEXT_END[name] = pattern
-    return pattern
+class _TextEnds:
+    """Where the content of each RSS text element of one document ends.
+
+    The content ends at the element's end tag, at a start tag of its own name (a
+    template that writes ``<title>`` for ``</title>``) or at a tag of the RSS structure
+    (``item``, ``channel``), whichever comes first, outside CDATA. Whether any such tag
+    follows at all is looked up, not searched for: in a table of where each name's
+    tags last stand, built in one pass on first need. A search then always finds its
+    end, and the repair goes on from there: every part of the document is read at most
+    twice, whatever the number of elements left open or of names.
+    """
+
+    def __init__(self, data: bytes) -> None:
+        self.data = data
+        self._last: dict[bytes, int] | None = None
+        self._last_structure = -1
+
+    def _last_of(self, name: bytes) -> int:
+        if self._last is None:
+            self._last = {}
+            for token in _TEXT_TAG_TOKEN.finditer(self.data):
+                found = token.group("name")
+                if found is None:
+                    continue
+                if found in _RSS_STRUCTURE:
+                    self._last_structure = token.start()
+                elif _stop_kind(token, found) is not None:
+                    self._last[found] = token.start()
+        return max(self._last.get(name, -1), self._last_structure)
+
+    def of(self, name: bytes, at: int) -> tuple[re.Match[bytes] | None, str, bool]:
+        """The tag that ends the content of ``name`` starting at ``at`` (``None`` when
+        none does), what kind of end it is, and whether markup stands before it outside
+        CDATA."""
+        data = self.data
+        first = data.find(b"<", at)
+        if first < 0:
+            return None, _END, False
+        usual = _TEXT_TOKEN.match(data, first)
+        if usual is not None and _stop_kind(usual, name) == _END:
+            return usual, _END, False  # the usual content, escaped: its first "<" ends it
+        if self._last_of(name) < first:
+            return None, _END, False
+        has_raw = False
+        for found in _TEXT_TOKEN.finditer(data, first):
+            kind = _stop_kind(found, name)
+            if kind is not None:
+                return found, kind, has_raw
+            has_raw = has_raw or not found.group(0).startswith(b"<![CDATA[")
+        return None, _END, has_raw
 
 
-def with_raw_html_as_text(data: bytes, *, is_rss: bool) -> tuple[bytes, bool]:
-    """The data with raw HTML in text elements escaped as the text it is, and HTML void
-    tags left open (``<br>``) closed; and whether anything changed.
+def _stop_kind(token: re.Match[bytes], name: bytes) -> str | None:
+    """Whether a token ends the content of the RSS text element ``name``, and how."""
+    found = token.group("name")
+    if found is None:
+        return None
+    if found in _RSS_STRUCTURE:
+        return _STRUCTURE
+    if found != name:
+        return None
+    rest = token.group("rest") or b""
+    if token.group("end"):
+        return _END if not rest.strip() else None
+    return None if rest.endswith(b"/") else _OWN_START
+
+
+def with_raw_html_as_text(data: bytes, *, is_rss: bool) -> tuple[bytes, bool, bool]:
+    """The data with raw HTML in text elements escaped as the text it is, RSS text
+    elements left open closed, and HTML void tags left open (``<br>``) closed; and
+    whether raw HTML was found, and whether a text element was left open.
 
     Unescaped tags would otherwise make recovery nest the following items inside them.
-    In RSS ``description``, ``title`` and ``*:encoded`` any raw markup is escaped. Any
+    In RSS ``description``, ``title`` and ``*:encoded`` any raw markup is escaped; one
+    left open ends at a start tag of its own name (written for its end tag) or at the
+    next tag of the RSS structure (see ``_TextEnds``). Any
     other element whose content holds only HTML elements and text, one of them an open
     void tag, is escaped too (``itunes:summary``, Atom ``content``) unless its content is
     XHTML. Void tags anywhere else are closed where they stand. One pass over the tags:
@@ -178,9 +263,11 @@ def with_raw_html_as_text(data: bytes, *, is_rss: bool) -> tuple[bytes, bool]:
     elif is_rss:
         tags = _RSS_TEXT_TAG
     else:
-        return data, False
+        return data, False, False
+    text_ends = _TextEnds(data)
     parts: list[bytes] = []
     done = at = 0
+    had_raw = was_open = False
     while (tag := tags.search(data, at)) is not None:
         at = tag.end()
         name, rest = tag.group("name"), tag.group("rest")
@@ -192,9 +279,20 @@ def with_raw_html_as_text(data: bytes, *, is_rss: bool) -> tuple[bytes, bool]:
             if own_end is None or own_end.group("name").lower() != lowered:
                 parts += data[done : at - 1], b"/>"
                 done = at
+                had_raw = True
             continue
         if tags is _RSS_TEXT_TAG or (is_rss and _RSS_TEXT.fullmatch(name)):
-            end, has_raw = _text_end_of(data, name, at)
+            stop, kind, has_raw = text_ends.of(name, at)
+            if stop is None:
+                continue
+            end = stop.start()
+            if kind != _END:  # left open: closed where its content stops
+                content = _escaped(data[at:end]) if has_raw else data[at:end]
+                parts += data[done:at], content, b"</" + name + b">"
+                # A start tag of its own name stood for the end tag: it is replaced.
+                done = at = stop.end() if kind == _OWN_START else end
+                had_raw, was_open = had_raw or has_raw, True
+                continue
         elif lowered in _HTML or name.startswith(b"xhtml:") or _XHTML_START.search(rest):
             continue
         else:
@@ -205,11 +303,12 @@ def with_raw_html_as_text(data: bytes, *, is_rss: bool) -> tuple[bytes, bool]:
         if has_raw:
             parts += data[done:at], _escaped(data[at:end])
             done = end
+            had_raw = True
         at = end
     if not parts:
-        return data, False
+        return data, False, False
     parts.append(data[done:])
-    return b"".join(parts), True
+    return b"".join(parts), had_raw, was_open
 
 
 def _html_content_end(data: bytes, name: bytes, at: int) -> int:
@@ -233,25 +332,6 @@ def _html_content_end(data: bytes, name: bytes, at: int) -> int:
         elif lowered not in _HTML:
             return -1
     return -1
-
-
-def _text_end_of(data: bytes, name: bytes, at: int) -> tuple[int, bool]:
-    """Where the content of the text element ``name`` that starts at ``at`` ends (-1 when
-    it never does), and whether it holds markup outside CDATA."""
-    pattern = _text_end(name)
-    first = data.find(b"<", at)
-    if first < 0:
-        return -1, False
-    usual = pattern.match(data, first)
-    if usual is not None and usual.lastgroup == "end":
-        return first, False  # the usual content, escaped: its first "<" ends it
-    has_raw = False
-    for found in pattern.finditer(data, first):
-        if found.lastgroup == "end":
-            return found.start(), has_raw
-        if found.lastgroup == "raw":
-            has_raw = True
-    return -1, has_raw
 
 
 def _escaped(content: bytes) -> bytes:

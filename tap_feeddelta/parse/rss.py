@@ -61,7 +61,13 @@ def rss_feed(doc: XmlDocument, feed_format: FeedFormat, url: str) -> ParsedFeed:
         raise ParseError("invalid_feed", "The document breaks off before its first item.")
     if has_more:
         issues.append(Issue("too_many_items", f"Only the first {MAX_ITEMS_READ} items are read."))
-    base = base_of(channel if channel is not None else root, url) if doc.has_xml_base else url
+    # The bases of the elements an xml:base applies on: None when the document has none.
+    known_bases: dict[etree._Element, str | None] | None = {} if doc.has_xml_base else None
+    base = (
+        url
+        if known_bases is None
+        else base_of(channel if channel is not None else root, url, issues, known_bases)
+    )
     feed_authors: tuple[Author, ...] = ()
     feed_values: dict[str, str | None] = {}
     if channel is not None:
@@ -73,7 +79,7 @@ def rss_feed(doc: XmlDocument, feed_format: FeedFormat, url: str) -> ParsedFeed:
         else f"/{root_name}"
     )
     items = tuple(
-        _item(key, element, f"{parent}/item[{index}]", url, doc.has_xml_base, feed_authors)
+        _item(key, element, f"{parent}/item[{index}]", url, known_bases, feed_authors)
         for index, element in enumerate(item_elements, 1)
     )
     feed_title = feed_values.get("title")
@@ -151,11 +157,14 @@ def _item(
     element: etree._Element,
     pointer: str,
     document_url: str,
-    has_xml_base: bool,
+    known_bases: dict[etree._Element, str | None] | None,
     feed_authors: tuple[Author, ...],
 ) -> ParsedItem:
     issues: list[Issue] = []
-    base = base_of(element, document_url) if has_xml_base else document_url
+    has_xml_base = known_bases is not None
+    base = (
+        document_url if known_bases is None else base_of(element, document_url, issues, known_bases)
+    )
     title = link = description = encoded = guid = published = dc_date = updated = None
     atom_published = created = plain_updated = None  # the last two: Jira's <created>, <updated>
     alternate = itunes_summary = itunes_title = original_link = None
@@ -207,7 +216,7 @@ def _item(
         elif name == "enclosure":
             if len(enclosures) > MAX_ENCLOSURES:
                 continue  # one past the cap is read, to be reported
-            enclosure_base = child_base(child, base) if has_xml_base else base
+            enclosure_base = child_base(child, base, issues) if has_xml_base else base
             enc = fields.enclosure(
                 child.get("url"), child.get("type"), child.get("length"), enclosure_base, issues
             )
@@ -361,13 +370,13 @@ def _media(
         contents = [element]
     else:
         contents = [child for child in element if key[child.tag] == "media:content"]
-        base = child_base(element, base) if has_xml_base else base
+        base = child_base(element, base, issues) if has_xml_base else base
     for content in contents:
         if len(found) > MAX_ENCLOSURES:
             return  # one past the cap is read, to be reported
         if is_avatar(key, content):
             continue  # the author's picture (WordPress.com's Gravatar), not the item's media
-        media_base = child_base(content, base) if has_xml_base else base
+        media_base = child_base(content, base, issues) if has_xml_base else base
         enc = fields.enclosure(
             content.get("url"), content.get("type"), content.get("fileSize"), media_base, issues
         )

@@ -9,7 +9,7 @@ nothing of the markup may survive.
 from __future__ import annotations
 
 import re
-from html import unescape
+from html import unescape as _html_unescape
 from html.entities import html5
 from typing import Final
 
@@ -92,6 +92,26 @@ _SPACE_RUN: Final = re.compile("  +")
 _ENTITY_LEFT: Final = re.compile(
     r"&(?:#[0-9]{1,7}|#[xX][0-9A-Fa-f]{1,6}|[A-Za-z][A-Za-z0-9]{1,31});"
 )
+
+
+# A decimal reference of 8 digits or more: html.unescape raises ValueError from int()
+# past 4,300 digits (leading zeros count).
+_LONG_DECIMAL_REFERENCE: Final = re.compile(r"&#([0-9]{8,})(;?)")
+
+
+def unescape(text: str) -> str:
+    """``html.unescape``, which never raises: a decimal reference too long for ``int()``
+    reads as what its value gives, U+FFFD past U+10FFFF (as ``html.unescape`` makes any
+    reference to a number past it)."""
+    try:
+        return _html_unescape(text)
+    except ValueError:
+        return _html_unescape(_LONG_DECIMAL_REFERENCE.sub(_short_decimal_reference, text))
+
+
+def _short_decimal_reference(match: re.Match[str]) -> str:
+    digits = match.group(1).lstrip("0")
+    return "\ufffd" if len(digits) > 7 else "&#" + (digits or "0") + match.group(2)
 
 
 # Entity references read without a Python call per reference: every HTML5 name with its

@@ -23,11 +23,10 @@ from typing import Final
 from lxml import etree
 
 from tap_feeddelta.errors import Issue
-from tap_feeddelta.parse.repair import is_rss, repaired, with_raw_html_as_text
-from tap_feeddelta.parse.urls import safe_base
+from tap_feeddelta.parse.repair import is_rss, prolog_end, repaired, with_raw_html_as_text
+from tap_feeddelta.parse.urls import safe_url
 
 MAX_MARKUP_TAGS: Final = 1_000_000  # "<" characters in one document
-_PROLOG_TO_DOCTYPE: Final = re.compile(rb"(?:\s|<\?.*?\?>|<!--.*?-->)*", re.S)
 _DOCTYPE: Final = re.compile(rb"<!DOCTYPE[^\[>]*(?:\[.*?\]\s*)?>", re.S)
 _LEADING_JUNK: Final = re.compile(rb"<\?xml|<rss|<feed|<rdf:RDF|<RDF|<channel")
 # An XML declaration after other markup: "<?xml-stylesheet" and the like are no declaration.
@@ -35,7 +34,9 @@ _LATE_DECLARATION: Final = re.compile(rb"<\?xml\s")
 # How far past leading whitespace the start of the XML is looked for (sniff agrees).
 JUNK_SEARCH_BYTES: Final = 4096
 _TRUNCATED_ERRORS: Final = frozenset({77})  # XML_ERR_TAG_NOT_FINISHED: EOF inside an element
-_TRAILING_MISC_REVERSED: Final = re.compile(rb"(?:\s|>--.*?--!<|>\?.*?\?<)*", re.S)
+# Possessive: each piece ends at its first end, and a piece once read is never read
+# again (a repeated group of lazy pieces may otherwise backtrack into them).
+_TRAILING_MISC_REVERSED: Final = re.compile(rb"(?:\s|>--.*?--!<|>\?.*?\?<)*+", re.S)
 _EXTRA_CONTENT_ERROR: Final = 5  # XML_ERR_DOCUMENT_END: the root was closed, text followed
 # The root's end tag at the end of the data; without its ">" it still closes all content.
 _END_TAG_AT_END: Final = re.compile(rb"</(?:[A-Za-z_][\w.-]*:)?(?P<name>[A-Za-z_][\w.-]*)\s*>?\Z")
@@ -76,7 +77,7 @@ def _parser(*, recover: bool) -> etree.XMLParser:
 
 def _without_doctype(data: bytes, issues: list[Issue]) -> bytes:
     at = data.find(b"<!DOCTYPE")
-    if at < 0 or not _PROLOG_TO_DOCTYPE.fullmatch(data, 0, at):
+    if at < 0 or prolog_end(data, at) != at:
         return data
     match = _DOCTYPE.match(data, at)
     if match is None:
@@ -171,9 +172,11 @@ def xml_document(data: bytes) -> XmlDocument:
     is_truncated = is_limited = is_recovered = False
     if root is None:
         parser = _parser(recover=True)
-        fixed, had_markup = with_raw_html_as_text(data, is_rss=is_rss(data))
+        fixed, had_markup, was_open = with_raw_html_as_text(data, is_rss=is_rss(data))
         if had_markup:
             issues.append(Issue("xml_recovered", "Unescaped HTML in feed text was read."))
+        if was_open:
+            issues.append(Issue("xml_recovered", "A text element left open was closed."))
         fixed = repaired(fixed)
         try:
             root = etree.fromstring(fixed, parser)
@@ -217,18 +220,40 @@ def complete_count(data: bytes, local_name: str) -> int:
     return sum(1 for _ in pattern.finditer(data))
 
 
-def base_of(element: etree._Element, document_url: str | None) -> str | None:
-    """The base URL in effect at ``element``: its whole ``xml:base`` chain (lxml joins
-    the ancestors' bases) resolved against the document URL. For the feed and its items."""
-    base = element.base
-    return safe_base(base, document_url) if base else document_url
+def base_of(
+    element: etree._Element,
+    document_url: str | None,
+    issues: list[Issue],
+    known: dict[etree._Element, str | None],
+) -> str | None:
+    """The base URL in effect at ``element``: each ``xml:base`` from the root down,
+    resolved on the base above it (``child_base``). For the feed and its items.
+
+    ``known`` keeps the base found for each element, for one document: the items of one
+    parent resolve its chain once. (lxml's ``element.base`` rebuilt the whole chain for
+    every item, a join of bases that may each be megabytes long.)"""
+    if element in known:
+        return known[element]
+    parent = element.getparent()
+    outer = document_url if parent is None else base_of(parent, document_url, issues, known)
+    found = known[element] = child_base(element, outer, issues)
+    return found
 
 
-def child_base(element: etree._Element, parent_base: str | None) -> str | None:
-    """The base URL in effect at ``element`` inside an item whose base is already
-    resolved: only the element's own ``xml:base`` applies on top of it."""
+_BASE_TOO_LONG: Final = Issue("url_too_long", "An xml:base URL is over 2 KiB; ignored.")
+
+
+def child_base(element: etree._Element, parent_base: str | None, issues: list[Issue]) -> str | None:
+    """The base URL in effect at ``element`` inside an element whose base is already
+    resolved: only the element's own ``xml:base`` applies on top of it. One longer than
+    a URL may be is ignored before any resolution, and reported."""
     own = element.get(_XML_BASE)
-    return safe_base(own, parent_base) if own else parent_base
+    if not own:
+        return parent_base
+    found, problem = safe_url(own, parent_base)
+    if problem == "url_too_long":
+        issues.append(_BASE_TOO_LONG)
+    return found or parent_base
 
 
 def kept_items(

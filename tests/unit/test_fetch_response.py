@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import http.client
 import io
+import itertools
 import re
 
 import pytest
@@ -502,6 +503,36 @@ def test_a_chunk_size_over_sixteen_digits_after_its_zeros_is_refused() -> None:
     with pytest.raises(FetchError) as caught:
         lean(_chunked(b"0" * 20 + b"1" + b"0" * 16 + b"\r\nabc\r\n0\r\n\r\n")).read()
     assert caught.value.code == "bad_response"
+
+
+# The chunk-size line as first written: "0*" then "{1,16}" split a run of zeros 16 ways
+# per zero when the line ended badly. The grammar stays this one.
+_FIRST_CHUNK_LINE = re.compile(rb"[ \t]*0*([0-9A-Fa-f]{1,16})[ \t\r]*(?:;[^\n]*)?\n")
+
+
+def _size_line(pattern: re.Pattern[bytes], line: bytes) -> tuple[int, int] | None:
+    found = pattern.match(line)
+    return None if found is None else (found.end(), int(found.group(1) or b"0", 16))
+
+
+def test_the_chunk_size_line_grammar_is_unchanged() -> None:
+    pieces = [b"0", b"1", b"f", b"g", b" ", b";", b"\r", b"\n"]
+    lines = [b"".join(parts) for n in range(1, 7) for parts in itertools.product(pieces, repeat=n)]
+    for zeros, digits in itertools.product((0, 1, 17, 100), (0, 1, 15, 16, 17)):
+        for end in (b"\n", b" \r\n", b";x\n", b"g\n", b""):
+            lines.append(b"0" * zeros + b"1" + b"0" * digits + end)
+            lines.append(b"0" * (zeros + digits + 1) + end)
+    for line in lines:
+        assert _size_line(chunked._CHUNK_LINE, line) == _size_line(_FIRST_CHUNK_LINE, line), line
+
+
+def test_a_long_run_of_zeros_that_ends_badly_is_refused() -> None:
+    dechunker = Dechunker("feed.example", max_chunks=1, max_wire_bytes=MAX_WIRE)
+    with pytest.raises(FetchError) as caught:
+        dechunker.feed(b"0" * (MAX_LINE - 8) + b"g\n")
+    assert caught.value.code == "bad_response"
+    data = _chunked(b"0" * (MAX_LINE - 8) + b"3\r\nabc\r\n0\r\n\r\n")
+    assert lean(data).read() == b"abc"
 
 
 @pytest.mark.parametrize(

@@ -249,3 +249,59 @@ def test_prefixed_xhtml_tags_are_read_by_their_local_name() -> None:
 )
 def test_prefixed_tags_in_html_text(raw: str, expected: str) -> None:
     assert html_text(raw) == expected
+
+
+LONG_DIGITS = "1" * 5000  # past int()'s 4,300-digit limit, where html.unescape raised
+
+
+@pytest.mark.parametrize(
+    ("where", "body", "field"),
+    [
+        (
+            "escaped-in-rss",
+            "<rss version='2.0'><channel><title>t</title><item><title>x</title>"
+            f"<description>a &amp;amp; b &amp;#{LONG_DIGITS}; c</description></item>"
+            "</channel></rss>",
+            "summary",
+        ),
+        (
+            "raw-in-rss",  # a malformed reference: the repair escapes its "&"
+            "<rss version='2.0'><channel><title>t</title><item><title>x</title>"
+            f"<description>a &amp; b &#{LONG_DIGITS}; c</description></item></channel></rss>",
+            "summary",
+        ),
+        (
+            "title",
+            "<rss version='2.0'><channel><title>t</title><item><title>a &amp;amp; b "
+            f"&amp;#{LONG_DIGITS}; c</title></item></channel></rss>",
+            "title",
+        ),
+        (
+            "json-content-html",
+            '{"version": "https://jsonfeed.org/version/1.1", "title": "t", "items": [{"id": "1",'
+            f' "content_html": "a &amp; b &#{LONG_DIGITS}; c"}}]}}',
+            "content_text",
+        ),
+    ],
+    ids=["escaped-in-rss", "raw-in-rss", "title", "json-content-html"],
+)
+def test_a_decimal_reference_too_long_for_int_is_a_replacement_character(
+    where: str, body: str, field: str
+) -> None:
+    feed = parse_feed(body.encode(), None, URL)
+    assert getattr(feed.items[0], field) == "a & b \ufffd c"
+
+
+@pytest.mark.parametrize(
+    ("raw", "expected"),
+    [
+        ("&#" + "0" * 5000 + "65;x", "Ax"),
+        ("&#" + "1" * 5000 + ";y", "\ufffdy"),
+        ("&#" + "9" * 5000 + "z", "\ufffdz"),
+        ("&#99999999; &#65; &amp;", "\ufffd A &"),
+    ],
+    ids=["leading-zeros", "with-semicolon", "without-semicolon", "with-others"],
+)
+def test_html_text_reads_any_decimal_reference_as_unescape_would(raw: str, expected: str) -> None:
+    assert html_text(raw) == expected
+    assert html_text(raw, unescape_twice=True) == expected

@@ -123,6 +123,36 @@ def test_unescaped_html_in_a_description_does_not_swallow_the_next_items() -> No
     assert "xml_recovered" in _codes(feed)
 
 
+def test_a_template_writing_a_start_tag_for_the_end_tag_keeps_every_item() -> None:
+    # "<title>Post<title>": recovery nested each item in the one before (1 of 1,000 read).
+    item = (
+        b"<item><title>Post %d<title><link>http://example.com/%d</link>"
+        b"<description>text</description></item>"
+    )
+    items = b"".join(item % (n, n) for n in range(3))
+    feed = parse_feed(RSS_HEAD + items + b"</channel></rss>", None, URL)
+    assert [(item.title, item.url, item.summary) for item in feed.items] == [
+        (f"Post {n}", f"http://example.com/{n}", "text") for n in range(3)
+    ]
+    assert "A text element left open was closed." in {issue.message for issue in feed.issues}
+    assert not feed.is_truncated
+
+
+@pytest.mark.parametrize("end", [b"</item>", b"</channel>"])
+def test_a_text_element_left_open_ends_with_its_item(end: bytes) -> None:
+    body = RSS_HEAD + b"<item><title>One" + end.replace(b"channel", b"item")
+    body += b"<item><title>Two</title><link>http://example.com/2</link></item>"
+    body += b"<item><description>Three" + end + b"</rss>"
+    feed = parse_feed(body, None, URL)
+    assert [(item.title, item.summary) for item in feed.items] == [
+        ("One", None),
+        ("Two", None),
+        (None, "Three"),
+    ]
+    assert feed.items[1].url == "http://example.com/2"
+    assert "xml_recovered" in _codes(feed)
+
+
 @pytest.mark.parametrize(
     ("item", "field", "expected"),
     [

@@ -8,10 +8,11 @@ import pytest
 
 from tap_feeddelta.errors import ParseError
 from tap_feeddelta.models import ParsedFeed
-from tap_feeddelta.parse import parse_feed
+from tap_feeddelta.parse import jsonfeed, parse_feed
 from tap_feeddelta.parse.limits import (
     MAX_CONTENT_BYTES,
     MAX_ITEMS_READ,
+    MAX_JSON_CONTAINERS,
     MAX_SUMMARY_BYTES,
     MAX_TITLE_BYTES,
 )
@@ -27,6 +28,13 @@ def _parse_quickly(body: bytes, seconds: float = 5.0) -> ParsedFeed | ParseError
         result = exc
     assert time.perf_counter() - started < seconds
     return result
+
+
+def _parse(body: bytes) -> ParsedFeed | ParseError:
+    try:
+        return parse_feed(body, None, URL)
+    except ParseError as exc:
+        return exc
 
 
 def _codes(feed: ParsedFeed) -> set[str]:
@@ -158,6 +166,31 @@ def test_deep_json_nesting_is_refused() -> None:
     result = _parse_quickly(body)
     assert isinstance(result, ParseError)
     assert result.code == "invalid_feed"
+
+
+@pytest.mark.parametrize("empty", [b"[]", b"{}"])
+def test_json_with_too_many_arrays_and_objects_is_refused_before_it_is_built(
+    monkeypatch: pytest.MonkeyPatch, empty: bytes
+) -> None:
+    # Built, an empty container costs some 20 times its bytes (11 M took 850 MB).
+    built: list[int] = []
+    loads = jsonfeed.json.loads
+    monkeypatch.setattr(
+        jsonfeed.json,
+        "loads",
+        lambda text, **kwargs: built.append(len(text)) or loads(text, **kwargs),
+    )
+    head = b'{"version": "https://jsonfeed.org/version/1.1", "title": "t", "x": ['
+    body = head + b",".join([empty] * MAX_JSON_CONTAINERS) + b'], "items": []}'
+    result = _parse(body)
+    assert isinstance(result, ParseError)
+    assert result.code == "invalid_feed"
+    assert "arrays and objects" in result.message
+    assert built == []
+    within = head + b",".join([empty] * (MAX_JSON_CONTAINERS - 10)) + b'], "items": [{"id": "1"}]}'
+    feed = _parse(within)
+    assert isinstance(feed, ParsedFeed)
+    assert [item.native_id for item in feed.items] == ["1"]
 
 
 def test_huge_text_node_never_reaches_a_record_silently() -> None:
