@@ -15,7 +15,7 @@ import concurrent.futures
 import contextlib
 import logging
 import threading
-from collections.abc import AsyncIterator, Callable, Coroutine
+from collections.abc import Callable, Coroutine
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any, Literal, TypeVar
@@ -45,6 +45,7 @@ from tap_feeddelta.fetch.headers import (
     content_encodings,
     retry_after_at,
 )
+from tap_feeddelta.fetch.hosts import HostSlots
 from tap_feeddelta.fetch.policy import FetchPolicy
 from tap_feeddelta.fetch.resolve import (
     Resolver,
@@ -82,6 +83,7 @@ class _Progress:
     retry_after_at: str | None = None
     doing: str = "starting"  # what the fetch is waiting for, should the deadline pass
     queued_seconds: float = 0.0  # waiting for a host's connection slot, outside the budget
+    heads_read: int = 0  # response heads read, over all hops: the hosts answered
     bytes_received: int = 0  # decoded body bytes read, also of a body that failed midway
 
     def result(self, status: FetchStatus, fetch_ms: int, **answer: Any) -> FetchResult:
@@ -131,12 +133,7 @@ class Fetcher:
         self._now = now if now is not None else _utc_now
         self._context = verifying_context(ca_certs, policy.ca_bundle_path)
         self._pool = ConnectionPool(policy.max_per_host, idle_connection_cap())
-        self._slots: dict[str, asyncio.Semaphore] = {}
-        # Per host: fetches that ran out of time in a row, with no answer between them.
-        self._timeouts_in_a_row: dict[str, int] = {}
-        # Per stalled host: the lock its probe holds, and how many probes ran out of time.
-        self._probes: dict[str, asyncio.Lock] = {}
-        self._failed_probes: dict[str, int] = {}
+        self._hosts = HostSlots(policy.max_per_host, lambda: self._aborting)
         self._verdicts: Verdicts = {}
         self._headers = {
             "User-Agent": policy.user_agent,
@@ -345,7 +342,7 @@ class Fetcher:
                 verdicts=self._verdicts,
             )
             progress.redirects = hop  # redirects followed: this target passed its checks
-            async with self._host_slot(target.host, deadline, progress):
+            async with self._hosts.held(target.host, deadline, progress):
                 outcome = await self._exchange(target, addresses, headers, progress)
             if isinstance(outcome, _Answer):
                 return outcome
@@ -353,88 +350,6 @@ class Fetcher:
                 raise FetchError("redirect_limit", f"More than {policy.max_redirects} redirects.")
             hop += 1
             target = outcome
-
-    @contextlib.asynccontextmanager
-    async def _host_slot(
-        self, host: str, deadline: asyncio.Timeout, progress: _Progress
-    ) -> AsyncIterator[None]:
-        """Hold one of the host's connection slots.
-
-        Waiting for a slot is not part of the feed's time budget: a host with many feeds
-        that answers slowly but surely would otherwise time out the feeds late in its
-        queue. The deadline stands still meanwhile (abort() still ends the wait) and the
-        wait is left out of fetch_ms. A host whose last ``max_per_host`` fetches all ran
-        out of time, with no answer between them, counts as stalled: its next fetch is a
-        probe, sent alone with its whole budget while the others wait. When the probe
-        gets an answer the queue goes on as before; when it runs out of time too, the
-        fetches that waited for it are given up unsent (``timeout``, saying so). So a
-        host that does not answer ends its queue within about two budgets, while stalled
-        feeds on a working host hold up no other.
-        """
-        slot = self._slot(host)
-        progress.doing = "waiting for a connection slot"
-        failed_probes = self._failed_probes.get(host, 0)  # before this fetch waited
-        if slot.locked():
-            has_time = await self._wait_outside_budget(slot, deadline, progress)
-        else:
-            await slot.acquire()
-            has_time = True
-        probe: asyncio.Lock | None = None
-        tells = True  # whether the way this fetch ends says if the host answers
-        timed_out = False
-        try:
-            if self._is_stalled(host):
-                lock = self._probes.setdefault(host, asyncio.Lock())
-                tells = False  # a wait cut short by abort() says nothing of the host
-                has_time = await self._wait_outside_budget(lock, deadline, progress)
-                tells, probe = True, lock
-                if not self._is_stalled(host):  # the probe got an answer: on as usual
-                    probe = None
-                    lock.release()
-                elif self._failed_probes.get(host, 0) > failed_probes:
-                    tells = False
-                    raise FetchError(
-                        "timeout",
-                        f"Not tried: the fetches from {host} before it ran out of time, so "
-                        "the fetches waiting for a connection to it were given up.",
-                    )
-            yield
-        except asyncio.CancelledError:
-            # Only a fetch that had time left tells whether the host answers.
-            timed_out = deadline.expired() and has_time
-            raise
-        finally:
-            if probe is not None:
-                probe.release()
-            slot.release()
-            if timed_out:
-                self._timeouts_in_a_row[host] = self._timeouts_in_a_row.get(host, 0) + 1
-                if probe is not None:
-                    self._failed_probes[host] = self._failed_probes.get(host, 0) + 1
-            elif tells:  # the host answered (an error answer too) or the fetch ended otherwise
-                self._timeouts_in_a_row.pop(host, None)
-
-    def _is_stalled(self, host: str) -> bool:
-        return self._timeouts_in_a_row.get(host, 0) >= self._policy.max_per_host
-
-    async def _wait_outside_budget(
-        self, lock: asyncio.Semaphore | asyncio.Lock, deadline: asyncio.Timeout, progress: _Progress
-    ) -> bool:
-        """Acquire ``lock`` with the deadline standing still; whether the fetch then has
-        time left (not when stopping: then the deadline passes at once)."""
-        loop = asyncio.get_running_loop()
-        when = deadline.when()
-        queued_at = loop.time()
-        if not self._aborting:
-            deadline.reschedule(None)
-        await lock.acquire()
-        now = loop.time()
-        if self._aborting:
-            deadline.reschedule(now)
-            return False
-        progress.queued_seconds += now - queued_at
-        deadline.reschedule(None if when is None else when + now - queued_at)
-        return True
 
     async def _answers(self, target: Target, deadline: asyncio.Timeout) -> tuple[str, ...]:
         """The host's addresses, unchecked: the IP literal, a kept answer, or a lookup.
@@ -462,12 +377,6 @@ class Fetcher:
         )
         return tuple(str(answer) for answer in found)
 
-    def _slot(self, host: str) -> asyncio.Semaphore:
-        slot = self._slots.get(host)
-        if slot is None:
-            slot = self._slots[host] = asyncio.Semaphore(self._policy.max_per_host)
-        return slot
-
     async def _exchange(
         self,
         target: Target,
@@ -477,6 +386,7 @@ class Fetcher:
     ) -> _Answer | Target:
         """One request and its answer; a redirect yields the checked next target."""
         key, conn, head = await self._send(target, addresses, headers, progress)
+        progress.heads_read += 1
         progress.final_url = target.url
         progress.http_status = status = head.status
         keep = False

@@ -188,17 +188,17 @@ def test_slow_resolver_ends_at_the_deadline(
     assert_error(result, "timeout", clock, DEADLINE + SLACK)
 
 
-def test_a_host_that_does_not_answer_ends_its_queue_within_two_budgets(
+def test_a_host_that_does_not_answer_ends_its_queue_within_three_budgets(
     silent_port: int, fetchers: Callable[..., Fetcher], clock: Clock
 ) -> None:
-    # The first fetch runs out of time holding the host's one slot; the next, the probe,
-    # runs out of time too, and the one queued behind it is given up: not one budget each.
+    # Three fetches in a row run out of time holding the host's one slot; the three
+    # queued behind them are given up: not one budget each.
     fetcher = fetchers(
         allow_private_networks=True, max_per_host=1, request_timeout_seconds=DEADLINE
     )
-    codes = _concurrent_codes(fetcher, f"http://127.0.0.1:{silent_port}/feed", 3)
-    assert codes == ["timeout"] * 3
-    assert clock.elapsed < 2 * DEADLINE + SLACK
+    codes = _concurrent_codes(fetcher, f"http://127.0.0.1:{silent_port}/feed", 6)
+    assert codes == ["timeout"] * 6
+    assert clock.elapsed < 3 * DEADLINE + SLACK
 
 
 def test_waiting_for_a_slow_but_sure_host_is_outside_the_budget(
@@ -316,27 +316,97 @@ def test_a_feed_queued_behind_stalled_feeds_of_a_working_host_is_fetched(
 def test_fetches_given_up_behind_a_host_that_does_not_answer_say_so(
     silent_port: int, fetchers: Callable[..., Fetcher]
 ) -> None:
-    # One slot: the first fetch runs out of time, the host counts as stalled, the next
-    # is tried once more with its whole budget and runs out too; the two still queued
-    # are given up without being sent, and their rows say that, not "while connecting".
+    # Two slots: three rounds of two fetches run out of time with nothing back; the two
+    # still queued are given up without being sent, and their rows say that, not
+    # "while connecting".
     fetcher = fetchers(
-        allow_private_networks=True, max_per_host=1, request_timeout_seconds=DEADLINE
+        allow_private_networks=True, max_per_host=2, request_timeout_seconds=DEADLINE
     )
-    results = _concurrent_results(fetcher, f"http://127.0.0.1:{silent_port}/feed", 4)
-    assert [r.error.code if r.error else None for r in results] == ["timeout"] * 4
+    results = _concurrent_results(fetcher, f"http://127.0.0.1:{silent_port}/feed", 8)
+    assert [r.error.code if r.error else None for r in results] == ["timeout"] * 8
     given_up = (
-        "Not tried: the fetches from 127.0.0.1 before it ran out of time, so the "
-        "fetches waiting for a connection to it were given up."
+        "Not tried: 127.0.0.1 sent nothing back to its last 6 fetches before their time "
+        "ran out, so its other fetches in this run were given up."
     )
     by_message: dict[str, list[FetchResult]] = {}
     for result in results:
         assert result.error is not None
         by_message.setdefault(result.error.message, []).append(result)
     assert {message: len(tried) for message, tried in by_message.items()} == {
-        timed_out("waiting for the response").message: 2,
+        timed_out("waiting for the response").message: 6,
         given_up: 2,
     }
     assert all(r.fetch_ms < DEADLINE * 1000 for r in by_message[given_up])  # no wait in it
+
+
+@pytest.mark.parametrize(("max_per_host", "slow"), [(1, 2), (2, 5)], ids=["one-slot", "two-slots"])
+def test_feeds_a_working_host_answers_are_read_after_its_slow_feeds(
+    max_per_host: int, slow: int, server: Server, fetchers: Callable[..., Fetcher]
+) -> None:
+    # The host's first feeds send nothing back within their budgets, one slot-full after
+    # another; the four queued behind them are answered at once and must all be read.
+    def stalled(request: Request, wire: Wire) -> bool:
+        wire.sleep(5)
+        return False
+
+    server.routes["/slow"] = stalled
+    server.routes["/feed"] = ok_handler()
+    fetcher = fetchers(
+        allow_private_networks=True, max_per_host=max_per_host, request_timeout_seconds=DEADLINE
+    )
+    results = _queued_in_order(fetcher, [server.url("/slow")] * slow + [server.url("/feed")] * 4)
+    assert [r.error.code if r.error else r.status for r in results] == ["timeout"] * slow + [
+        "ok"
+    ] * 4
+    assert server.paths.count("/feed") == 4
+
+
+def test_a_host_that_answers_but_sends_its_bodies_slowly_is_not_given_up(
+    server: Server, fetchers: Callable[..., Fetcher]
+) -> None:
+    # Each slow feed gets its status line and headers back, then its body stalls: the
+    # host answers, so however many of them run out of time, the feeds after are read.
+    def slow_body(request: Request, wire: Wire) -> bool:
+        wire.send(b"HTTP/1.1 200 OK\r\nContent-Length: 100\r\n\r\n<rss>")
+        wire.sleep(5)
+        return False
+
+    server.routes["/slow"] = slow_body
+    server.routes["/feed"] = ok_handler()
+    fetcher = fetchers(
+        allow_private_networks=True, max_per_host=1, request_timeout_seconds=DEADLINE
+    )
+    results = _queued_in_order(fetcher, [server.url("/slow")] * 4 + [server.url("/feed")] * 2)
+    assert [r.error.code if r.error else r.status for r in results] == ["timeout"] * 4 + ["ok"] * 2
+
+
+def test_a_host_given_up_is_not_tried_again_later_in_the_run(
+    server: Server, fetchers: Callable[..., Fetcher]
+) -> None:
+    # A feed of the host that comes after its queue was given up (a run starts its feeds
+    # a few at a time) is not sent either: a host with many feeds costs a few budgets,
+    # not a few per batch of them.
+    def stalled(request: Request, wire: Wire) -> bool:
+        wire.sleep(5)
+        return False
+
+    server.routes["/feed"] = stalled
+    fetcher = fetchers(
+        allow_private_networks=True, max_per_host=1, request_timeout_seconds=DEADLINE
+    )
+    first = _queued_in_order(fetcher, [server.url("/feed")] * 4)
+    assert [r.error.code if r.error else r.status for r in first] == ["timeout"] * 4
+    sent = len(server.paths)
+    later = fetcher.fetch(server.url("/feed"))
+    assert later.error is not None
+    assert later.error.message.startswith("Not tried: "), later.error
+    assert len(server.paths) == sent
+
+
+def _queued_in_order(fetcher: Fetcher, urls: list[str]) -> list[FetchResult]:
+    """The results of fetching ``urls`` at once, queued for their host in that order."""
+    futures = [fetcher.submit(fetcher.fetch_async(url)) for url in urls]
+    return [future.result(30) for future in futures]
 
 
 def _answers_after(seconds: float) -> Callable[[Request, Wire], bool]:

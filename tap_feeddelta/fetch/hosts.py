@@ -1,0 +1,111 @@
+"""Per-host connection slots, and when to stop sending to a host that sends nothing back.
+
+A fetch talks to a host while holding one of the host's ``max_per_host`` slots. Waiting
+for a slot is not part of the fetch's time budget: a host with many feeds that answers
+slowly but surely would otherwise time out the feeds late in its queue. The deadline
+stands still meanwhile (``abort()`` still ends the wait) and the wait is left out of
+``fetch_ms``.
+
+A host is given up, for the rest of the run, when its last ``SILENT_ROUNDS`` ×
+``max_per_host`` fetches in a row all ran out of time before it sent anything back
+(nothing while connecting, no status line and headers to the request). Its fetches still
+waiting, and any that come later, then end unsent (``timeout``, saying so). A response
+head, of any status, resets the count: a host that answers works, however slowly its
+bodies come. The fetches counted are the host's own feeds, sent ``max_per_host`` at a time
+(no probe is sent alone): a host that sends nothing back costs about ``SILENT_ROUNDS``
+budgets when its feeds are queued together, at most ``SILENT_ROUNDS`` × ``max_per_host``,
+whatever the number of its feeds; a working host is given up only if that many of its
+feeds in a row send nothing back within their budgets.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+from collections.abc import AsyncIterator, Callable
+from dataclasses import dataclass
+from typing import Final, Protocol
+
+from tap_feeddelta.fetch.errors import FetchError
+
+# Rounds of max_per_host fetches in a row with nothing back that give a host up.
+SILENT_ROUNDS: Final = 3
+
+
+class Queued(Protocol):
+    """What a fetch tells about itself while it waits for, and holds, a slot."""
+
+    doing: str  # what the fetch is waiting for, should the deadline pass
+    queued_seconds: float  # waiting for a slot, outside the budget
+    heads_read: int  # response heads read (the host answered), over all hops
+
+
+@dataclass(slots=True)
+class _Host:
+    slots: asyncio.Semaphore
+    # Fetches in a row that ran out of time before the host sent back a response head.
+    silent_in_a_row: int = 0
+
+
+class HostSlots:
+    """The slots of every host of one run, and the count of what each sent back."""
+
+    def __init__(self, max_per_host: int, aborting: Callable[[], bool]) -> None:
+        self._max_per_host = max_per_host
+        self._aborting = aborting
+        self._hosts: dict[str, _Host] = {}
+
+    @contextlib.asynccontextmanager
+    async def held(
+        self, host: str, deadline: asyncio.Timeout, fetch: Queued
+    ) -> AsyncIterator[None]:
+        """Hold one of ``host``'s slots, or raise ``timeout`` when the host is given up."""
+        state = self._hosts.get(host)
+        if state is None:
+            state = self._hosts[host] = _Host(asyncio.Semaphore(self._max_per_host))
+        fetch.doing = "waiting for a connection slot"
+        await self._acquire(state.slots, deadline, fetch)
+        try:
+            silent = self._max_per_host * SILENT_ROUNDS
+            if state.silent_in_a_row >= silent:
+                raise FetchError(
+                    "timeout",
+                    f"Not tried: {host} sent nothing back to its last {silent} fetches "
+                    "before their time ran out, so its other fetches in this run were "
+                    "given up.",
+                )
+            heads_read = fetch.heads_read
+            try:
+                yield
+            except asyncio.CancelledError:
+                # The fetch's own budget ran out (not a stop) with no answer: silence.
+                expired = deadline.expired() and not self._aborting()
+                if expired and fetch.heads_read == heads_read:
+                    state.silent_in_a_row += 1
+                raise
+            finally:
+                if fetch.heads_read > heads_read:  # an answer, an error status too
+                    state.silent_in_a_row = 0
+        finally:
+            state.slots.release()
+
+    async def _acquire(
+        self, slots: asyncio.Semaphore, deadline: asyncio.Timeout, fetch: Queued
+    ) -> None:
+        """Acquire a slot with the deadline standing still (not when stopping: then
+        the deadline passes at once)."""
+        if not slots.locked():
+            await slots.acquire()
+            return
+        loop = asyncio.get_running_loop()
+        when = deadline.when()
+        queued_at = loop.time()
+        if not self._aborting():
+            deadline.reschedule(None)
+        await slots.acquire()
+        now = loop.time()
+        if self._aborting():
+            deadline.reschedule(now)
+            return
+        fetch.queued_seconds += now - queued_at
+        deadline.reschedule(None if when is None else when + now - queued_at)
