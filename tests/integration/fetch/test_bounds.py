@@ -261,11 +261,7 @@ def test_one_stalled_feed_on_a_working_host_holds_up_no_other(
 ) -> None:
     # One feed of the host never answers; eight others answer in 0.3 s through the
     # second slot, most of them after more than the 1 s budget in the queue.
-    def stalled(request: Request, wire: Wire) -> bool:
-        wire.sleep(5)
-        return False
-
-    server.routes["/stalled"] = stalled
+    server.routes["/stalled"] = _stalled
     server.routes["/feed"] = _answers_after(0.3)
     fetcher = fetchers(
         allow_private_networks=True, max_per_host=2, request_timeout_seconds=DEADLINE
@@ -292,11 +288,7 @@ def test_a_feed_queued_behind_stalled_feeds_of_a_working_host_is_fetched(
 ) -> None:
     # Two feeds of the host never answer and hold both slots until their budgets run
     # out, so the host counts as stalled; the feed queued behind them answers in 0.3 s.
-    def stalled(request: Request, wire: Wire) -> bool:
-        wire.sleep(5)
-        return False
-
-    server.routes["/stalled"] = stalled
+    server.routes["/stalled"] = _stalled
     server.routes["/feed"] = _answers_after(0.3)
     fetcher = fetchers(
         allow_private_networks=True, max_per_host=2, request_timeout_seconds=DEADLINE
@@ -345,11 +337,7 @@ def test_feeds_a_working_host_answers_are_read_after_its_slow_feeds(
 ) -> None:
     # The host's first feeds send nothing back within their budgets, one slot-full after
     # another; the four queued behind them are answered at once and must all be read.
-    def stalled(request: Request, wire: Wire) -> bool:
-        wire.sleep(5)
-        return False
-
-    server.routes["/slow"] = stalled
+    server.routes["/slow"] = _stalled
     server.routes["/feed"] = ok_handler()
     fetcher = fetchers(
         allow_private_networks=True, max_per_host=max_per_host, request_timeout_seconds=DEADLINE
@@ -386,11 +374,7 @@ def test_a_host_given_up_is_not_tried_again_later_in_the_run(
     # A feed of the host that comes after its queue was given up (a run starts its feeds
     # a few at a time) is not sent either: a host with many feeds costs a few budgets,
     # not a few per batch of them.
-    def stalled(request: Request, wire: Wire) -> bool:
-        wire.sleep(5)
-        return False
-
-    server.routes["/feed"] = stalled
+    server.routes["/feed"] = _stalled
     fetcher = fetchers(
         allow_private_networks=True, max_per_host=1, request_timeout_seconds=DEADLINE
     )
@@ -407,6 +391,12 @@ def _queued_in_order(fetcher: Fetcher, urls: list[str]) -> list[FetchResult]:
     """The results of fetching ``urls`` at once, queued for their host in that order."""
     futures = [fetcher.submit(fetcher.fetch_async(url)) for url in urls]
     return [future.result(30) for future in futures]
+
+
+def _stalled(request: Request, wire: Wire) -> bool:
+    """A feed that sends nothing back for longer than any budget of these tests."""
+    wire.sleep(5)
+    return False
 
 
 def _answers_after(seconds: float) -> Callable[[Request, Wire], bool]:

@@ -5,24 +5,15 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable
-from typing import Any
 from urllib.parse import quote
 
 import pytest
 
 from tests.feedserver import FeedServer, rss
+from tests.integration.tap.configs import config
 from tests.tapharness import run_tap
 
 ITEMS = [(f"id-{n}", f"Title {n}", f"<p>Summary {n}</p>") for n in range(5)]
-
-
-def config(server: FeedServer, *paths: str, **extra: Any) -> dict[str, Any]:
-    return {
-        "feed_urls": [server.url(p) for p in paths],
-        "allow_private_networks": True,
-        "request_timeout_seconds": 10,
-        **extra,
-    }
 
 
 def _page(href: str) -> str:

@@ -15,18 +15,10 @@ import pytest
 import trustme
 
 from tests.feedserver import FeedServer, rss
+from tests.integration.tap.configs import config
 from tests.tapharness import TAP, run_tap
 
 ITEMS = [(f"id-{n}", f"Title {n}", f"<p>Summary <b>{n}</b></p>") for n in range(5)]
-
-
-def config(server: FeedServer, *paths: str, **extra: Any) -> dict[str, Any]:
-    return {
-        "feed_urls": [server.url(p) for p in paths],
-        "allow_private_networks": True,
-        "request_timeout_seconds": 10,
-        **extra,
-    }
 
 
 def test_baseline_then_new_then_updated_then_not_modified(server: FeedServer) -> None:
