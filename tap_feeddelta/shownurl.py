@@ -87,7 +87,9 @@ def final_url_hash(url: str, configured: str, advertised: str | None = None) -> 
     redirect added are left out: a session id is new on every visit, the resource is
     not."""
     parts = urlsplit(url)
-    path = _path_without_added_params(parts.path, _asked(configured, advertised))
+    path = parts.path
+    if ";" in path:  # only then do the URLs asked for matter (normalizing them is slow)
+        path = _path_without_added_params(path, _asked(configured, advertised))
     return _hash(urlunsplit((parts.scheme, parts.netloc, path, parts.query, "")))
 
 

@@ -16,6 +16,8 @@ ACCEPT = (
     "application/rdf+xml;q=0.9, application/json;q=0.9, application/xml;q=0.9, "
     "text/xml;q=0.9, text/html;q=0.5, */*;q=0.1"
 )
+# "Sun, 06 Nov 1994 08:49:37 GMT", the form servers send (RFC 9110 5.6.7).
+_IMF_FIXDATE = re.compile(r"[A-Z][a-z]{2}, [0-9]{2} [A-Z][a-z]{2} [0-9]{4} [0-9:]{8} GMT$")
 _CONTROL = re.compile(r"[\x00-\x08\x0a-\x1f\x7f]")
 
 
@@ -76,6 +78,8 @@ def usable_last_modified(value: str | None, now: datetime) -> str | None:
     """
     if value is None:
         return None
+    if _IMF_FIXDATE.match(value) and int(value[12:16]) < now.year:
+        return value  # the usual shape, of an earlier year: no need to read it whole
     moment = http_date(value)
     if moment is None:
         return value

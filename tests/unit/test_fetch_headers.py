@@ -9,7 +9,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from tap_feeddelta.fetch.errors import FetchError
-from tap_feeddelta.fetch.headers import retry_after_at
+from tap_feeddelta.fetch.headers import http_date, retry_after_at, usable_last_modified
 from tap_feeddelta.fetch.urls import parse_target, redirect_target
 
 NOW = datetime(2026, 3, 1, 12, 0, 0, tzinfo=UTC)
@@ -43,3 +43,20 @@ def test_a_location_is_a_target_or_redirect_denied(value: str) -> None:
         redirect_target(current, value)
     except FetchError as exc:
         assert exc.code == "redirect_denied"
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.datetimes(min_value=datetime(1900, 1, 1), max_value=datetime(2200, 1, 1)))
+def test_a_last_modified_is_usable_only_when_it_is_not_ahead_of_the_clock(moment: datetime) -> None:
+    now = datetime(2026, 12, 1, 12, 0, tzinfo=UTC)
+    moment = moment.replace(tzinfo=UTC, microsecond=0)  # what an HTTP date can say
+    value = moment.strftime("%a, %d %b %Y %H:%M:%S GMT")  # the form servers send
+    expected = None if moment > now + timedelta(minutes=10) else value
+    assert usable_last_modified(value, now) == expected
+    assert http_date(value) == moment
+
+
+def test_a_last_modified_that_is_no_date_is_kept_as_it_is() -> None:
+    now = datetime(2026, 12, 1, tzinfo=UTC)
+    assert usable_last_modified("yesterday-ish", now) == "yesterday-ish"
+    assert usable_last_modified("Tue, 01 Dec 2026 12:30:00 GMT", now) is None
