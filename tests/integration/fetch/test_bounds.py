@@ -261,11 +261,7 @@ def test_one_stalled_feed_on_a_working_host_holds_up_no_other(
 ) -> None:
     # One feed of the host never answers; eight others answer in 0.3 s through the
     # second slot, most of them after more than the 1 s budget in the queue.
-    server.routes["/stalled"] = _stalled
-    server.routes["/feed"] = _answers_after(0.3)
-    fetcher = fetchers(
-        allow_private_networks=True, max_per_host=2, request_timeout_seconds=DEADLINE
-    )
+    fetcher = _stalled_and_answering_feeds(server, fetchers)
     results: dict[str, list[str]] = {"/stalled": [], "/feed": []}
 
     def work(path: str) -> None:
@@ -288,11 +284,7 @@ def test_a_feed_queued_behind_stalled_feeds_of_a_working_host_is_fetched(
 ) -> None:
     # Two feeds of the host never answer and hold both slots until their budgets run
     # out, so the host counts as stalled; the feed queued behind them answers in 0.3 s.
-    server.routes["/stalled"] = _stalled
-    server.routes["/feed"] = _answers_after(0.3)
-    fetcher = fetchers(
-        allow_private_networks=True, max_per_host=2, request_timeout_seconds=DEADLINE
-    )
+    fetcher = _stalled_and_answering_feeds(server, fetchers)
     with concurrent.futures.ThreadPoolExecutor(2) as pool:
         stalls = [pool.submit(fetcher.fetch, server.url("/stalled")) for _ in range(2)]
         _wait_until(lambda: server.paths.count("/stalled") == 2)
@@ -391,6 +383,14 @@ def _queued_in_order(fetcher: Fetcher, urls: list[str]) -> list[FetchResult]:
     """The results of fetching ``urls`` at once, queued for their host in that order."""
     futures = [fetcher.submit(fetcher.fetch_async(url)) for url in urls]
     return [future.result(30) for future in futures]
+
+
+def _stalled_and_answering_feeds(server: Server, fetchers: Callable[..., Fetcher]) -> Fetcher:
+    """A host with a feed that never answers (/stalled) and feeds answered in 0.3 s
+    (/feed), and a fetcher with two slots for it."""
+    server.routes["/stalled"] = _stalled
+    server.routes["/feed"] = _answers_after(0.3)
+    return fetchers(allow_private_networks=True, max_per_host=2, request_timeout_seconds=DEADLINE)
 
 
 def _stalled(request: Request, wire: Wire) -> bool:
