@@ -86,9 +86,13 @@ def _codec(name: str | None) -> str | None:
         return None
     name = _ALIASES.get(name.lower(), name)
     try:
-        found = codecs.lookup(name).name.replace("-", "_")
+        info = codecs.lookup(name)
     except LookupError:
         return None
+    # base64, hex, rot13, zlib and the like are codecs too, but turn bytes into bytes.
+    if not getattr(info, "_is_text_encoding", True):
+        return None
+    found = info.name.replace("-", "_")
     if found in _REFUSED:
         return None
     if found in _WINDOWS_1252_FOR:

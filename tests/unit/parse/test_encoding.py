@@ -146,3 +146,19 @@ def test_a_declaration_inside_the_document_is_no_charset() -> None:
         "</item></channel></rss>"
     ).encode()
     assert parse_feed(body, None, URL).items[0].title == "Café"
+
+
+BYTES_CODECS = ["base64", "hex", "rot13", "zlib", "bz2", "quopri", "uu"]
+
+
+@pytest.mark.parametrize("label", BYTES_CODECS)
+def test_a_codec_that_is_no_text_encoding_is_an_unknown_charset(label: str) -> None:
+    # Python knows these names, but they turn bytes into bytes: a label naming one is
+    # as good as no label, whether the HTTP header or the declaration gives it.
+    in_header = parse_feed(UTF8_BODY, f"application/rss+xml; charset={label}", URL)
+    in_declaration = parse_feed(
+        UTF8_BODY.replace(b'encoding="UTF-8"', f'encoding="{label}"'.encode()), None, URL
+    )
+    for feed in (in_header, in_declaration):
+        assert feed.title == "Café"
+        assert feed.items[0].title == "Naïve — “quoted”"
