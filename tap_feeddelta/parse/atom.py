@@ -24,7 +24,7 @@ from tap_feeddelta.parse.names import (
     text_of,
 )
 from tap_feeddelta.parse.persons import person
-from tap_feeddelta.parse.xmldoc import XmlDocument, base_of, child_base, kept_items
+from tap_feeddelta.parse.xmldoc import XmlDocument, base_of, child_base, cut_short, kept_items
 
 ATOM_03 = "http://purl.org/atom/ns#"
 
@@ -155,7 +155,7 @@ def atom_feed(doc: XmlDocument, feed_format: FeedFormat, url: str) -> ParsedFeed
             authors.extend([found] if found else [])
     entries = kept_items(doc, entries, "entry")
     if doc.is_truncated and not entries:
-        raise ParseError("invalid_feed", "The document breaks off before its first entry.")
+        raise ParseError("invalid_feed", cut_short(doc, "entry"))
     if has_more:
         issues.append(Issue("too_many_items", f"Only the first {MAX_ITEMS_READ} entries are read."))
     feed_authors = fields.first_authors(authors, issues)

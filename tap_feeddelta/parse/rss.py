@@ -20,7 +20,7 @@ from tap_feeddelta.parse.names import (
     text_of,
 )
 from tap_feeddelta.parse.persons import is_person, person
-from tap_feeddelta.parse.xmldoc import XmlDocument, base_of, child_base, kept_items
+from tap_feeddelta.parse.xmldoc import XmlDocument, base_of, child_base, cut_short, kept_items
 
 
 def rss_format(root_key: str, root: etree._Element) -> FeedFormat | None:
@@ -58,7 +58,7 @@ def rss_feed(doc: XmlDocument, feed_format: FeedFormat, url: str) -> ParsedFeed:
     item_elements, has_more = _item_elements(key, root, channel)
     item_elements = kept_items(doc, item_elements, "item")
     if doc.is_truncated and not item_elements:
-        raise ParseError("invalid_feed", "The document breaks off before its first item.")
+        raise ParseError("invalid_feed", cut_short(doc, "item"))
     if has_more:
         issues.append(Issue("too_many_items", f"Only the first {MAX_ITEMS_READ} items are read."))
     # The bases of the elements an xml:base applies on: None when the document has none.

@@ -27,6 +27,9 @@ from tap_feeddelta.parse.repair import is_rss, prolog_end, repaired, with_raw_ht
 from tap_feeddelta.parse.urls import safe_url
 
 MAX_MARKUP_TAGS: Final = 1_000_000  # "<" characters in one document
+_TOO_MANY_TAGS: Final = Issue(
+    "limit_exceeded", "The document has too many tags; the rest was not read."
+)
 _DOCTYPE: Final = re.compile(rb"<!DOCTYPE[^\[>]*(?:\[.*?\]\s*)?>", re.S)
 _LEADING_JUNK: Final = re.compile(rb"<\?xml|<rss|<feed|<rdf:RDF|<RDF|<channel")
 # An XML declaration after other markup: "<?xml-stylesheet" and the like are no declaration.
@@ -123,8 +126,15 @@ def _bounded(data: bytes, issues: list[Issue]) -> tuple[bytes, bool]:
     at = -1
     for _ in range(MAX_MARKUP_TAGS):
         at = data.find(b"<", at + 1)
-    issues.append(Issue("limit_exceeded", "The document has too many tags; the rest was not read."))
+    issues.append(_TOO_MANY_TAGS)
     return data[:at], True
+
+
+def cut_short(doc: XmlDocument, first: str) -> str:
+    """Why a document read in part holds not even its ``first`` item (or entry)."""
+    if _TOO_MANY_TAGS in doc.issues:
+        return f"The document has more than {MAX_MARKUP_TAGS:,} tags before its first {first}."
+    return f"The document breaks off before its first {first}."
 
 
 def _without_leading_junk(data: bytes, issues: list[Issue]) -> bytes:

@@ -237,6 +237,20 @@ def test_many_tags_are_bounded() -> None:
 
 
 @pytest.mark.parametrize(
+    ("root", "first"),
+    [(b"<rss><channel>", "item"), (b'<feed xmlns="http://www.w3.org/2005/Atom">', "entry")],
+)
+def test_a_document_with_too_many_tags_before_its_first_item_says_so(
+    root: bytes, first: str
+) -> None:
+    body = root + b"<x/>" * 1_100_000 + b"<item><title>a</title></item><entry/>"
+    result = _parse_quickly(body, 20)
+    assert isinstance(result, ParseError)
+    assert result.code == "invalid_feed"
+    assert result.message == f"The document has more than 1,000,000 tags before its first {first}."
+
+
+@pytest.mark.parametrize(
     "body",
     [b"", b"   ", b"\x00\x01\x02", b"<", b"<<<>>>", b"{", b"[1, 2]", b"null", b"<?xml?>"],
 )
