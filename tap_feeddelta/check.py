@@ -116,18 +116,10 @@ async def check_feed(
     fetcher = _OneBudget(fetcher, settings.request_timeout_seconds)  # one for all its fetches
     if bookmark and _still_waiting(bookmark.retry_after_at, started):
         issue = Issue("retry_later", "the server asked not to be fetched before retry_after_at")
-        known = _known(bookmark, started, settings.stale_after_days)
-        failures = _failures(bookmark)
-        facts = HealthFacts(
-            "skipped",
-            error=issue,
-            retry_after_at=bookmark.retry_after_at,
-            consecutive_failures=failures,
-            issues=(issue, *_stale_issues(known["is_stale"])),
-            **known,
+        facts = _failure_facts(
+            "skipped", issue, bookmark, started, settings, retry_after_at=bookmark.retry_after_at
         )
-        failed = replace(bookmark, failures=failures, failed_at=ctx.checked_at)
-        return _outcome(task, ctx, facts, failed)
+        return _outcome(task, ctx, facts, _with_failure(bookmark, ctx))
 
     result = await _fetch(fetcher, task.feed_url, bookmark, task.feed_url, None)
     fetch_ms, redirects, received = result.fetch_ms, result.redirects, result.bytes_received
@@ -202,19 +194,17 @@ async def check_feed(
 
     if feed is None:
         assert error is not None
-        known = _known(bookmark, started, settings.stale_after_days)
-        failures = _failures(bookmark)
-        facts = HealthFacts(
+        facts = _failure_facts(
             "error",
-            error=error,
+            error,
+            bookmark,
+            started,
+            settings,
             retry_after_at=result.retry_after_at,
-            consecutive_failures=failures,
-            issues=(error, *_stale_issues(known["is_stale"])),
-            **known,
             **common,
         )
         # A failure moves only the streak, and after a 429/503 when the server lets us back.
-        kept = replace(bookmark or FeedBookmark(), failures=failures, failed_at=ctx.checked_at)
+        kept = _with_failure(bookmark, ctx)
         if error.code == "rate_limited" and result.retry_after_at:
             kept = replace(kept, retry_after_at=result.retry_after_at)
         return _outcome(task, ctx, facts, kept)
@@ -440,6 +430,34 @@ def _failures(bookmark: FeedBookmark | None) -> int:
     return min((bookmark.failures if bookmark else 0) + 1, MAX_FAILURES)
 
 
+def _failure_facts(
+    status: str,
+    error: Issue,
+    bookmark: FeedBookmark | None,
+    now: datetime,
+    settings: Settings,
+    **fetched: Any,
+) -> HealthFacts:
+    """The row of a check that failed or was skipped: its error, the streak with it, and
+    what the state keeps of the document read before (staleness included)."""
+    known = _known(bookmark, now, settings.stale_after_days)
+    return HealthFacts(
+        status,
+        error=error,
+        consecutive_failures=_failures(bookmark),
+        issues=(error, *_stale_issues(known["is_stale"])),
+        **known,
+        **fetched,
+    )
+
+
+def _with_failure(bookmark: FeedBookmark | None, ctx: FeedContext) -> FeedBookmark:
+    """The bookmark after a failed or skipped check: one more in the streak, and when."""
+    return replace(
+        bookmark or FeedBookmark(), failures=_failures(bookmark), failed_at=ctx.checked_at
+    )
+
+
 def _is_stale(newest: str | None, now: datetime, stale_after_days: int) -> bool | None:
     if newest is None:
         return None
@@ -478,13 +496,6 @@ def failed_check(task: FeedTask, settings: Settings, started: datetime) -> FeedO
         "internal_error",
         "The tap failed on this feed; its state is kept and it is checked again next run.",
     )
-    known = _known(task.bookmark, started, settings.stale_after_days)
-    facts = HealthFacts(
-        "error",
-        error=issue,
-        consecutive_failures=_failures(task.bookmark),
-        issues=(issue, *_stale_issues(known["is_stale"])),
-        **known,
-    )
+    facts = _failure_facts("error", issue, task.bookmark, started, settings)
     # Nothing is committed, not even the streak: the fault may lie in the state's handling.
     return _outcome(task, ctx, facts, None)
