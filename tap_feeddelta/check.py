@@ -23,6 +23,7 @@ from tap_feeddelta.config import Settings
 from tap_feeddelta.delta import DeltaSettings, ItemCounts, diff_items, newest_item_at
 from tap_feeddelta.errors import Issue, ParseError
 from tap_feeddelta.fetch.headers import RETRY_AFTER_CAP, usable_last_modified
+from tap_feeddelta.fetch.urls import upgraded_to_https
 from tap_feeddelta.models import FetchResult, ParsedFeed
 from tap_feeddelta.records import FeedContext, HealthFacts, health_record, item_record
 from tap_feeddelta.shownurl import (
@@ -139,6 +140,8 @@ async def check_feed(
         )
         if advertised:
             handed = redirect_tokens(result.final_url, task.feed_url)
+            if (result.final_url or task.feed_url).startswith("https:"):
+                advertised = tuple(upgraded_to_https(url) for url in advertised)
         if (
             error is not None
             and error.code == "not_a_feed"

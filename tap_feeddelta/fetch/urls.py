@@ -9,7 +9,7 @@ from __future__ import annotations
 import ipaddress
 import re
 from dataclasses import dataclass
-from urllib.parse import urljoin
+from urllib.parse import urljoin, urlsplit, urlunsplit
 
 from urllib3.exceptions import LocationParseError
 from urllib3.util import parse_url
@@ -119,6 +119,20 @@ def redirect_target(current: Target, location: str) -> Target:
         # answer forged on the way would be read as the https feed's.
         raise FetchError("redirect_denied", "A redirect from https to plain http was refused.")
     return target
+
+
+def upgraded_to_https(url: str) -> str:
+    """``url`` asked for over https if it names plain http: what a web page read over
+    https advertises is fetched no less safely than the page (as browsers upgrade
+    mixed content). The default port goes with the scheme; another port is kept."""
+    parts = urlsplit(url)
+    if parts.scheme.lower() != "http":
+        return url
+    netloc = parts.netloc
+    host, colon, port = netloc.rpartition(":")
+    if colon and port == "80":
+        netloc = host
+    return urlunsplit(("https", netloc, parts.path, parts.query, parts.fragment))
 
 
 def _utf8_where_it_is(text: str) -> str:

@@ -10,7 +10,7 @@ from hypothesis import strategies as st
 
 from tap_feeddelta.fetch.errors import FetchError
 from tap_feeddelta.fetch.headers import http_date, retry_after_at, usable_last_modified
-from tap_feeddelta.fetch.urls import parse_target, redirect_target
+from tap_feeddelta.fetch.urls import parse_target, redirect_target, upgraded_to_https
 
 NOW = datetime(2026, 3, 1, 12, 0, 0, tzinfo=UTC)
 # A head is read as Latin-1, so a header value is any text of these characters.
@@ -60,3 +60,18 @@ def test_a_last_modified_that_is_no_date_is_kept_as_it_is() -> None:
     now = datetime(2026, 12, 1, tzinfo=UTC)
     assert usable_last_modified("yesterday-ish", now) == "yesterday-ish"
     assert usable_last_modified("Tue, 01 Dec 2026 12:30:00 GMT", now) is None
+
+
+@pytest.mark.parametrize(
+    ("advertised", "asked"),
+    [
+        ("http://example.org/feed.xml", "https://example.org/feed.xml"),
+        ("HTTP://example.org:80/f?x=1#top", "https://example.org/f?x=1#top"),
+        ("http://example.org:8080/feed", "https://example.org:8080/feed"),
+        ("http://[2001:db8::80]/feed", "https://[2001:db8::80]/feed"),
+        ("http://[2001:db8::1]:80/feed", "https://[2001:db8::1]/feed"),
+        ("https://example.org/feed", "https://example.org/feed"),
+    ],
+)
+def test_a_plain_http_link_is_asked_for_over_https(advertised: str, asked: str) -> None:
+    assert upgraded_to_https(advertised) == asked

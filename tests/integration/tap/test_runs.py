@@ -318,6 +318,45 @@ def test_an_internal_ca_is_trusted_through_ca_bundle_path(tmp_path: Path) -> Non
     assert len(trusted.items) == len(ITEMS)
 
 
+def test_an_https_page_advertising_a_plain_http_feed_has_it_read_over_https(
+    tmp_path: Path,
+) -> None:
+    # A feed found through a page read over https is read no less safely than the page:
+    # its http:// link is asked for over https, never in clear text.
+    ca = trustme.CA(organization_name="Internal test CA")
+    context = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
+    ca.issue_cert("127.0.0.1").configure_cert(context)
+    bundle = tmp_path / "internal-ca.pem"
+    ca.cert_pem.write_to_path(str(bundle))
+    secure, plain = FeedServer(tls=context).start(), FeedServer().start()
+    try:
+        on_secure = secure.url("/feed.xml").replace("https:", "http:")
+        on_plain = plain.url("/feed.xml")
+        for path, feed_url in (("/blog", on_secure), ("/plain", on_plain)):
+            page = PAGE.replace('"/feed.xml"', f'"{feed_url}"')
+            secure.put(path, page, content_type="text/html")
+        secure.put("/feed.xml", rss(ITEMS))
+        plain.put("/feed.xml", rss(ITEMS))
+        cfg = {
+            **config(secure, "/blog", discover_from_websites=True, first_run_mode="emit_all"),
+            "feed_urls": [secure.url("/blog"), secure.url("/plain")],
+            "ca_bundle_path": str(bundle),
+        }
+        run = run_tap(cfg)
+    finally:
+        secure.stop()
+        plain.stop()
+    assert run.returncode == 0, run.stderr
+    by_url = {row["feed_url"]: row for row in run.health}
+    upgraded, refused = by_url[secure.url("/blog")], by_url[secure.url("/plain")]
+    assert (upgraded["status"], upgraded["final_url"]) == ("ok", secure.url("/feed.xml"))
+    assert upgraded["advertised_feeds"][0] == secure.url("/feed.xml")
+    assert len(run.items) == len(ITEMS)
+    # A server that speaks only plain http is not asked in clear text.
+    assert refused["status"] == "error"
+    assert plain.requests == []
+
+
 @pytest.mark.parametrize("kind", ["missing", "directory", "not-pem", "empty"])
 def test_a_ca_bundle_that_cannot_be_loaded_stops_the_run(kind: str, tmp_path: Path) -> None:
     secret_dir = tmp_path / "SECRETDIR"
