@@ -156,19 +156,31 @@ _FLICKR_TAGS: Final = "urn:flickr:tags"
 
 def media_tags(key: TagKey, elements: list[etree._Element], issues: list[Issue]) -> list[str]:
     """The tags of an item that has no category of its own: its Media RSS
-    ``media:category`` on the item or its ``media:group`` (one in a ``media:content``
-    classifies one rendition). Each is a tag, except Flickr's, whose scheme
-    ``urn:flickr:tags`` lists tags separated by spaces (its RSS has no other)."""
+    ``media:category`` and ``media:keywords`` on the item or its ``media:group`` (one in
+    a ``media:content`` classifies one rendition). Each category is a tag, except
+    Flickr's, whose scheme ``urn:flickr:tags`` lists tags separated by spaces (its RSS
+    has no other); keywords are separated by commas."""
     found: list[str] = []
     for element in elements:
         name = key[element.tag]
         if name == "media:category":
             _add_tags(element, found, issues)
+        elif name == "media:keywords":
+            found.extend(keyword_tags(text_of(element), issues))
         elif name == "media:group":
             for child in element:
-                if key[child.tag] == "media:category":
+                child_name = key[child.tag]
+                if child_name == "media:category":
                     _add_tags(child, found, issues)
+                elif child_name == "media:keywords":
+                    found.extend(keyword_tags(text_of(child), issues))
     return found
+
+
+def keyword_tags(text: str, issues: list[Issue]) -> list[str]:
+    """The tags of a comma-separated keyword list (``media:keywords``,
+    ``itunes:keywords``)."""
+    return list(filter(None, (fields.tag(part, issues) for part in text.split(","))))
 
 
 def _add_tags(element: etree._Element, found: list[str], issues: list[Issue]) -> None:

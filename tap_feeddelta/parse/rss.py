@@ -8,7 +8,13 @@ from tap_feeddelta.errors import Issue, ParseError
 from tap_feeddelta.models import Author, Enclosure, FeedFormat, ParsedFeed, ParsedItem
 from tap_feeddelta.parse import fields
 from tap_feeddelta.parse.limits import MAX_ENCLOSURES, MAX_ITEMS_READ
-from tap_feeddelta.parse.media import fallback_title, is_avatar, media_tags, media_text
+from tap_feeddelta.parse.media import (
+    fallback_title,
+    is_avatar,
+    keyword_tags,
+    media_tags,
+    media_text,
+)
 from tap_feeddelta.parse.names import (
     RDF_ABOUT,
     RDF_NAMESPACE,
@@ -21,6 +27,9 @@ from tap_feeddelta.parse.names import (
 )
 from tap_feeddelta.parse.persons import is_person, person
 from tap_feeddelta.parse.xmldoc import XmlDocument, base_of, child_base, cut_short, kept_items
+
+# Media RSS elements read when the item lacks a title, description or tags of its own.
+_MEDIA_TEXTS = frozenset({"media:description", "media:title", "media:category", "media:keywords"})
 
 
 def rss_format(root_key: str, root: etree._Element) -> FeedFormat | None:
@@ -167,7 +176,7 @@ def _item(
     )
     title = link = description = encoded = guid = published = dc_date = updated = None
     atom_published = created = plain_updated = None  # the last two: Jira's <created>, <updated>
-    alternate = itunes_summary = itunes_title = original_link = None
+    alternate = itunes_summary = itunes_title = itunes_keywords = original_link = None
     is_permalink = True
     authors: list[Author] = []
     itunes_authors: list[Author] = []
@@ -210,9 +219,7 @@ def _item(
                 else fields.rss_authors(text_of(child), base, issues)
             )
         elif name == "tags":
-            tags.extend(
-                filter(None, (fields.tag(part, issues) for part in text_of(child).split(",")))
-            )
+            tags.extend(keyword_tags(text_of(child), issues))
         elif name == "enclosure":
             if len(enclosures) > MAX_ENCLOSURES:
                 continue  # one past the cap is read, to be reported
@@ -240,7 +247,7 @@ def _item(
         elif name == "media:content" or name == "media:group":
             _media(key, child, base, has_xml_base, media, issues)
             media_elements.append(child)
-        elif name == "media:description" or name == "media:title" or name == "media:category":
+        elif name in _MEDIA_TEXTS:
             media_elements.append(child)
         elif name == "atom:link":
             rel = link_relation(child.get("rel"))
@@ -255,6 +262,8 @@ def _item(
                     itunes_authors.append(found)
         elif name == "itunes:summary" and itunes_summary is None:
             itunes_summary = text_of(child)
+        elif name == "itunes:keywords" and itunes_keywords is None:
+            itunes_keywords = text_of(child)
         elif name == "itunes:title" and not (itunes_title and itunes_title.strip()):
             itunes_title = markup_of(child, is_text_markup=True)
         elif name == "feedburner:origlink" and original_link is None:
@@ -291,6 +300,8 @@ def _item(
         enclosures = fields.with_original_urls(enclosures, original_enclosures, base)
     if not tags and media_elements:  # Flickr's tags are only in media:category
         tags = media_tags(key, media_elements, issues)
+    if not tags and itunes_keywords:  # podcasts often have no other
+        tags = keyword_tags(itunes_keywords, issues)
     item_title = fields.title(title, fields.rss_title_kind(title), issues) if title else None
     if item_title is None:  # no title, or one without words
         has_title = any(key[child.tag] in ("title", "dc:title") for child in element)

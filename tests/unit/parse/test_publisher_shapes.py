@@ -211,6 +211,7 @@ def test_html_in_a_podcast_s_itunes_summary_is_read_for_its_words() -> None:
 
 
 _MEDIA = "http://search.yahoo.com/mrss/"
+_ITUNES = "http://www.itunes.com/dtds/podcast-1.0.dtd"
 
 
 def test_wordpress_com_media_names_no_untitled_post_and_its_avatar_is_no_enclosure() -> None:
@@ -349,6 +350,27 @@ def test_media_categories_are_the_tags_of_an_item_that_has_no_category() -> None
 </feed>""".encode()
     assert [item.tags for item in parse_feed(atom, None, "https://t.example/a").items] == [
         ("harbour", "dusk"),
+        ("own",),
+    ]
+
+
+def test_keywords_are_the_tags_of_an_item_that_has_no_category() -> None:
+    """Media RSS's media:keywords (on the item or its media:group) and podcasts'
+    itunes:keywords are comma-separated lists; they tag an item without categories."""
+    body = f"""<rss version="2.0" xmlns:media="{_MEDIA}" xmlns:itunes="{_ITUNES}">
+<channel><title>t</title>
+<item><title>a</title><guid>1</guid><media:keywords>kitty, cat,  big dog, </media:keywords></item>
+<item><title>b</title><guid>2</guid><media:group><media:content url="https://v.example/2.mp4"/>
+<media:keywords>tutorial,python</media:keywords></media:group></item>
+<item><title>c</title><guid>3</guid><itunes:keywords>science,space ,</itunes:keywords></item>
+<item><title>d</title><guid>4</guid><category>own</category>
+<media:keywords>not, these</media:keywords><itunes:keywords>nor,these</itunes:keywords></item>
+</channel></rss>""".encode()
+    items = parse_feed(body, None, "https://t.example/rss").items
+    assert [item.tags for item in items] == [
+        ("kitty", "cat", "big dog"),
+        ("tutorial", "python"),
+        ("science", "space"),
         ("own",),
     ]
 
