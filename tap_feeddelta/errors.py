@@ -149,8 +149,24 @@ class FeedError(FeedDeltaError):
         self.message = message
 
 
+# Codes of what stops a run before it emits anything (logged as "code: message", exit 1).
+RUN_CODES: Final = {
+    "config_invalid": "The configuration breaks a rule of its settings.",
+    "state_invalid": "The input state is no state this tap wrote, or it is damaged.",
+    "state_unsupported": "The input state was written by another version of the tap.",
+    "state_other_shard": "The input state holds feeds another shard owns.",
+}
+
+
 class StateError(FeedDeltaError):
-    """The input state cannot be read: the run stops before anything is emitted."""
+    """The input state cannot be used: the run stops before anything is emitted.
+    ``code`` (one of RUN_CODES) says why."""
+
+    def __init__(self, message: str, code: str = "state_invalid") -> None:
+        if code not in RUN_CODES:
+            raise ValueError(f"unknown run code {code!r}")
+        super().__init__(message)
+        self.code = code
 
 
 class ParseError(FeedError):

@@ -141,12 +141,16 @@ def decode_bookmark(partition: Any, where: str) -> FeedBookmark:
         raise StateError(f"{where}: a partition must be an object")
     if not _KNOWN_KEYS.issuperset(partition):
         unknown = set(partition) - _KNOWN_KEYS
-        raise StateError(f"{where}: unknown keys {sorted(unknown)}")
+        raise StateError(
+            f"{where}: unknown keys {sorted(unknown)} (a newer version of the tap?)",
+            "state_unsupported",
+        )
     version = partition.get("v")
     if version != STATE_VERSION:
         raise StateError(
             f"{where}: state version {version!r} is not supported (this tap reads "
-            f"version {STATE_VERSION})"
+            f"version {STATE_VERSION})",
+            "state_unsupported",
         )
     values: dict[str, Any] = {}
     for name in _TEXT_FIELDS:

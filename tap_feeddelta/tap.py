@@ -136,7 +136,7 @@ class TapFeedDelta(Tap):
         found = parse_environment_config(as_text, cls._env_var_prefix)
         # After parse_environment_config: it has loaded the .env file, if any.
         if problems := _unknown_variables(cls._env_var_prefix, properties):
-            raise ConfigValidationError("Config validation failed", errors=problems)
+            raise _config_invalid(problems)
         return {name: typed_from_text(text, properties[name]) for name, text in found.items()}
 
     @classmethod
@@ -146,7 +146,7 @@ class TapFeedDelta(Tap):
         try:
             cls._invoke(state=state, **options)
         except StateError as exc:
-            cls.logger.error("%s", exc)
+            cls.logger.error("%s: %s", exc.code, exc)
             sys.exit(1)
 
     @classmethod
@@ -228,15 +228,11 @@ class TapFeedDelta(Tap):
             errors = refused + [f"config[{name!r}]: must be a finite number" for name in not_finite]
             errors += schema_problems(self.config_jsonschema, others)
             if raise_errors:
-                raise ConfigValidationError(
-                    "Config validation failed", errors=errors, schema=self.config_jsonschema
-                )
+                raise _config_invalid(errors, self.config_jsonschema)
             return errors
         problems = config_problems(dict(self.config))
         if problems and raise_errors:
-            raise ConfigValidationError(
-                "Config validation failed", errors=problems, schema=self.config_jsonschema
-            )
+            raise _config_invalid(problems, self.config_jsonschema)
         return problems
 
     def load_state(self, state: dict[str, Any]) -> None:
@@ -249,7 +245,8 @@ class TapFeedDelta(Tap):
             raise StateError(
                 f"{exc} — the state was not changed and nothing was emitted. To start over "
                 "on purpose, clear it (meltano state clear <state-id>, or run with "
-                "--full-refresh)."
+                "--full-refresh).",
+                exc.code,
             ) from None
         super().load_state(state)
 
@@ -270,7 +267,8 @@ class TapFeedDelta(Tap):
                 f"state: it holds {len(foreign)} configured feeds that another shard owns "
                 f"(this is shard {settings.shard_index} of {settings.shard_count}): the "
                 "state was written for another shard_count or shard_index. Move the "
-                "feeds to their shards with tap-feeddelta-state (see Scaling out)"
+                "feeds to their shards with tap-feeddelta-state (see Scaling out)",
+                "state_other_shard",
             )
 
     @cached_property
@@ -378,3 +376,14 @@ def _exit_after(seconds: float, code: int, logger: logging.Logger) -> None:
 
 if __name__ == "__main__":
     TapFeedDelta.cli()
+
+
+def _config_invalid(
+    problems: list[str], schema: dict[str, Any] | None = None
+) -> ConfigValidationError:
+    """The SDK's error for a refused config, each problem logged with the stable code."""
+    return ConfigValidationError(
+        "Config validation failed",
+        errors=[f"config_invalid: {problem}" for problem in problems],
+        schema=schema,
+    )

@@ -9,7 +9,7 @@ import sys
 from pathlib import Path
 
 from tap_feeddelta.config import CONFIG_SCHEMA
-from tap_feeddelta.errors import CODES
+from tap_feeddelta.errors import CODES, RUN_CODES
 
 ROOT = Path(__file__).resolve().parents[2]
 README = (ROOT / "README.md").read_text(encoding="utf-8")
@@ -20,6 +20,11 @@ def test_readme_lists_every_code_with_its_severity() -> None:
     documented = {code: (severity, retriable == "yes") for code, severity, retriable in rows}
     actual = {code: (info.severity, info.is_retriable) for code, info in CODES.items()}
     assert documented == actual
+
+
+def test_readme_lists_every_code_that_stops_a_run() -> None:
+    rows = re.findall(r"^\| `([a-z_]+)` \| run \|", README, re.M)
+    assert rows == list(RUN_CODES)
 
 
 def test_readme_documents_every_setting() -> None:

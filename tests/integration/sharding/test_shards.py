@@ -140,7 +140,7 @@ def test_a_state_written_for_other_shards_is_refused_not_rebaselined(
     _publish(server, 1)
     wrong = run_tap(_config(server, shard_count=4, shard_index=0), states[0])
     assert wrong.returncode == 1
-    assert "another shard owns" in wrong.stderr
+    assert "state_other_shard: state: it holds" in wrong.stderr
     assert "Traceback" not in wrong.stderr
     assert wrong.items == [] and wrong.health == []
     right = run_tap(_config(server, shard_count=3, shard_index=0), states[0])
