@@ -163,6 +163,8 @@ def postgres(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Postgres]:
     try:
         admin.query("drop database if exists feeddelta_e2e")
         admin.query("create database feeddelta_e2e")
+        # A server outside UTC (as many are): the loaded timestamps must still be UTC.
+        admin.query("alter database feeddelta_e2e set timezone to 'America/New_York'")
         yield Postgres({**settings, "TARGET_POSTGRES_DATABASE": "feeddelta_e2e"}, psql)
         admin.query("drop database if exists feeddelta_e2e")
     finally:

@@ -256,6 +256,11 @@ def test_postgres_baseline_delta_and_dbt(
     health = postgres.query("select feed_url, status, error_code from raw_feeds.feed_health")
     assert {feed_name(h[0]): h[1] for h in health} == RUN1_STATUS
     assert len(health) == 4
+    # The demo's items are dated on whole UTC days; the database's own zone is New York.
+    assert postgres.query(
+        "select to_char(published_at, 'HH24:MI') from raw_feeds.feed_items "
+        "where item_id = 'demo-rss-2'"
+    ) == [["00:00"]]
     (run1_last,) = postgres.query("select max(checked_at) from raw_feeds.feed_health")[0]
 
     demo_server.set_phase(2)
