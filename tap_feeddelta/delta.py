@@ -13,6 +13,8 @@ fetch. No clock, no I/O.
 from __future__ import annotations
 
 import hashlib
+import re
+import unicodedata
 from collections.abc import Hashable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import Final, Literal, NamedTuple, TypeVar
@@ -47,6 +49,10 @@ HISTORY_FACTOR: Final = 4
 MIN_HISTORY_ITEMS: Final = 100
 _SEP: Final = "\x1f"
 _NONE: Final = "\x00"
+# Characters that change no reading of a text: soft hyphen, zero-width space, direction
+# marks and embeddings, word joiner, BOM. (Zero-width joiner and non-joiner are kept:
+# they change how emoji and some scripts render.)
+_INVISIBLE: Final = re.compile("[\u00ad\u200b\u200e\u200f\u202a-\u202e\u2060\u2066-\u2069\ufeff]")
 
 
 @dataclass(frozen=True, slots=True)
@@ -138,7 +144,11 @@ def _content_id(shared_id: str, fingerprint: bytes) -> str:
 
 
 def fingerprint_bytes(
-    item: ParsedItem, *, tags_in_document_order: bool = False, keep_signatures: bool = False
+    item: ParsedItem,
+    *,
+    tags_in_document_order: bool = False,
+    keep_signatures: bool = False,
+    text_as_given: bool = False,
 ) -> bytes:
     """The item's content hash. The keyword arguments give the hashes earlier versions
     computed (see _earlier_content_hashes)."""
@@ -162,7 +172,18 @@ def fingerprint_bytes(
             [f"{unsigned(e.url)}|{e.type or ''}|{e.length_bytes or ''}" for e in item.enclosures]
         ),
     ]
-    return hashlib.blake2b("\x1e".join(parts).encode("utf-8"), digest_size=16).digest()
+    material = "\x1e".join(parts)
+    if not text_as_given and not material.isascii():
+        material = _as_read(material)
+    return hashlib.blake2b(material.encode("utf-8"), digest_size=16).digest()
+
+
+def _as_read(text: str) -> str:
+    """``text`` as a reader sees it: the same characters however composed (NFC: "é" as
+    one code point or as "e" and a combining accent), without the invisible ones."""
+    if not unicodedata.is_normalized("NFC", text):
+        text = unicodedata.normalize("NFC", text)
+    return _INVISIBLE.sub("", text)
 
 
 def _as_given(url: str) -> str:
@@ -171,14 +192,20 @@ def _as_given(url: str) -> str:
 
 def _earlier_content_hashes(item: ParsedItem) -> list[int]:
     """What earlier versions of the tap remembered of this content, where it differs from
-    this version's hash: the hash with enclosure URLs as given (before signatures were
-    dropped), and with tags in document order too (before tags were sorted). Only for
+    this version's hash: the hash of the text as given (before it was hashed as read),
+    also with enclosure URLs as given (before signatures were dropped), and with tags in
+    document order too (before tags were sorted). Only for
     items that look changed or renamed, so it costs nothing on unchanged ones."""
     hashes: list[int] = []
+    as_given = fingerprint_bytes(item, text_as_given=True)
+    if as_given != fingerprint_bytes(item):  # text hashed as read (see _as_read)
+        hashes.append(_short(as_given))
     if any(unsigned_url(enclosure.url) is not enclosure.url for enclosure in item.enclosures):
-        hashes.append(_short(fingerprint_bytes(item, keep_signatures=True)))
+        hashes.append(_short(fingerprint_bytes(item, keep_signatures=True, text_as_given=True)))
     if len(item.tags) > 1 and list(item.tags) != sorted(item.tags):
-        legacy = fingerprint_bytes(item, tags_in_document_order=True, keep_signatures=True)
+        legacy = fingerprint_bytes(
+            item, tags_in_document_order=True, keep_signatures=True, text_as_given=True
+        )
         hashes.append(_short(legacy))
     return hashes
 

@@ -378,6 +378,47 @@ def test_a_state_from_before_tags_were_sorted_sends_no_wave_of_updates() -> None
     assert len(diff_items(old_state, [edited], SETTINGS).changes) == 1
 
 
+@pytest.mark.parametrize(
+    "respelled",
+    [
+        "Cafe\u0301 cre\u0300me",  # NFD: "e" and a combining accent
+        "Caf\u00e9 cr\u00e8\u200bme",  # a zero-width space
+        "\ufeffCaf\u00e9 cr\u00e8me",  # a BOM
+        "Caf\u00e9 cr\u00e8\u00adme",  # a soft hyphen
+        "\u200fCaf\u00e9 cr\u00e8me\u200e",  # direction marks
+    ],
+)
+def test_an_edit_no_reader_can_see_is_no_update(respelled: str) -> None:
+    bookmark = baseline([item(1, title="Caf\u00e9 cr\u00e8me")])
+    assert diff_items(bookmark, [item(1, title=respelled)], SETTINGS).changes == ()
+    # ...and the other way round.
+    back = baseline([item(1, title=respelled)])
+    assert diff_items(back, [item(1, title="Caf\u00e9 cr\u00e8me")], SETTINGS).changes == ()
+    # A visible edit, and a joiner that changes how a text renders, are updates.
+    for edited in ("Cafe cr\u00e8me", "Caf\u00e9 cr\u00e8me\u200d\U0001f600"):
+        changes = diff_items(bookmark, [item(1, title=edited)], SETTINGS).changes
+        assert [c.change_type for c in changes] == ["updated"], edited
+
+
+def test_a_state_from_before_text_was_hashed_as_read_sends_no_wave_of_updates() -> None:
+    from tap_feeddelta.delta import fingerprint_bytes
+    from tap_feeddelta.state import pack_items, unpack_items
+
+    decomposed = item(1, title="Cafe\u0301\u200b", tags=("zeta", "alpha"))
+    current = baseline([decomposed])
+    [(key, _)] = unpack_items(current.items).items()
+    for legacy in (
+        fingerprint_bytes(decomposed, text_as_given=True),
+        fingerprint_bytes(decomposed, text_as_given=True, tags_in_document_order=True),
+    ):
+        old_state = FeedBookmark(
+            success_at="x", items=pack_items([(key, int.from_bytes(legacy[:4]))])
+        )
+        delta = diff_items(old_state, [decomposed], SETTINGS)
+        assert delta.changes == ()
+        assert delta.remembered_items == current.items
+
+
 def test_the_newest_item_date_is_the_latest_one_stated_and_never_a_future_one() -> None:
     from tap_feeddelta.delta import newest_item_at
 
