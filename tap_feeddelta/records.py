@@ -9,6 +9,7 @@ from tap_feeddelta.config import ContentMode
 from tap_feeddelta.delta import ItemChange, ItemCounts
 from tap_feeddelta.errors import Issue
 from tap_feeddelta.models import FetchResult, ParsedFeed, ParsedItem
+from tap_feeddelta.parse.graphemes import cluster_boundary
 from tap_feeddelta.shownurl import shown_url
 
 ITEM_SCHEMA_VERSION: Final = "feed-item/1"
@@ -79,7 +80,8 @@ def excerpt(text: str) -> str:
         return text
     cut = text[:EXCERPT_CHARS]
     space = cut.rfind(" ", EXCERPT_CHARS - 80)
-    return (cut[:space] if space > 0 else cut).rstrip() + "…"
+    head = cut[:space] if space > 0 else cut[: cluster_boundary(text, EXCERPT_CHARS)]
+    return head.rstrip() + "…"
 
 
 @dataclass(frozen=True, slots=True)

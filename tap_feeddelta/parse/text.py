@@ -13,6 +13,8 @@ from html import unescape as _html_unescape
 from html.entities import html5
 from typing import Final
 
+from tap_feeddelta.parse.graphemes import cluster_boundary
+
 _COMMENT: Final = re.compile(r"<!--.*?(?:-->|\Z)", re.S)
 # The rest of a tag after its name, through its ">": a ">" inside a quoted value ends
 # nothing (alt="Settings > Privacy"). No "<" inside, so a match holds the one "<" it starts
@@ -296,14 +298,15 @@ def html_text(text: str, *, unescape_twice: bool = False) -> str:
 
 
 def capped(text: str, max_bytes: int) -> tuple[str, bool]:
-    """The text cut to at most ``max_bytes`` of UTF-8 at a character boundary, and whether
-    it was cut."""
+    """The text cut to at most ``max_bytes`` of UTF-8 between two characters as a reader
+    sees them (see graphemes.py), and whether it was cut."""
     if len(text) * 4 <= max_bytes:
         return text, False
     data = text.encode("utf-8", "replace")
     if len(data) <= max_bytes:
         return text, False
-    return data[:max_bytes].decode("utf-8", "ignore").rstrip(), True
+    head = data[:max_bytes].decode("utf-8", "ignore")
+    return head[: cluster_boundary(text, len(head))].rstrip(), True
 
 
 def utf8_length(text: str) -> int:

@@ -3,9 +3,13 @@
 from __future__ import annotations
 
 import json
+import unicodedata
+
+import pytest
 
 from tap_feeddelta.parse import parse_feed
 from tap_feeddelta.parse.limits import MAX_AUTHORS, MAX_ENCLOSURES, MAX_TAGS
+from tap_feeddelta.parse.text import capped
 
 URL = "https://t.example/feed"
 
@@ -206,3 +210,45 @@ def test_atom_enclosures_and_json_attachments_are_capped() -> None:
     }
     (item,) = parse_feed(json.dumps(document).encode(), None, URL).items
     assert _urls(item) == _KEPT and _codes(item.issues) == ["limit_exceeded"]
+
+
+@pytest.mark.parametrize(
+    ("tail", "pad"),
+    [
+        ("\U0001f468\u200d\U0001f469\u200d\U0001f467", 1010),  # a family: emoji and joiners
+        ("\U0001f1ef\U0001f1f5", 1020),  # a flag: two regional indicators
+        ("\u0915\u094d\u0937", 1018),  # a conjunct: consonant, virama, consonant
+        ("e\u0323\u0302", 1020),  # a letter and two combining marks (NFD)
+        (unicodedata.normalize("NFD", "\ud55c"), 1018),  # a Hangul syllable as jamo
+        ("1\ufe0f\u20e3", 1020),  # a keycap
+        ("\U0001f44b\U0001f3fd", 1018),  # a waving hand and its skin tone
+    ],
+)
+def test_a_cap_never_splits_what_a_reader_sees_as_one_character(tail: str, pad: int) -> None:
+    title = "a" * pad + tail
+    for cut in range(pad, len(title.encode())):
+        text, was_cut = capped(title, cut)
+        assert was_cut
+        assert text == "a" * pad, (cut, ascii(text[-3:]))
+    assert capped(title, len(title.encode())) == (title, False)
+
+
+def test_a_cap_cuts_a_long_run_of_stacked_marks_at_the_byte_bound() -> None:
+    zalgo = "a" + "\u0301" * 5000
+    text, was_cut = capped(zalgo, 1024)
+    assert was_cut and len(text.encode()) <= 1024 and len(text) > 400
+
+
+def test_flags_in_a_row_are_cut_between_two_flags() -> None:
+    flags = "\U0001f1ef\U0001f1f5" * 3  # 24 bytes
+    for cut in range(4, 24):
+        text, _ = capped(flags, cut)
+        assert len(text) % 2 == 0 and text == flags[: len(text)]
+
+
+def test_an_excerpt_without_a_space_near_its_end_splits_no_character() -> None:
+    from tap_feeddelta.records import EXCERPT_CHARS, excerpt
+
+    family = "\U0001f468\u200d\U0001f469\u200d\U0001f467"
+    text = "\u3042" * (EXCERPT_CHARS - 2) + family + "x" * 20
+    assert excerpt(text) == "\u3042" * (EXCERPT_CHARS - 2) + "…"
