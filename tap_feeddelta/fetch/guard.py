@@ -3,9 +3,9 @@
 The check runs on resolved addresses, never on the URL's text, so numeric tricks
 (``2130706433``, ``0x7f000001``, ``0177.0.0.1``, ``127.1``) land here as 127.0.0.1.
 It does not lean on ``ipaddress.is_global``: Python 3.11.7 calls several special ranges
-global. Everything outside the public unicast space is refused; loopback and private
-ranges pass only with ``allow_private_networks``. IPv6 forms that embed an IPv4 address
-(mapped, compatible, 6to4, NAT64, Teredo) are judged by the address they embed.
+global. Everything outside the public unicast space is refused; loopback, private and
+shared (CGNAT) ranges pass only with ``allow_private_networks``. IPv6 forms that embed an
+IPv4 address (mapped, compatible, 6to4, NAT64, Teredo) are judged by the address they embed.
 """
 
 from __future__ import annotations
@@ -48,7 +48,8 @@ _V4_RANGES: Final[tuple[tuple[int, int, str, bool], ...]] = tuple(
     for cidr, reason, private in (
         ("0.0.0.0/8", "unspecified ('this network')", False),
         ("10.0.0.0/8", "private", True),
-        ("100.64.0.0/10", "shared address space (CGNAT)", False),
+        # Carriers' NAT, and overlay networks (Tailscale) hand it out to intranet hosts.
+        ("100.64.0.0/10", "shared address space (CGNAT)", True),
         ("127.0.0.0/8", "loopback", True),
         ("169.254.0.0/16", "link-local", False),
         ("172.16.0.0/12", "private", True),

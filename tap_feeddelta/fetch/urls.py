@@ -9,6 +9,7 @@ from __future__ import annotations
 import ipaddress
 import re
 from dataclasses import dataclass
+from typing import Final
 from urllib.parse import urljoin, urlsplit, urlunsplit
 
 from urllib3.exceptions import LocationParseError
@@ -18,6 +19,17 @@ from tap_feeddelta.fetch.errors import FetchError
 
 MAX_URL_CHARS = 2048
 _DEFAULT_PORTS = {"http": 80, "https": 443}
+# The ports browsers never fetch from (the Fetch standard's "bad ports"): mail, shell,
+# file-sharing and chat services, which a crafted request could talk to.
+BAD_PORTS: Final = frozenset(
+    {
+        1, 7, 9, 11, 13, 15, 17, 19, 20, 21, 22, 23, 25, 37, 42, 43, 53, 69, 77, 79, 87, 95,
+        101, 102, 103, 104, 109, 110, 111, 113, 115, 117, 119, 123, 135, 137, 139, 143, 161,
+        179, 389, 427, 465, 512, 513, 514, 515, 526, 530, 531, 532, 540, 548, 554, 556, 563,
+        587, 601, 636, 989, 990, 993, 995, 1719, 1720, 1723, 2049, 3659, 4045, 4190, 5060,
+        5061, 6000, 6566, 6665, 6666, 6667, 6668, 6669, 6679, 6697, 10080,
+    }
+)  # fmt: skip
 _FORBIDDEN_CHARS = re.compile(r"[\x00-\x20\x7f\\]")  # controls, space, backslash
 _HOST_NAME = re.compile(r"[a-z0-9_-]+(?:\.[a-z0-9_-]+)*\.?")
 
@@ -61,6 +73,8 @@ def parse_target(url: str, *, code: str = "invalid_url") -> Target:
     port = parsed.port if parsed.port is not None else _DEFAULT_PORTS[scheme]
     if not 0 < port < 65536:
         raise FetchError(code, "The URL's port is out of range.")
+    if port in BAD_PORTS:
+        raise FetchError(code, f"Port {port} belongs to a service that is not the web's.")
     host, ip_literal = _checked_host(raw_host, code)
     path = parsed.path or "/"
     query = parsed.query

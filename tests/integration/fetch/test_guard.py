@@ -120,7 +120,14 @@ def test_resolved_destination_is_refused(
 
 @pytest.mark.parametrize(
     "address",
-    ["169.254.169.254", "fd00:ec2::254", "100.64.0.1", "fe80::1", "0.0.0.0", "64:ff9b::7f00:1"],
+    [
+        "169.254.169.254",
+        "fd00:ec2::254",
+        "100.100.100.200",
+        "fe80::1",
+        "0.0.0.0",
+        "64:ff9b::7f00:1",
+    ],
 )
 def test_private_networks_flag_still_refuses_the_rest(
     address: str, fetchers: Callable[..., Fetcher], server: Server
@@ -149,6 +156,9 @@ INVALID_URLS = [
     ("http://ex..ample.com/", "empty-label"),
     ("http://example.com:0/", "port-zero"),
     ("http://example.com:99999/", "port-range"),
+    ("http://example.com:25/feed", "smtp-port"),
+    ("https://example.com:22/", "ssh-port"),
+    ("http://example.com:6667/", "irc-port"),
     ("http://" + "a" * 2100 + ".com/", "too-long"),
     ("", "empty"),
 ]
@@ -191,6 +201,9 @@ def test_mapped_private_passes_only_with_the_flag() -> None:
     assert address_denial("::1", allow_private=True) is None
     assert address_denial("fd12::1", allow_private=True) is None
     assert address_denial("fd00:ec2::254", allow_private=True) is not None
+    # Shared address space: carriers' NAT, and overlay networks' (Tailscale) intranet hosts.
+    assert address_denial("100.64.0.1", allow_private=True) is None
+    assert address_denial("100.127.255.254", allow_private=False) == "shared address space (CGNAT)"
 
 
 @pytest.mark.parametrize(
