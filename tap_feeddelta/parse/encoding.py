@@ -1,9 +1,11 @@
 """The document's characters: BOM first, then the HTTP charset, then the XML declaration.
 
-A Latin-1, windows-1252 or ASCII HTTP charset is often a server's default (Apache's
-AddDefaultCharset, text/xml's us-ascii) rather than the author's choice: UTF-8 bytes, or
-an XML declaration of another charset that reads the bytes, win over it (reported as
-``encoding_mismatch``).
+A legacy charset label is often a server's default (Apache's AddDefaultCharset,
+text/xml's us-ascii) or a template's hard-coded declaration rather than the author's
+choice: bytes that are UTF-8 with multi-byte sequences are read as UTF-8 whatever legacy
+charset the HTTP header or the declaration names, and over a Latin-1, windows-1252 or
+ASCII HTTP charset an XML declaration of another charset that reads the bytes wins (both
+reported as ``encoding_mismatch``).
 
 The result is UTF-8 bytes, the one encoding the XML parser is then told to read. Bytes
 declared Latin-1 or ASCII are read as windows-1252 (what their authors meant), legacy CJK
@@ -139,8 +141,8 @@ def utf8_document(body: bytes, content_type: str | None) -> Decoded:
     issues = []
     if unknown:
         issues.append(Issue("encoding_mismatch", "A declared encoding is unknown; ignored."))
-    if candidates[:1] == ["cp1252"] and _is_default_charset_over_utf8(body, content_type):
-        issues.append(Issue("encoding_mismatch", "The HTTP charset was ignored: UTF-8 bytes."))
+    if _is_legacy_label_over_utf8(body, candidates):
+        issues.append(Issue("encoding_mismatch", "The declared charset was ignored: UTF-8 bytes."))
         return Decoded(body, tuple(issues))
     declared_text = _declared_over_default_charset(body, candidates)
     if declared_text is not None:
@@ -151,11 +153,13 @@ def utf8_document(body: bytes, content_type: str | None) -> Decoded:
     return _decoded(body, candidates, issues)
 
 
-def _is_default_charset_over_utf8(body: bytes, content_type: str | None) -> bool:
-    """Whether the HTTP charset is a Latin-1, windows-1252 or ASCII label (the usual
-    server default, not the author's choice) over bytes that are UTF-8 with non-ASCII
-    text: UTF-8's multi-byte sequences almost never occur in real Latin-1 text."""
-    if _codec(declared_charset(content_type)) != "cp1252" or body.isascii():
+def _is_legacy_label_over_utf8(body: bytes, candidates: list[str]) -> bool:
+    """Whether the charset the document would be read with (the HTTP charset, else the XML
+    declaration) is a legacy one over bytes that are UTF-8 with non-ASCII text: a server's
+    default (AddDefaultCharset, text/xml's us-ascii) or a template's hard-coded declaration
+    rather than the author's choice. UTF-8's multi-byte sequences almost never occur in
+    text of a legacy charset, where a single non-UTF-8 byte pair rules UTF-8 out."""
+    if not candidates or candidates[0].startswith("utf_8") or body.isascii():
         return False
     try:
         body.decode("utf-8")

@@ -162,3 +162,86 @@ def test_a_codec_that_is_no_text_encoding_is_an_unknown_charset(label: str) -> N
     for feed in (in_header, in_declaration):
         assert feed.title == "Café"
         assert feed.items[0].title == "Naïve — “quoted”"
+
+
+# UTF-8 bytes under a legacy label that is not the server's Latin-1 default: a Russian
+# host's AddDefaultCharset windows-1251, an ISO-8859-1 declaration hard-coded in a template.
+UTF8_UNDER_A_LEGACY_LABEL = [
+    ("http", "windows-1251", "Новости на русском"),
+    ("http-over-a-utf8-declaration", "windows-1251", "Новости на русском"),
+    ("http-over-a-utf8-declaration", "koi8-r", "Новости на русском"),
+    ("http", "koi8-r", "Новости на русском"),
+    ("http", "iso-8859-2", "Café naïve Zürich"),
+    ("http", "shift_jis", "Café naïve Zürich"),
+    ("http", "gbk", "日本語のニュース"),
+    ("http", "euc-kr", "Новости"),
+    ("http", "big5", "Café"),
+    ("declaration", "ISO-8859-1", "Café naïve Zürich"),
+    ("declaration", "windows-1252", "Café naïve Zürich"),
+    ("declaration", "windows-1251", "Café — “quoted”"),
+    ("declaration", "Shift_JIS", "Новости"),
+]
+
+
+@pytest.mark.parametrize(
+    ("where", "label", "title"),
+    UTF8_UNDER_A_LEGACY_LABEL,
+    ids=[f"{where}-{label}" for where, label, _ in UTF8_UNDER_A_LEGACY_LABEL],
+)
+def test_utf8_bytes_under_any_legacy_label_are_read_as_utf8(
+    where: str, label: str, title: str
+) -> None:
+    """Before, only a Latin-1, windows-1252 or ASCII HTTP charset gave way to UTF-8 bytes:
+    any other label (or any declaration) read them as mojibake, with no issue at all."""
+    if where == "declaration":
+        feed = parse_feed(_rss(title, label, "utf-8"), "application/rss+xml", URL)
+    else:
+        body = _rss(title, "UTF-8", "utf-8")
+        if where == "http":
+            body = body.replace(b' encoding="UTF-8"', b"")
+        feed = parse_feed(body, f"text/xml; charset={label}", URL)
+    assert feed.items[0].title == title
+    assert "encoding_mismatch" in _codes(feed)
+    assert "encoding_replaced" not in _codes(feed)
+
+
+def test_utf8_bytes_under_a_legacy_label_in_a_json_feed_are_read_as_utf8() -> None:
+    body = '{"version":"https://jsonfeed.org/version/1.1","title":"Лента","items":[]}'.encode()
+    feed = parse_feed(body, "application/feed+json; charset=windows-1251", URL)
+    assert feed.title == "Лента"
+    assert "encoding_mismatch" in _codes(feed)
+
+
+# Ordinary text in each legacy encoding, correctly labelled: none of it is valid UTF-8
+# with multi-byte sequences, so it is read with its label (ISO-2022-JP is 7-bit: ASCII
+# bytes, never UTF-8's concern).
+LEGACY_TEXT = [
+    ("Shift_JIS", "cp932", "東京都の天気予報：明日は晴れのち曇り、最高気温は二十五度です。"),
+    ("EUC-JP", "euc_jp", "東京都の天気予報：明日は晴れのち曇り、最高気温は二十五度です。"),
+    ("ISO-2022-JP", "iso2022_jp", "東京都の天気予報：明日は晴れのち曇りです。"),
+    ("GBK", "gb18030", "北京今天天气晴朗，最高气温二十五度。新闻联播"),
+    ("GB2312", "gb18030", "上海证券交易所今日收盘，指数小幅上涨。"),
+    ("Big5", "big5hkscs", "臺北市今日天氣晴朗，最高溫度二十五度。新聞"),
+    ("EUC-KR", "cp949", "서울 오늘 날씨는 맑고 최고 기온은 이십오 도입니다."),
+    ("KOI8-R", "koi8_r", 'Новости дня: в Москве ясно, ООО "Ромашка" - Ёлки.'),
+    ("windows-1251", "cp1251", "Новости дня: в Москве «ясно», ООО «Ромашка» — №1."),
+    ("ISO-8859-2", "iso8859_2", "Zażółć gęślą jaźń - Łódź, Kraków"),
+    ("windows-1252", "cp1252", "Café naïve — “quoted” Zürich, 10 €"),
+    ("ISO-8859-1", "latin-1", "Ã© read as Latin-1 stays Ã©? No: Ã, ©, ß, ü"),
+]
+
+
+@pytest.mark.parametrize("where", ["http", "declaration"])
+@pytest.mark.parametrize(
+    ("label", "codec", "title"), LEGACY_TEXT, ids=[label for label, _, _ in LEGACY_TEXT]
+)
+def test_correctly_labelled_legacy_text_is_not_taken_for_utf8(
+    label: str, codec: str, title: str, where: str
+) -> None:
+    body = _rss(title, label if where == "declaration" else "UTF-8", codec)
+    if where == "http":
+        body = body.replace(b' encoding="UTF-8"', b"")
+    content_type = f"text/xml; charset={label}" if where == "http" else None
+    feed = parse_feed(body, content_type, URL)
+    assert feed.items[0].title == title
+    assert not {"encoding_replaced", "encoding_mismatch"} & _codes(feed)
