@@ -11,7 +11,8 @@ The result is UTF-8 bytes, the one encoding the XML parser is then told to read.
 declared Latin-1 or ASCII are read as windows-1252 (what their authors meant), legacy CJK
 charsets as the supersets browsers read them with (cp932, cp949, Big5-HKSCS, GB 18030),
 a wrong declaration is ignored when another reading fits, and bytes that fit no reading
-are replaced — reported, never a crash.
+are replaced — reported, never a crash. A web page read for the feeds it advertises names
+its charset in a ``<meta>`` element too, read when neither a BOM nor the HTTP header does.
 """
 
 from __future__ import annotations
@@ -167,6 +168,58 @@ def declared_charset(content_type: str | None) -> str | None:
 
 def utf8_document(body: bytes, content_type: str | None) -> Decoded:
     """The body as UTF-8 bytes, with what had to be ignored or replaced."""
+    return _utf8(body, declared_charset(content_type))
+
+
+def utf8_page(body: bytes, content_type: str | None, data: bytes) -> bytes:
+    """A web page as UTF-8 bytes, given ``data``, the body as ``utf8_document`` read it:
+    with no BOM and no HTTP charset Python knows, the charset a ``<meta>`` element names
+    in the first 1,024 bytes reads it (the HTML prescan), under the same rules as an XML
+    declaration (UTF-8 bytes stay UTF-8)."""
+    http_charset = declared_charset(content_type)
+    if body.startswith(_BOM_BYTES) or _codec(http_charset) is not None:
+        return data
+    charset = meta_charset(body)
+    if charset is None:
+        return data
+    return _utf8(body, charset).data
+
+
+_BOM_BYTES: Final = tuple(bom for bom, _ in _BOMS)
+_PRESCAN_BYTES: Final = 1024
+_HTML_COMMENT: Final = re.compile(rb"<!--.*?(?:-->|\Z)", re.S)
+_META_TAG: Final = re.compile(rb"<meta[\s/]([^>]*)", re.I)
+_ATTRIBUTE: Final = re.compile(rb"""([^\s/>="']+)(?:\s*=\s*(?:"([^"]*)"|'([^']*)'|([^\s>]*)))?""")
+_CHARSET_IN_CONTENT: Final = re.compile(
+    rb"""charset\s*=\s*(?:"([^"]*)"|'([^']*)'|([^\s;"']+))""", re.I
+)
+_LABEL: Final = re.compile(r"[A-Za-z0-9._:-]{1,40}")
+
+
+def meta_charset(body: bytes) -> str | None:
+    """The charset named by the first ``<meta charset>`` or ``<meta http-equiv=
+    "Content-Type" content="...; charset=...">`` in the first 1,024 bytes, outside
+    comments, as the HTML prescan finds it; ``None`` without one."""
+    head = body[:_PRESCAN_BYTES]
+    if b"<!--" in head:
+        head = _HTML_COMMENT.sub(b" ", head)
+    for tag in _META_TAG.finditer(head):
+        attributes: dict[bytes, bytes] = {}
+        for found in _ATTRIBUTE.finditer(tag.group(1)):
+            value = next((group for group in found.groups()[1:] if group is not None), b"")
+            attributes.setdefault(found.group(1).lower(), value)
+        value = attributes.get(b"charset")
+        if value is None and attributes.get(b"http-equiv", b"").lower() == b"content-type":
+            content = _CHARSET_IN_CONTENT.search(attributes.get(b"content", b""))
+            if content is not None:
+                value = next(group for group in content.groups() if group is not None)
+        if value is not None:
+            label = value.decode("latin-1").strip()
+            return label if _LABEL.fullmatch(label) else None
+    return None
+
+
+def _utf8(body: bytes, http_charset: str | None) -> Decoded:
     for bom, name in _BOMS:
         if body.startswith(bom):
             return _decoded(body[len(bom) :], [name], [])
@@ -176,7 +229,7 @@ def utf8_document(body: bytes, content_type: str | None) -> Decoded:
             return _decoded(body, [name], [])
     candidates: list[str] = []
     unknown = False
-    for declared in (declared_charset(content_type), _xml_declared(body)):
+    for declared in (http_charset, _xml_declared(body)):
         if declared is None:
             continue
         codec = _codec(declared)
