@@ -52,6 +52,7 @@ _REFUSED: Final = frozenset(
     {"idna", "punycode", "unicode_escape", "raw_unicode_escape", "utf_7", "undefined"}
 )
 _WINDOWS_1252_FOR: Final = frozenset({"latin_1", "iso8859_1", "ascii", "cp1252"})
+_UNICODE: Final = ("utf_8", "utf_16", "utf_32")
 _DECODED_NON_ASCII: Final = re.compile("[^\x00-\x7f\ufffd]")
 # Every label of the WHATWG Encoding Standard (encodings.json), by the Python codec that reads
 # its encoding as browsers do: Latin-1 and ASCII as windows-1252, ISO-8859-9 as windows-1254,
@@ -233,8 +234,10 @@ def _utf8(body: bytes, http_charset: str | None) -> Decoded:
         if declared is None:
             continue
         codec = _codec(declared)
-        if codec is None or codec.startswith(("utf_16", "utf_32")):
-            # unknown, or a 16/32-bit encoding that the first bytes already rule out
+        if codec is not None and codec.startswith(("utf_16", "utf_32")):
+            codec = _wide_codec(codec, body)
+        if codec is None:
+            # unknown, or a 16/32-bit encoding that the first bytes rule out
             unknown = True
         elif codec not in candidates:
             candidates.append(codec)
@@ -253,13 +256,29 @@ def _utf8(body: bytes, http_charset: str | None) -> Decoded:
     return _decoded(body, candidates, issues)
 
 
+def _wide_codec(codec: str, body: bytes) -> str | None:
+    """The UTF-16 or UTF-32 codec a label names when the body's first character fits it
+    (an ASCII character, such as ``<``, ``{`` or a space, in that width), its byte order
+    read from the bytes; ``None`` when it does not fit. With no BOM and no XML declaration
+    (which ``_BOMLESS`` reads), only a label says that a document is 16 or 32 bits wide."""
+    width = 2 if codec.startswith("utf_16") else 4
+    first = body[:width]
+    if len(first) < width or first.count(0) != width - 1:
+        return None
+    if first[0] and first[0] < 0x80:
+        return f"utf_{width * 8}_le"
+    if first[-1] and first[-1] < 0x80:
+        return f"utf_{width * 8}_be"
+    return None
+
+
 def _is_legacy_label_over_utf8(body: bytes, candidates: list[str]) -> bool:
     """Whether the charset the document would be read with (the HTTP charset, else the XML
     declaration) is a legacy one over bytes that are UTF-8 with non-ASCII text: a server's
     default (AddDefaultCharset, text/xml's us-ascii) or a template's hard-coded declaration
     rather than the author's choice. UTF-8's multi-byte sequences almost never occur in
     text of a legacy charset, where a single non-UTF-8 byte pair rules UTF-8 out."""
-    if not candidates or candidates[0].startswith("utf_8") or body.isascii():
+    if not candidates or candidates[0].startswith(_UNICODE) or body.isascii():
         return False
     try:
         body.decode("utf-8")

@@ -331,3 +331,47 @@ def test_every_whatwg_label_is_read_as_browsers_read_it(
     feed = parse_feed(body, content_type, URL)
     assert feed.items[0].title == title
     assert not {"encoding_replaced", "encoding_mismatch"} & _codes(feed)
+
+
+WIDE = [
+    ("utf-16-le", "UTF-16LE"),
+    ("utf-16-be", "UTF-16BE"),
+    ("utf-16-le", "utf-16"),
+    ("utf-16-be", "utf-16"),
+    ("utf-16-le", "unicode"),
+    ("utf-32-le", "UTF-32LE"),
+    ("utf-32-be", "UTF-32BE"),
+    ("utf-32-be", "utf-32"),
+]
+WIDE_TEXT = "Ünïcödé 日本 😀"
+
+
+@pytest.mark.parametrize("kind", ["rss", "json"])
+@pytest.mark.parametrize(("codec", "label"), WIDE, ids=[f"{c}-as-{label}" for c, label in WIDE])
+def test_a_bomless_wide_document_is_read_with_the_http_label_its_bytes_fit(
+    codec: str, label: str, kind: str
+) -> None:
+    """Before, a 16- or 32-bit HTTP charset was always ignored without a BOM or an XML
+    declaration: a UTF-16 feed labelled only in the header was invalid_feed."""
+    if kind == "rss":
+        text = (
+            '<rss version="2.0"><channel><title>x</title>'
+            f"<item><title>{WIDE_TEXT}</title></item></channel></rss>"
+        )
+        content_type = f"application/rss+xml; charset={label}"
+    else:
+        text = (
+            '{"version": "https://jsonfeed.org/version/1.1", "title": "x",'
+            f' "items": [{{"id": "1", "title": "{WIDE_TEXT}"}}]}}'
+        )
+        content_type = f"application/feed+json; charset={label}"
+    feed = parse_feed(text.encode(codec), content_type, URL)
+    assert feed.items[0].title == WIDE_TEXT
+    assert not {"encoding_replaced", "encoding_mismatch"} & _codes(feed)
+
+
+@pytest.mark.parametrize("label", ["UTF-16LE", "UTF-16BE", "utf-16", "UTF-32LE"])
+def test_a_wide_http_label_over_bytes_that_do_not_fit_it_is_ignored(label: str) -> None:
+    feed = parse_feed(UTF8_BODY, f"application/rss+xml; charset={label}", URL)
+    assert feed.items[0].title == "Naïve — “quoted”"
+    assert "encoding_mismatch" in _codes(feed)
