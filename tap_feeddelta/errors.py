@@ -76,7 +76,11 @@ CODES: Final[dict[str, CodeInfo]] = {
     ),
     # -- document-level recovery (feed or item issues) ----------------------------------
     "xml_recovered": CodeInfo("warning", False, "Malformed XML was read by recovery."),
-    "encoding_replaced": CodeInfo("warning", False, "Undecodable bytes were replaced."),
+    "encoding_replaced": CodeInfo(
+        "warning",
+        False,
+        "Undecodable bytes, or a character reference to no character, were replaced.",
+    ),
     "encoding_mismatch": CodeInfo("info", False, "The declared encoding was wrong and ignored."),
     "doctype_ignored": CodeInfo(
         "warning", False, "A DOCTYPE with entity declarations was ignored."

@@ -15,7 +15,7 @@ from tap_feeddelta.errors import Issue, ParseError
 from tap_feeddelta.models import ParsedFeed
 from tap_feeddelta.parse.atom import atom_feed
 from tap_feeddelta.parse.discovery import advertised_feeds
-from tap_feeddelta.parse.encoding import utf8_document
+from tap_feeddelta.parse.encoding import utf8_document, utf8_page
 from tap_feeddelta.parse.jsonfeed import json_document, json_feed, json_format
 from tap_feeddelta.parse.rss import rss_feed
 from tap_feeddelta.parse.sniff import document_kind, feed_format, looks_like_html, root_local_name
@@ -34,8 +34,9 @@ def parse_feed(body: bytes, content_type: str | None, url: str) -> ParsedFeed:
         raise ParseError("invalid_feed", "The document could not be read.") from exc
 
 
-def _not_a_feed(data: bytes, url: str) -> ParseError:
-    feeds = advertised_feeds(data, url)
+def _not_a_feed(body: bytes, content_type: str | None, data: bytes, url: str) -> ParseError:
+    """A web page, with the feeds it advertises (``data`` is the body as a feed's UTF-8)."""
+    feeds = advertised_feeds(utf8_page(body, content_type, data), url)
     message = "A web page, not a feed." + (" It advertises feeds." if feeds else "")
     return ParseError("not_a_feed", message, advertised_feeds=feeds)
 
@@ -62,12 +63,12 @@ def _parse(body: bytes, content_type: str | None, url: str) -> ParsedFeed:
         doc = xml_document(data)
     except XmlUnreadable as exc:
         if looks_like_html(data):
-            raise _not_a_feed(data, url) from exc
+            raise _not_a_feed(body, content_type, data, url) from exc
         raise ParseError("invalid_feed", "The document could not be read as XML.") from exc
     fmt = feed_format(doc.root)
     if fmt is None:
         if root_local_name(doc.root).lower() == "html" or looks_like_html(data):
-            raise _not_a_feed(data, url)
+            raise _not_a_feed(body, content_type, data, url)
         raise ParseError("not_a_feed", "The XML document is not a feed.")
     doc.issues[:0] = decoded.issues
     if fmt.startswith("atom"):

@@ -36,6 +36,7 @@ from tap_feeddelta.parse.text import (
     html_text,
     id_text,
     plain_text,
+    references_replaced,
     utf8_length,
     without_controls,
 )
@@ -62,6 +63,9 @@ _TITLE_TAG: Final = re.compile(r"<(/?)([A-Za-z][\w:.-]*)(\s[^<>]*|/)?>")
 _VOID_NAMES: Final = frozenset({"br", "hr", "img", "wbr"})
 
 
+REFERENCE_REPLACED: Final = Issue(
+    "encoding_replaced", "A character reference to no character (a lone surrogate) was replaced."
+)
 _TITLE_CUT: Final = Issue("title_truncated", "The title was cut to 1 KiB.")
 _SUMMARY_CUT: Final = Issue("summary_truncated", "The summary was cut to 4 KiB.")
 _CONTENT_CUT: Final = Issue("content_truncated", "The content was cut to 64 KiB.")
@@ -137,7 +141,12 @@ def _capped_text(
     """Plain text of a text construct, cut to ``max_bytes``; ``when_cut`` reports a cut."""
     if not raw:
         return None
-    value = html_text(raw, unescape_twice=unescape_twice) if kind == "html" else plain_text(raw)
+    if kind == "html":
+        value = html_text(raw, unescape_twice=unescape_twice)
+        if references_replaced(raw, value):
+            issues.append(REFERENCE_REPLACED)
+    else:
+        value = plain_text(raw)
     if len(value) * 4 > max_bytes:  # else it cannot be over the cap
         value, was_cut = capped(value, max_bytes)
         if was_cut:
@@ -256,6 +265,8 @@ def _author(
     if name and len(name) > MAX_PERSON_TEXT_CHARS:
         name, was_cut = name[:MAX_PERSON_TEXT_CHARS], True
     clean_name = _name_text(name) if name else None
+    if clean_name and references_replaced(name or "", clean_name):
+        issues.append(REFERENCE_REPLACED)
     if clean_name:
         clean_name, was_capped = capped(clean_name, MAX_AUTHOR_NAME_BYTES)
         was_cut = was_cut or was_capped
@@ -438,6 +449,9 @@ def tag(raw: str | None, issues: list[Issue]) -> str | None:
     value = _TAGS.get(raw)
     if value is None:
         value = plain_text(decoded_references(raw))
+        if references_replaced(raw, value):
+            issues.append(REFERENCE_REPLACED)
+            return value or None  # not remembered: a hit would not report it
         if len(value) * 4 > MAX_TAG_BYTES:  # else it cannot be over the cap
             value, was_cut = capped(value, MAX_TAG_BYTES)
             if was_cut:

@@ -16,7 +16,12 @@ from tap_feeddelta.parse.limits import (
     MAX_JSON_CONTAINERS,
     MAX_RAW_TEXT_CHARS,
 )
-from tap_feeddelta.parse.text import decoded_references, repaired_text, without_controls
+from tap_feeddelta.parse.text import (
+    decoded_references,
+    references_replaced,
+    repaired_text,
+    without_controls,
+)
 
 _VERSION_PREFIXES: Final = ("https://jsonfeed.org/version/", "http://jsonfeed.org/version/")
 
@@ -76,7 +81,12 @@ def _words(value: object, what: str, issues: list[Issue]) -> str | None:
     if raw is None:
         return None
     raw = repaired_text(raw)
-    return decoded_references(raw) if "&" in raw else raw
+    if "&" not in raw:
+        return raw
+    text = decoded_references(raw)
+    if references_replaced(raw, text):
+        issues.append(fields.REFERENCE_REPLACED)
+    return text
 
 
 def _bounded_string(value: object, what: str, issues: list[Issue]) -> str | None:

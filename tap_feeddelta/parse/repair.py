@@ -26,12 +26,22 @@ _SURROGATE_REF_PATTERN: Final = (
     rb"#[xX]0{0,2}[dD][89a-fA-F][0-9a-fA-F]{2};"
     rb"|#0{0,2}(?:5529[6-9]|55[3-9][0-9]{2}|56[0-9]{3}|57[0-2][0-9]{2}|573[0-3][0-9]|5734[0-3]);"
 )
+# A reference to a high surrogate directly followed by one to a low surrogate: the two
+# UTF-16 halves of one character (an emoji escaped by a UTF-16 escaper), read as it.
+_SURROGATE_PAIR_PATTERN: Final = (
+    rb"#(?:[xX]0{0,2}(?P<hex_high>[dD][89abAB][0-9a-fA-F]{2})"
+    rb"|0{0,2}(?P<high>5529[6-9]|55[3-9][0-9]{2}|56[0-2][0-9]{2}|563[01][0-9]));"
+    rb"&#(?:[xX]0{0,2}(?P<hex_low>[dD][c-fC-F][0-9a-fA-F]{2})"
+    rb"|0{0,2}(?P<low>5632[0-9]|563[3-9][0-9]|56[4-9][0-9]{2}|57[0-2][0-9]{2}|573[0-3][0-9]"
+    rb"|5734[0-3]));"
+)
 _REPLACEMENT_CHARACTER: Final = "\ufffd".encode()
 _STRAY_LT_PATTERN: Final = rb"<(?![A-Za-z_/!?])"
 _CONTROL_PATTERN: Final = rb"[\x00-\x08\x0b\x0c\x0e-\x1f]"
 _REPAIR: Final = re.compile(
     rb"(?P<keep><!\[CDATA\[.*?(?:\]\]>|\Z)|<!--.*?(?:-->|\Z))"
     rb"|&(?P<name>" + _ENTITY_NAME + rb");"
+    rb"|&(?P<pair>" + _SURROGATE_PAIR_PATTERN + rb")"
     rb"|&(?P<surrogate>" + _SURROGATE_REF_PATTERN + rb")"
     rb"|&(?P<ref>" + _NUMERIC_REF + rb")"
     rb"|(?P<amp>&)"
@@ -96,7 +106,18 @@ _HTML_NAME: Final = re.compile(
 )
 _UPPER_HEX_REF: Final = re.compile(rb"&#X(?=[0-9A-Fa-f]{1,6};)")
 _CONTROL_BYTES: Final = re.compile(_CONTROL_PATTERN)
-_SURROGATE_REF: Final = re.compile(rb"&(?:" + _SURROGATE_REF_PATTERN + rb")")
+_SURROGATE_REF: Final = re.compile(
+    rb"&(?P<pair>" + _SURROGATE_PAIR_PATTERN + rb")|&(?:" + _SURROGATE_REF_PATTERN + rb")"
+)
+
+
+def _surrogate_character(match: re.Match[bytes]) -> bytes:
+    """The character a pair of surrogate references encodes; U+FFFD for a lone one."""
+    if match.group("pair") is None:
+        return _REPLACEMENT_CHARACTER
+    high = int(match.group("hex_high"), 16) if match.group("hex_high") else int(match["high"])
+    low = int(match.group("hex_low"), 16) if match.group("hex_low") else int(match["low"])
+    return chr(0x10000 + (high - 0xD800) * 0x400 + low - 0xDC00).encode("utf-8")
 
 
 def repaired(data: bytes) -> bytes:
@@ -108,7 +129,7 @@ def repaired(data: bytes) -> bytes:
     if b"&" in data:
         data = _UPPER_HEX_REF.sub(b"&#x", _HTML_NAME.sub(_html_entity, data))
         if b"&#" in data:
-            data = _SURROGATE_REF.sub(_REPLACEMENT_CHARACTER, data)
+            data = _SURROGATE_REF.sub(_surrogate_character, data)
     return _CONTROL_BYTES.sub(b"", data)
 
 
@@ -131,8 +152,8 @@ def _repaired_by_match(data: bytes) -> bytes:
         if kind == "name":
             name = match.group("name")
             return match.group(0) if name in _XML_ENTITIES else _html_entity_bytes(name)
-        if kind == "surrogate":
-            return _REPLACEMENT_CHARACTER
+        if kind == "pair" or kind == "surrogate":
+            return _surrogate_character(match)
         if kind == "ref":
             return b"&" + match.group("ref").replace(b"X", b"x")
         if kind == "amp":

@@ -104,11 +104,53 @@ _LONG_DECIMAL_REFERENCE: Final = re.compile(r"&#([0-9]{8,})(;?)")
 def unescape(text: str) -> str:
     """``html.unescape``, which never raises: a decimal reference too long for ``int()``
     reads as what its value gives, U+FFFD past U+10FFFF (as ``html.unescape`` makes any
-    reference to a number past it)."""
+    reference to a number past it). Two references to the UTF-16 halves of a character
+    (``&#55357;&#56832;``, as escapers built on UTF-16 code units write an emoji) are
+    that character; a lone half is U+FFFD, as any reference to no character."""
     try:
-        return _html_unescape(text)
+        result = _html_unescape(text)
     except ValueError:
-        return _html_unescape(_LONG_DECIMAL_REFERENCE.sub(_short_decimal_reference, text))
+        text = _LONG_DECIMAL_REFERENCE.sub(_short_decimal_reference, text)
+        result = _html_unescape(text)
+    if "\ufffd" in result and "&#" in text:  # a reference to no character, maybe a half
+        paired = _paired_surrogates(text)
+        if paired is not text:
+            return _html_unescape(paired)
+    return result
+
+
+# A numeric reference, as html.unescape reads one (the ";" may be missing).
+_NUMERIC_REFERENCE: Final = re.compile(r"&#(?:[xX]([0-9A-Fa-f]{1,8})|([0-9]{1,10}));?")
+
+
+def _paired_surrogates(text: str) -> str:
+    """The text with each reference to a high surrogate directly followed by one to a low
+    surrogate replaced by the character the pair encodes; ``text`` itself without one."""
+    parts: list[str] = []
+    done = 0
+    high: re.Match[str] | None = None
+    for match in _NUMERIC_REFERENCE.finditer(text):
+        value = int(match.group(1), 16) if match.group(1) else int(match.group(2))
+        if high is not None and high.end() == match.start() and 0xDC00 <= value <= 0xDFFF:
+            first = int(high.group(1), 16) if high.group(1) else int(high.group(2))
+            parts += (
+                text[done : high.start()],
+                chr(0x10000 + (first - 0xD800) * 0x400 + value - 0xDC00),
+            )
+            done = match.end()
+            high = None
+        else:
+            high = match if 0xD800 <= value <= 0xDBFF else None
+    if not parts:
+        return text
+    parts.append(text[done:])
+    return "".join(parts)
+
+
+def references_replaced(raw: str, text: str) -> bool:
+    """Whether ``text``, read from ``raw``, has more U+FFFD than it: a character reference
+    to no character (a lone UTF-16 surrogate, zero, past U+10FFFF) was replaced."""
+    return "\ufffd" in text and text.count("\ufffd") > raw.count("\ufffd")
 
 
 def _short_decimal_reference(match: re.Match[str]) -> str:

@@ -67,3 +67,61 @@ def test_the_first_base_applies_to_links_before_it() -> None:
     assert _advertised(page, "https://www.example.com/blog/post/") == [
         "https://static.example.org/site/feed.xml"
     ]
+
+
+def _advertised_bytes(page: bytes, content_type: str, url: str) -> list[str]:
+    with pytest.raises(ParseError) as caught:
+        parse_feed(page, content_type, url)
+    assert caught.value.code == "not_a_feed"
+    return list(caught.value.advertised_feeds)
+
+
+CYRILLIC_PAGE = (
+    "<!DOCTYPE html><html><head>{meta}<title>Сайт</title>"
+    '<link rel="alternate" type="application/rss+xml" href="/лента.xml"></head>'
+    "<body>Привет</body></html>"
+)
+META_CHARSETS = {
+    "meta-charset": '<meta charset="windows-1251">',
+    "meta-charset-unquoted": "<META CHARSET=windows-1251 />",
+    "meta-http-equiv": (
+        '<meta http-equiv="Content-Type" content="text/html; charset=windows-1251">'
+    ),
+    "meta-http-equiv-content-first": (
+        "<meta content='text/html;charset=\"windows-1251\"' http-equiv=content-type>"
+    ),
+}
+
+
+@pytest.mark.parametrize("meta", META_CHARSETS.values(), ids=META_CHARSETS.keys())
+def test_a_page_that_names_its_charset_in_a_meta_element_is_read_in_it(meta: str) -> None:
+    """Before, only a BOM or the HTTP charset named a page's encoding: a windows-1251 page
+    with <meta charset> was read as windows-1252, and its feed link came out mojibake."""
+    page = CYRILLIC_PAGE.format(meta=meta).encode("cp1251")
+    assert _advertised_bytes(page, "text/html", "https://site.example/") == [
+        "https://site.example/лента.xml"
+    ]
+
+
+def test_the_http_charset_beats_a_meta_charset() -> None:
+    page = CYRILLIC_PAGE.format(meta='<meta charset="koi8-r">').encode("cp1251")
+    assert _advertised_bytes(page, "text/html; charset=windows-1251", "https://site.example/") == [
+        "https://site.example/лента.xml"
+    ]
+
+
+def test_a_meta_charset_in_a_comment_or_past_the_first_kilobyte_is_no_charset() -> None:
+    """As the HTML prescan reads it: comments are skipped, and it stops at 1,024 bytes."""
+    commented = CYRILLIC_PAGE.format(meta='<!-- <meta charset="koi8-r"> -->').encode()
+    late = CYRILLIC_PAGE.format(meta="<!--" + "x" * 1024 + '--><meta charset="koi8-r">').encode()
+    for page in (commented, late):
+        assert _advertised_bytes(page, "text/html", "https://site.example/") == [
+            "https://site.example/лента.xml"
+        ]
+
+
+def test_utf8_bytes_under_a_legacy_meta_charset_are_read_as_utf8() -> None:
+    page = CYRILLIC_PAGE.format(meta='<meta charset="windows-1251">').encode()
+    assert _advertised_bytes(page, "text/html", "https://site.example/") == [
+        "https://site.example/лента.xml"
+    ]

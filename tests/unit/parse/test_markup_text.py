@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import pytest
 
+from tap_feeddelta.errors import Issue
 from tap_feeddelta.parse import parse_feed
-from tap_feeddelta.parse.text import html_text
+from tap_feeddelta.parse.text import decoded_references, html_text
 
 URL = "http://example.com/feed"
 
@@ -305,3 +306,98 @@ def test_a_decimal_reference_too_long_for_int_is_a_replacement_character(
 def test_html_text_reads_any_decimal_reference_as_unescape_would(raw: str, expected: str) -> None:
     assert html_text(raw) == expected
     assert html_text(raw, unescape_twice=True) == expected
+
+
+# An emoji written as two numeric references to its UTF-16 halves, as commons-lang 2's
+# escapeHtml and JavaScript escapers built on charCodeAt write it.
+PAIRS = {
+    "decimal": "&#55357;&#56832;",
+    "hex": "&#xD83D;&#xDE00;",
+    "lowercase-hex": "&#xd83d;&#xde00;",
+    "mixed": "&#55357;&#xDE00;",
+    "no-semicolons": "&#55357&#56832",
+    "leading-zeros": "&#055357;&#0056832;",
+}
+
+
+@pytest.mark.parametrize("pair", PAIRS.values(), ids=PAIRS.keys())
+def test_a_surrogate_pair_of_references_is_the_one_character(pair: str) -> None:
+    """Before, each half became U+FFFD (as html.unescape reads a lone one)."""
+    raw = f"Launch {pair} today"
+    assert html_text(raw) == "Launch \U0001f600 today"
+    if ";" in pair:  # else no well-formed reference, which a second pass leaves as text
+        escaped = raw.replace("&", "&amp;")
+        assert html_text(escaped, unescape_twice=True) == "Launch \U0001f600 today"
+        assert decoded_references(raw) == "Launch \U0001f600 today"
+
+
+LONE = {
+    "high": ("a &#55357; b", "a \ufffd b"),
+    "low": ("a &#56832; b", "a \ufffd b"),
+    "reversed": ("&#56832;&#55357;", "\ufffd\ufffd"),
+    "high-then-pair": ("&#55357;&#55357;&#56832;!", "\ufffd\U0001f600!"),
+    "apart": ("&#55357; &#56832;", "\ufffd \ufffd"),
+}
+
+
+@pytest.mark.parametrize(("raw", "expected"), LONE.values(), ids=LONE.keys())
+def test_a_lone_surrogate_reference_stays_a_replacement_character(raw: str, expected: str) -> None:
+    assert html_text(raw) == expected
+    assert decoded_references(raw) == expected
+
+
+RSS_FIELDS = (
+    "<rss version='2.0'><channel><title>t</title><item><guid>g</guid>"
+    "<title>Launch {ref} today</title><description>Launch {ref} today</description>"
+    "<category>Launch {ref}</category><author>Jane {ref} Doe</author></item></channel></rss>"
+)
+
+
+def _codes(issues: tuple[Issue, ...]) -> set[str]:
+    return {issue.code for issue in issues}
+
+
+def test_reference_pairs_in_rss_fields_are_read_without_an_issue() -> None:
+    feed = parse_feed(RSS_FIELDS.format(ref="&amp;#55357;&amp;#56832;").encode(), None, URL)
+    item = feed.items[0]
+    assert item.title == item.summary == "Launch \U0001f600 today"
+    assert item.tags == ("Launch \U0001f600",)
+    assert "encoding_replaced" not in _codes(item.issues) | _codes(feed.issues)
+
+
+@pytest.mark.parametrize("field", ["title", "description", "category", "author"])
+def test_a_lone_surrogate_reference_in_a_field_is_reported(field: str) -> None:
+    """Before, the U+FFFD it became was silent."""
+    body = (
+        RSS_FIELDS.format(ref="")
+        .replace(f"<{field}>Launch", f"<{field}>Launch &amp;#55357;")
+        .replace(f"<{field}>Jane", f"<{field}>Jane &amp;#55357;")
+    )
+    item = parse_feed(body.encode(), None, URL).items[0]
+    assert "encoding_replaced" in _codes(item.issues)
+
+
+def test_a_lone_surrogate_reference_in_a_json_feed_title_is_reported() -> None:
+    body = (
+        '{"version": "https://jsonfeed.org/version/1.1", "title": "t", "items": ['
+        '{"id": "1", "title": "Launch &#55357; today"},'
+        '{"id": "2", "title": "Launch &#55357;&#56832; today"}]}'
+    )
+    lone, paired = parse_feed(body.encode(), None, URL).items
+    assert lone.title == "Launch \ufffd today"
+    assert "encoding_replaced" in _codes(lone.issues)
+    assert paired.title == "Launch \U0001f600 today"
+    assert "encoding_replaced" not in _codes(paired.issues)
+
+
+@pytest.mark.parametrize("cdata", [False, True], ids=["plain", "with-cdata"])
+def test_a_surrogate_pair_of_xml_references_is_the_one_character(cdata: bool) -> None:
+    """No XML character, so read by recovery: before, each half became U+FFFD."""
+    extra = "<description><![CDATA[x]]></description>" if cdata else ""
+    body = (
+        "<rss version='2.0'><channel><title>t</title><item><guid>g</guid>"
+        f"<title>Launch &#55357;&#xDE00; today &#55357;</title>{extra}</item></channel></rss>"
+    )
+    feed = parse_feed(body.encode(), None, URL)
+    assert feed.items[0].title == "Launch \U0001f600 today \ufffd"
+    assert "xml_recovered" in _codes(feed.issues)
