@@ -153,12 +153,13 @@ class FeedError(FeedDeltaError):
         self.message = message
 
 
-# Codes of what stops a run before it emits anything (logged as "code: message", exit 1).
+# Codes of what stops a whole run (logged as "code: message", exit 1).
 RUN_CODES: Final = {
     "config_invalid": "The configuration breaks a rule of its settings.",
     "state_invalid": "The input state is no state this tap wrote, or it is damaged.",
     "state_unsupported": "The input state was written by another version of the tap.",
     "state_other_shard": "The input state holds feeds another shard owns.",
+    "output_closed": "The target stopped reading the tap's output before the run ended.",
 }
 
 

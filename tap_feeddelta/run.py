@@ -70,6 +70,7 @@ class FeedRun:
         self._positions: dict[int, int] = {}
         # configured URL → the key of its partition under another spelling
         self._respelled: dict[str, tuple[str, str]] = {}
+        self._stopping = False  # the run is ending (its end, a signal, a closed output)
 
     def outcomes(self, stream_state: dict[str, Any], *, commit: bool) -> Iterator[FeedOutcome]:
         """Check every feed of this shard against ``stream_state`` (feed_items' state).
@@ -133,6 +134,7 @@ class FeedRun:
             gc.set_threshold(*thresholds)
             # A run checks its feeds once: its fetcher (event loop thread, idle
             # connections) is done when this pass ends, however it ends.
+            self._stopping = True
             self.fetcher.close()
         self._log_summary()
 
@@ -170,6 +172,10 @@ class FeedRun:
         try:
             return await check_feed(task, self.fetcher, self.settings, self.now)
         except Exception as exc:  # a fault of the tap's on one feed's input ends only its check
+            if self._stopping:
+                # A check still queued when the run ended (a signal, a target that closed
+                # its input) meets a closed fetcher: no fault, and its outcome goes nowhere.
+                return failed_check(task, self.settings, started)
             frame = traceback.extract_tb(exc.__traceback__)[-1]
             # The exception's type and place only: its message may quote the document.
             self.logger.error(

@@ -148,6 +148,15 @@ class TapFeedDelta(Tap):
         except StateError as exc:
             cls.logger.error("%s: %s", exc.code, exc)
             sys.exit(1)
+        except BrokenPipeError:
+            # Nothing more can reach the target, not even at exit (a flush of stdout).
+            os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+            cls.logger.error(
+                "output_closed: the target stopped reading the tap's output (it ended or "
+                "failed; see its log): the run stops. The state has not moved past the last "
+                "STATE message the target received."
+            )
+            sys.exit(1)
 
     @classmethod
     def _invoke(cls, *, state: IO[str] | None = None, **options: Any) -> None:
