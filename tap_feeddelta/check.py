@@ -251,6 +251,8 @@ async def check_feed(
         return _outcome(task, ctx, facts, kept)
 
     shown_final_url = shown_final_url or task.feed_url
+    # Item dates past this are a typo or a wrong clock: no item is newest by them.
+    dates_not_after = utc_text(started + FUTURE_DATE_LEEWAY)
     delta = diff_items(
         bookmark,
         feed.items,
@@ -266,12 +268,13 @@ async def check_feed(
                 published,
             )
         ),
+        dates_not_after=dates_not_after,
     )
     records = [
         item_record(ctx, feed, shown_final_url, change, settings.content_mode)
         for change in delta.changes
     ]
-    newest = newest_item_at(feed.items, utc_text(started + FUTURE_DATE_LEEWAY))
+    newest = newest_item_at(feed.items, dates_not_after)
     is_stale = _is_stale(newest, started, settings.stale_after_days)
     issues = feed.issues + delta.issues + _stale_issues(is_stale)
     if not feed.items:
