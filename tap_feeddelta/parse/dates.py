@@ -103,12 +103,19 @@ _MIN_YEAR: Final = 100
 
 
 def _offset_minutes(zone: str | None) -> int | None:
-    """Minutes east of UTC for a zone text; ``None`` when the zone is not known."""
+    """Minutes east of UTC for a zone text; ``None`` when the zone is not known, or is an
+    offset followed by a known name that means another offset ("+0100 PST": which one
+    was meant is unknown)."""
     if not zone:
         return 0
     zone = zone.strip()
     if zone[0] == "+" or zone[0] == "-":
-        zone = zone.split(None, 1)[0]  # "+0000 GMT": the offset says it all
+        parts = zone.split(None, 1)
+        if len(parts) == 2:
+            # "+0000 GMT": the name repeats the offset; a name not known is left out.
+            offset = _offset_minutes(parts[0])
+            named = _ZONES.get(parts[1].lower())
+            return None if named is not None and named != offset else offset
     sign_at = max(zone.rfind("+"), zone.rfind("-"))
     name = zone if sign_at < 0 else zone[:sign_at].strip()
     base = 0

@@ -25,6 +25,11 @@ DATES = [
     ("Mon, 15 Jan 2024 10:30:00 +0000 GMT", "2024-01-15T10:30:00Z"),  # offset, then its name
     ("Mon, 15 Jan 2024 10:30:00 -0500 EST", "2024-01-15T15:30:00Z"),
     ("Mon, 15 Jan 2024 10:30:00 +01:00 CET", "2024-01-15T09:30:00Z"),
+    ("Mon, 15 Jan 2024 10:30:00 -0800 PST", "2024-01-15T18:30:00Z"),
+    ("Mon, 15 Jan 2024 10:30:00 +0000 UTC", "2024-01-15T10:30:00Z"),
+    ("Mon, 15 Jan 2024 10:30:00 +0000 UT", "2024-01-15T10:30:00Z"),
+    ("Mon, 15 Jan 2024 10:30:00 +0100 ABC", "2024-01-15T09:30:00Z"),  # a name not known
+    ("Sun Jan  4 16:29:06 -0500 EST 2004", "2004-01-04T21:29:06Z"),
     ("January 15, 2024 10:30 +0200 EET", "2024-01-15T08:30:00Z"),
     ("2004-01-01T19:48:21Z", "2004-01-01T19:48:21Z"),
     ("2004-01-01T19:48:21.123456Z", "2004-01-01T19:48:21Z"),
@@ -183,6 +188,24 @@ def test_offsets_out_of_range_are_no_date(raw: str) -> None:
 
 @pytest.mark.parametrize("raw", NOT_ASCII_DIGIT_DATES)
 def test_dates_are_read_in_ascii_digits_only(raw: str) -> None:
+    assert rfc3339(raw) is None
+
+
+# An offset followed by a known zone name that means another offset: which one the
+# publisher meant is unknown, so no date (never a guess).
+CONTRADICTING_ZONES = [
+    "Wed, 03 Mar 2021 10:00:00 +0100 PST",
+    "Wed, 03 Mar 2021 10:00:00 -0800 GMT",
+    "Wed, 03 Mar 2021 10:00:00 +0000 CET",
+    "Sat, 03 Jul 2021 10:00:00 -0400 EST",  # summer, yet EST: EDT is -0400
+    "Wed, 03 Mar 2021 10:00:00 +01:00 UTC",
+    "March 3, 2021 10:00 +0200 CET",
+    "Wed Mar  3 10:00:00 +0100 GMT 2021",
+]
+
+
+@pytest.mark.parametrize("raw", CONTRADICTING_ZONES)
+def test_an_offset_and_a_zone_name_that_disagree_are_no_date(raw: str) -> None:
     assert rfc3339(raw) is None
 
 
