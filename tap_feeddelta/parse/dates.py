@@ -1,10 +1,11 @@
 """Feed dates to one shape, ``YYYY-MM-DDTHH:MM:SSZ`` (RFC 3339, UTC, whole seconds).
 
-Read: RFC 822/1123 with or without weekday (two- or four-digit years, named or numeric
-zones), RFC 3339 / ISO 8601 / W3C-DTF (basic or extended, with or without seconds and
-fractions, date-only, year-month, year), asctime, year-first dates with slashes
-(``2024/3/4 12:00``, Chinese and Japanese CMSs), and a few broken shapes seen in real
-feeds ("Jan 4, 2004 16:29", a space instead of ``T``, ``GMT+1``). A date without a zone
+Read: RFC 822/1123 with or without weekday (four-digit years, or two-digit ones read as
+RFC 5322 does: 00-49 are 20xx, 50-99 19xx; named or numeric zones), RFC 3339 / ISO 8601 /
+W3C-DTF (basic or extended, with or without seconds and fractions, date-only, year-month,
+year), asctime, year-first dates with slashes (``2024/3/4 12:00``, Chinese and Japanese
+CMSs), and a few broken shapes seen in real feeds ("Jan 4, 2004 16:29", a space instead
+of ``T``, ``GMT+1``). A date without a zone
 is UTC. Anything that does not name one real instant is ``None`` — never a guess.
 Numbers are ASCII digits (``[0-9]``, never ``\\d``, which matches any script's digits).
 """
@@ -143,8 +144,8 @@ def _offset_minutes(zone: str | None) -> int | None:
 
 def _year(text: str) -> int:
     year = int(text)
-    if len(text) == 2:
-        year += 2000 if year < 70 else 1900
+    if len(text) == 2:  # as RFC 5322 (4.3) reads them: 00-49 are 20xx, 50-99 are 19xx
+        year += 2000 if year < 50 else 1900
     return year
 
 
