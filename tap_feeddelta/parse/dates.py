@@ -5,9 +5,10 @@ RFC 5322 does: 00-49 are 20xx, 50-99 19xx; named or numeric zones), RFC 3339 / I
 W3C-DTF (basic or extended, with or without seconds and fractions, date-only, year-month,
 year), asctime, year-first dates with slashes (``2024/3/4 12:00``, Chinese and Japanese
 CMSs), and a few broken shapes seen in real feeds ("Jan 4, 2004 16:29", a space instead
-of ``T``, ``GMT+1``). A date without a zone
-is UTC. Anything that does not name one real instant is ``None`` — never a guess.
-Numbers are ASCII digits (``[0-9]``, never ``\\d``, which matches any script's digits).
+of ``T``, ``GMT+1``), and localized RFC 822 ("Mi, 03. Mär 2021", "03 de marzo de 2021",
+general patterns only). A date without a zone is UTC. Anything that does not name one
+real instant is ``None`` — never a guess. Numbers are ASCII digits (``[0-9]``, never
+``\\d``, which matches any script's digits).
 """
 
 from __future__ import annotations
@@ -83,9 +84,12 @@ _YEAR_FIRST_SLASHES: Final = re.compile(
 )
 # Names in any alphabet, for localized weekdays and months ("sáb", "déc", "terça-feira").
 _WEEKDAY: Final = r"(?:[^\W\d_]{2,9}(?:-feira)?\.?,?\s*)"
+# Localized shapes too: the day with a dot ("Mi, 03. Mär 2021", German) and "de" around
+# the month ("mié, 03 de marzo de 2021", Spanish and Portuguese).
 _RFC822: Final = re.compile(
-    _WEEKDAY + r"?(?P<day>[0-9]{1,2})(?:st|nd|rd|th)?[\s-]+(?P<month>[^\W\d_]{3,10})\.?,?"
-    r"(?:\s+|-)(?P<year>[0-9]{4}|[0-9]{2})(?:(?:\s+|[T,]\s*)" + _TIME + r")?\s*" + _ZONE + r"?"
+    _WEEKDAY + r"?(?P<day>[0-9]{1,2})(?:st|nd|rd|th|\.)?[\s-]+(?:[Dd]e\s+)?"
+    r"(?P<month>[^\W\d_]{3,10})\.?,?(?:\s+|-)(?:[Dd]e\s+)?"
+    r"(?P<year>[0-9]{4}|[0-9]{2})(?:(?:\s+|[T,]\s*)" + _TIME + r")?\s*" + _ZONE + r"?"
 )
 _MONTH_FIRST: Final = re.compile(
     r"(?:[A-Za-z]{2,9}\.?,?\s+)?(?P<month>[A-Za-z]{3,9})\.?\s+(?P<day>[0-9]{1,2})(?:st|nd|rd|th)?,?"

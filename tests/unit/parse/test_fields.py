@@ -96,6 +96,12 @@ LOCALIZED_DATES = [
     ("terça-feira, 01 dez 2026 10:00:00 -0300", "2026-12-01T13:00:00Z"),
     ("sáb, 07 fev 2026 10:00:00 -0300", "2026-02-07T13:00:00Z"),
     ("02 março 2026", "2026-03-02T00:00:00Z"),
+    # The day with a dot (German), "de" around the month (Spanish, Portuguese).
+    ("Mi, 03. Mär 2021 10:00:00 +0100", "2021-03-03T09:00:00Z"),
+    ("Mittwoch, 3. März 2021 10:00 MEZ", "2021-03-03T09:00:00Z"),
+    ("mié, 03 de marzo de 2021 10:00:00 +0100", "2021-03-03T09:00:00Z"),
+    ("3 de março de 2021", "2021-03-03T00:00:00Z"),
+    ("03 De Marzo De 2021 10:00:00 +0100", "2021-03-03T09:00:00Z"),
 ]
 BAD_DATES = [
     "",
@@ -121,6 +127,11 @@ BAD_DATES = [
     "03/04/2024 12:00",
     "24/03/04 12:00",
     "2024/03",
+    # "de" belongs around a month, a dot after a day: nothing else is skipped.
+    "03 da marzo da 2021",
+    "03 de de marzo 2021",
+    "03.. Mär 2021",
+    "03 Mär. de 2021 de",
 ]
 # Zero values that generators print for "no date": PHP's rendering of MySQL's zero date,
 # Go's and .NET's zero time. No feed item is dated in the first century.
