@@ -44,6 +44,9 @@ INLINE_PARSE_MAX_BYTES: Final = 256 * 1024
 # An item dated up to this far past the check counts for staleness (a publisher's clock
 # or time zone a little off); a later date is not taken as the newest item.
 FUTURE_DATE_LEEWAY: Final = timedelta(days=1)
+# A check the clock times before the feed's last one (the clock was set back since, or
+# was ahead then) is timed this long after it: a feed's checked_at never goes back.
+CHECK_AFTER: Final = timedelta(microseconds=1)
 # Bigger ones, one at a time, on this thread (started on first use).
 _big_document_parser = concurrent.futures.ThreadPoolExecutor(
     max_workers=1, thread_name_prefix="feeddelta-parse"
@@ -105,11 +108,46 @@ def _still_waiting(retry_after_at: str | None, now: datetime) -> bool:
     return utc_text(now) < retry_after_at <= utc_text(now + RETRY_AFTER_CAP)
 
 
+def check_time(bookmark: FeedBookmark | None, clock: datetime) -> datetime:
+    """When a check made while the clock reads ``clock`` is timed (its checked_at): then,
+    or just after the feed's last check in the state when the clock is not past it.
+
+    Warehouses order an item's versions and a feed's rows by checked_at: a check timed
+    before the last one would make an older version the current one. Only the timing
+    moves: dates (staleness, dates ahead of now, Retry-After) are judged by the clock,
+    so a state written by a clock years ahead does not freeze them."""
+    last = _last_check(bookmark)
+    if last is None or clock > last:
+        return clock
+    try:
+        return last + CHECK_AFTER
+    except OverflowError:  # 9999-12-31T23:59:59.999999Z
+        return last
+
+
+def _last_check(bookmark: FeedBookmark | None) -> datetime | None:
+    """When the state says the feed was last checked, whatever came of it."""
+    if bookmark is None:
+        return None
+    last: datetime | None = None
+    for text in (bookmark.checked_at, bookmark.failed_at):
+        # Compared as instants: "…:00Z" and "…:00.5Z" do not sort as text.
+        if text:
+            try:
+                moment = datetime.fromisoformat(text)
+            except ValueError:  # the state checks the shape, not the calendar
+                continue
+            if last is None or moment > last:
+                last = moment
+    return last
+
+
 async def check_feed(
     task: FeedTask, fetcher: FetchesFeeds, settings: Settings, now: Callable[[], datetime]
 ) -> FeedOutcome:
-    started = now()
-    ctx = FeedContext(settings.monitor_id, task.feed_url, utc_text(started, micro=True))
+    started = now()  # the clock: what dates are judged by
+    checked_at = utc_text(check_time(task.bookmark, started), micro=True)
+    ctx = FeedContext(settings.monitor_id, task.feed_url, checked_at)
     bookmark = task.bookmark
     if bookmark and bookmark.last_modified != usable_last_modified(bookmark.last_modified, started):
         # Kept by an earlier version, which stored future dates: not sent, nor kept.
@@ -213,6 +251,8 @@ async def check_feed(
         return _outcome(task, ctx, facts, kept)
 
     shown_final_url = shown_final_url or task.feed_url
+    # Item dates past this are a typo or a wrong clock: no item is newest by them.
+    dates_not_after = utc_text(started + FUTURE_DATE_LEEWAY)
     delta = diff_items(
         bookmark,
         feed.items,
@@ -228,12 +268,13 @@ async def check_feed(
                 published,
             )
         ),
+        dates_not_after=dates_not_after,
     )
     records = [
         item_record(ctx, feed, shown_final_url, change, settings.content_mode)
         for change in delta.changes
     ]
-    newest = newest_item_at(feed.items, utc_text(started + FUTURE_DATE_LEEWAY))
+    newest = newest_item_at(feed.items, dates_not_after)
     is_stale = _is_stale(newest, started, settings.stale_after_days)
     issues = feed.issues + delta.issues + _stale_issues(is_stale)
     if not feed.items:
@@ -494,7 +535,8 @@ def failed_check(task: FeedTask, settings: Settings, started: datetime) -> FeedO
     """The outcome of a check that a fault of the tap's own ended: an error row, the
     feed's state kept as it was (nothing is committed, so nothing is lost), and the
     other feeds of the run go on."""
-    ctx = FeedContext(settings.monitor_id, task.feed_url, utc_text(started, micro=True))
+    checked_at = utc_text(check_time(task.bookmark, started), micro=True)
+    ctx = FeedContext(settings.monitor_id, task.feed_url, checked_at)
     issue = Issue(
         "internal_error",
         "The tap failed on this feed; its state is kept and it is checked again next run.",

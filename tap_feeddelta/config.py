@@ -215,16 +215,24 @@ def settings_from_config(config: dict[str, Any]) -> Settings:
 
 
 def normalize_start_date(value: str) -> str:
-    """RFC 3339 (or a bare date) → ``YYYY-MM-DDTHH:MM:SSZ``; ValueError if impossible."""
+    """RFC 3339 (or a bare date) → ``YYYY-MM-DDTHH:MM:SSZ``, the shape of items' dates,
+    which it is compared with as text (so the year has four digits, 0999 too). A leap
+    second (``23:59:60``) is the second before it, as in feed dates. ValueError if it
+    names no date-time; OverflowError if it does, but outside years 1 to 9999 in UTC."""
     text = value.strip().replace("t", "T").replace("z", "Z").replace(" ", "T", 1)
     if re.fullmatch(r"\d{4}-\d{2}-\d{2}", text):
         text += "T00:00:00"
     if text.endswith("Z"):
         text = text[:-1] + "+00:00"
+    text = _LEAP_SECOND.sub(r"\g<1>59", text)
     parsed = datetime.fromisoformat(text)
     if parsed.tzinfo is None:
         parsed = parsed.replace(tzinfo=UTC)
-    return parsed.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+    utc = parsed.astimezone(UTC)  # OverflowError past year 9999 or before year 1
+    return f"{utc.year:04d}-" + utc.strftime("%m-%dT%H:%M:%SZ")
+
+
+_LEAP_SECOND: Final = re.compile(r"(T\d{2}:\d{2}:)60(?![0-9])")
 
 
 # singer-sdk settings the tap turns down, with why. batch_config: the SDK's batch mode
@@ -427,6 +435,8 @@ def config_problems(config: dict[str, Any]) -> list[str]:
             normalize_start_date(start)
         except ValueError:
             problems.append("config['start_date'] is not a valid RFC 3339 date-time")
+        except OverflowError:
+            problems.append("config['start_date'] is outside the years 0001 to 9999 in UTC")
     ca_bundle = config.get("ca_bundle_path")
     if isinstance(ca_bundle, str) and (why := ca_bundle_problem(ca_bundle)):
         problems.append(f"config['ca_bundle_path'] cannot be used: {why}")

@@ -366,25 +366,36 @@ def _latest_date(item: ParsedItem) -> str | None:
 
 
 def newest_item_at(items: Iterable[ParsedItem], not_after: str) -> str | None:
-    """The newest date the items state, published or updated (an entry published long ago
-    and edited today is news today), leaving out dates after ``not_after``: a date years
-    ahead is a typo or a wrong clock, and taken as newest it would keep a dead feed fresh
-    for ever. Staleness and the bookmark's newest_item_at (which possible_gap compares
-    with) both read this value."""
+    """The newest date the items state (see _newest_date). Staleness and the bookmark's
+    newest_item_at (which possible_gap compares with) both read this value."""
     newest = ""
     for item in items:
-        for date in (item.published_at, item.updated_at):
-            if date and newest < date <= not_after:
-                newest = date
+        date = _newest_date(item, not_after)
+        if date and newest < date:
+            newest = date
     return newest or None
 
 
-def _newest_first(candidates: list[_Identified]) -> list[_Identified]:
-    """Dated items newest first, then undated ones in document order."""
-    dated = [c for c in candidates if _item_date(c.item)]
-    undated = [c for c in candidates if not _item_date(c.item)]
-    dated.sort(key=lambda c: _item_date(c.item) or "", reverse=True)
-    return dated + undated
+def _newest_date(item: ParsedItem, not_after: str | None) -> str | None:
+    """How new the item is: the later of its published and updated dates (an entry
+    published long ago and edited today is news today), leaving out dates after
+    ``not_after`` (``None``: none is left out). A date years ahead is a typo or a wrong
+    clock: taken as newest it would keep a dead feed fresh for ever, or win emit_recent
+    over the items of this week."""
+    newest = ""
+    for date in (item.published_at, item.updated_at):
+        if date and newest < date and (not_after is None or date <= not_after):
+            newest = date
+    return newest or None
+
+
+def _newest_first(candidates: list[_Identified], not_after: str | None) -> list[_Identified]:
+    """Items newest first as newest_item_at reads them, then those without such a date
+    (undated, or dated only ahead of ``not_after``) in document order."""
+    dated = [(date, c) for c in candidates if (date := _newest_date(c.item, not_after))]
+    undated = [c for c in candidates if not _newest_date(c.item, not_after)]
+    dated.sort(key=lambda pair: pair[0], reverse=True)
+    return [c for _, c in dated] + undated
 
 
 def diff_items(
@@ -393,8 +404,12 @@ def diff_items(
     settings: DeltaSettings,
     *,
     from_another_feed: bool = False,
+    dates_not_after: str | None = None,
 ) -> Delta:
     """Compare a document's items with what the bookmark remembers.
+
+    ``dates_not_after``: item dates after it are a typo or a wrong clock, and do not make
+    an item the newest (emit_recent), as newest_item_at leaves them out.
 
     ``from_another_feed``: the document is not the one the bookmark was last read from
     (a web page now advertises another feed first). If none of its items is remembered,
@@ -436,7 +451,7 @@ def diff_items(
         else:
             unchanged += 1
 
-    to_emit = _select_for_emission(changed, is_first_run, settings)
+    to_emit = _select_for_emission(changed, is_first_run, settings, dates_not_after)
     if len(to_emit) > settings.max_items_per_run:
         # The oldest changes go first: a feed that keeps publishing at the cap's pace
         # would otherwise push its backlog back run after run until it leaves the feed.
@@ -537,14 +552,18 @@ def _short(full: bytes) -> int:
 
 
 def _select_for_emission(
-    changed: list[tuple[_Identified, ChangeType]], is_first_run: bool, settings: DeltaSettings
+    changed: list[tuple[_Identified, ChangeType]],
+    is_first_run: bool,
+    settings: DeltaSettings,
+    dates_not_after: str | None,
 ) -> list[tuple[_Identified, ChangeType]]:
     """Changes that should be emitted, in emission order (before the per-run cap)."""
     if is_first_run:
         if settings.first_run_mode == "baseline_only":
             return []
         if settings.first_run_mode == "emit_recent":
-            recent = _newest_first([entry for entry, _ in changed])[: settings.max_initial_items]
+            newest = _newest_first([entry for entry, _ in changed], dates_not_after)
+            recent = newest[: settings.max_initial_items]
             keep = {id(entry) for entry in recent}
             changed = [(entry, kind) for entry, kind in changed if id(entry) in keep]
     if settings.start_date is not None:

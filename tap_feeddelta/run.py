@@ -20,7 +20,15 @@ from pathlib import Path
 from typing import Any, Final
 from urllib.parse import urlsplit
 
-from tap_feeddelta.check import FeedFetcher, FeedOutcome, FeedTask, check_feed, failed_check
+from tap_feeddelta.check import (
+    FeedFetcher,
+    FeedOutcome,
+    FeedTask,
+    check_feed,
+    check_time,
+    failed_check,
+    utc_text,
+)
 from tap_feeddelta.config import Settings, feed_key
 from tap_feeddelta.ordered import ordered_results
 from tap_feeddelta.sharding import shard_of
@@ -71,6 +79,7 @@ class FeedRun:
         # configured URL → the key of its partition under another spelling
         self._respelled: dict[str, tuple[str, str]] = {}
         self._stopping = False  # the run is ending (its end, a signal, a closed output)
+        self._warned_clock_behind = False
 
     def outcomes(self, stream_state: dict[str, Any], *, commit: bool) -> Iterator[FeedOutcome]:
         """Check every feed of this shard against ``stream_state`` (feed_items' state).
@@ -169,6 +178,17 @@ class FeedRun:
 
     async def _check(self, task: FeedTask) -> FeedOutcome:
         started = self.now()
+        if not self._warned_clock_behind and check_time(task.bookmark, started) != started:
+            self._warned_clock_behind = True
+            self.logger.warning(
+                "The clock (%s) is behind the state: feed_urls[%d] was last checked later"
+                " (%s). Was the clock set back? Such feeds' checks are timed just after"
+                " their last one (checked_at never goes back) until the clock passes it."
+                " Warned once a run.",
+                utc_text(started),
+                task.position,
+                task.bookmark.last_checked_at if task.bookmark else None,
+            )
         try:
             return await check_feed(task, self.fetcher, self.settings, self.now)
         except Exception as exc:  # a fault of the tap's on one feed's input ends only its check

@@ -1,12 +1,14 @@
 """Feed dates to one shape, ``YYYY-MM-DDTHH:MM:SSZ`` (RFC 3339, UTC, whole seconds).
 
-Read: RFC 822/1123 with or without weekday (two- or four-digit years, named or numeric
-zones), RFC 3339 / ISO 8601 / W3C-DTF (basic or extended, with or without seconds and
-fractions, date-only, year-month, year), asctime, year-first dates with slashes
-(``2024/3/4 12:00``, Chinese and Japanese CMSs), and a few broken shapes seen in real
-feeds ("Jan 4, 2004 16:29", a space instead of ``T``, ``GMT+1``). A date without a zone
-is UTC. Anything that does not name one real instant is ``None`` — never a guess.
-Numbers are ASCII digits (``[0-9]``, never ``\\d``, which matches any script's digits).
+Read: RFC 822/1123 with or without weekday (four-digit years, or two-digit ones read as
+RFC 5322 does: 00-49 are 20xx, 50-99 19xx; named or numeric zones), RFC 3339 / ISO 8601 /
+W3C-DTF (basic or extended, with or without seconds and fractions, date-only, year-month,
+year), asctime, year-first dates with slashes (``2024/3/4 12:00``, Chinese and Japanese
+CMSs), and a few broken shapes seen in real feeds ("Jan 4, 2004 16:29", a space instead
+of ``T``, ``GMT+1``), and localized RFC 822 ("Mi, 03. Mär 2021", "03 de marzo de 2021",
+general patterns only). A date without a zone is UTC. Anything that does not name one
+real instant is ``None`` — never a guess. Numbers are ASCII digits (``[0-9]``, never
+``\\d``, which matches any script's digits).
 """
 
 from __future__ import annotations
@@ -82,9 +84,12 @@ _YEAR_FIRST_SLASHES: Final = re.compile(
 )
 # Names in any alphabet, for localized weekdays and months ("sáb", "déc", "terça-feira").
 _WEEKDAY: Final = r"(?:[^\W\d_]{2,9}(?:-feira)?\.?,?\s*)"
+# Localized shapes too: the day with a dot ("Mi, 03. Mär 2021", German) and "de" around
+# the month ("mié, 03 de marzo de 2021", Spanish and Portuguese).
 _RFC822: Final = re.compile(
-    _WEEKDAY + r"?(?P<day>[0-9]{1,2})(?:st|nd|rd|th)?[\s-]+(?P<month>[^\W\d_]{3,10})\.?,?"
-    r"(?:\s+|-)(?P<year>[0-9]{4}|[0-9]{2})(?:(?:\s+|[T,]\s*)" + _TIME + r")?\s*" + _ZONE + r"?"
+    _WEEKDAY + r"?(?P<day>[0-9]{1,2})(?:st|nd|rd|th|\.)?[\s-]+(?:[Dd]e\s+)?"
+    r"(?P<month>[^\W\d_]{3,10})\.?,?(?:\s+|-)(?:[Dd]e\s+)?"
+    r"(?P<year>[0-9]{4}|[0-9]{2})(?:(?:\s+|[T,]\s*)" + _TIME + r")?\s*" + _ZONE + r"?"
 )
 _MONTH_FIRST: Final = re.compile(
     r"(?:[A-Za-z]{2,9}\.?,?\s+)?(?P<month>[A-Za-z]{3,9})\.?\s+(?P<day>[0-9]{1,2})(?:st|nd|rd|th)?,?"
@@ -103,12 +108,19 @@ _MIN_YEAR: Final = 100
 
 
 def _offset_minutes(zone: str | None) -> int | None:
-    """Minutes east of UTC for a zone text; ``None`` when the zone is not known."""
+    """Minutes east of UTC for a zone text; ``None`` when the zone is not known, or is an
+    offset followed by a known name that means another offset ("+0100 PST": which one
+    was meant is unknown)."""
     if not zone:
         return 0
     zone = zone.strip()
     if zone[0] == "+" or zone[0] == "-":
-        zone = zone.split(None, 1)[0]  # "+0000 GMT": the offset says it all
+        parts = zone.split(None, 1)
+        if len(parts) == 2:
+            # "+0000 GMT": the name repeats the offset; a name not known is left out.
+            offset = _offset_minutes(parts[0])
+            named = _ZONES.get(parts[1].lower())
+            return None if named is not None and named != offset else offset
     sign_at = max(zone.rfind("+"), zone.rfind("-"))
     name = zone if sign_at < 0 else zone[:sign_at].strip()
     base = 0
@@ -136,8 +148,8 @@ def _offset_minutes(zone: str | None) -> int | None:
 
 def _year(text: str) -> int:
     year = int(text)
-    if len(text) == 2:
-        year += 2000 if year < 70 else 1900
+    if len(text) == 2:  # as RFC 5322 (4.3) reads them: 00-49 are 20xx, 50-99 are 19xx
+        year += 2000 if year < 50 else 1900
     return year
 
 

@@ -10,7 +10,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from tap_feeddelta.check import utc_text
-from tap_feeddelta.delta import DeltaSettings, diff_items, fingerprint
+from tap_feeddelta.delta import DeltaSettings, diff_items, fingerprint, newest_item_at
 from tap_feeddelta.errors import StateError
 from tap_feeddelta.models import Author, ParsedItem
 from tap_feeddelta.state import (
@@ -53,6 +53,43 @@ def test_first_run_modes() -> None:
     )
     assert [c.item_id for c in recent.changes] == ["id-7", "id-8", "id-9"]
     assert recent.counts.remembered == 10
+
+
+def test_emit_recent_takes_the_newest_as_newest_item_at_does() -> None:
+    """By the later of published and updated (an entry edited yesterday is news), and a
+    date past ``dates_not_after`` (a typo, a wrong clock) does not make an item newest."""
+    recent = DeltaSettings("m", "u", first_run_mode="emit_recent", max_initial_items=1)
+    edited = [
+        item(1, native_id="last-week", published_at="2024-03-01T00:00:00Z"),
+        item(2, native_id="edited", published_at="2019-01-01T00:00:00Z",
+             updated_at="2024-03-07T00:00:00Z"),
+    ]  # fmt: skip
+    ahead = [
+        item(3, native_id="yesterday", published_at="2024-03-07T00:00:00Z"),
+        item(4, native_id="typo", published_at="2099-01-01T00:00:00Z"),
+        # its own date ahead, an edit before: the edit is its newest date
+        item(5, native_id="edit-of-typo", published_at="2099-01-01T00:00:00Z",
+             updated_at="2024-03-06T00:00:00Z"),
+    ]  # fmt: skip
+    not_after = "2024-03-09T00:00:00Z"
+    picks = [
+        [c.item_id for c in diff_items(None, items, recent, dates_not_after=not_after).changes]
+        for items in (edited, ahead)
+    ]
+    assert picks == [["edited"], ["yesterday"]]
+    two = DeltaSettings("m", "u", first_run_mode="emit_recent", max_initial_items=2)
+    picked = diff_items(None, ahead, two, dates_not_after=not_after).changes
+    assert [c.item_id for c in picked] == ["yesterday", "edit-of-typo"]
+    # An item dated only ahead ranks as an undated one: after every dated one, in
+    # document order.
+    only_ahead = [
+        item(7, published_at=None),
+        ahead[1],
+        item(6, published_at="2020-01-01T00:00:00Z"),
+    ]
+    picked = diff_items(None, only_ahead, two, dates_not_after=not_after).changes
+    assert [c.item_id for c in picked] == ["id-7", "id-6"]
+    assert newest_item_at(ahead, not_after) == "2024-03-07T00:00:00Z"
 
 
 def test_new_updated_unchanged() -> None:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import gc
 import logging
 import threading
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import pytest
@@ -131,3 +132,61 @@ def test_a_run_stopped_early_reports_the_health_of_finished_feeds_only(
         assert [r["feed_url"] for r in run.health_records({})] == [settings.feed_urls[1]]
     finally:
         fetcher.close()
+
+
+def _run_at(
+    settings: Settings, state: dict[str, Any], clock: datetime, logger: logging.Logger
+) -> list[Any]:
+    """One committing run whose clock reads ``clock``."""
+    fetcher = Fetcher(FetchPolicy(user_agent="test", allow_private_networks=True))
+    run = FeedRun(settings, fetcher, logger, now=lambda: clock)
+    try:
+        return list(run.outcomes(state, commit=True))
+    finally:
+        fetcher.close()
+
+
+def test_a_feeds_checked_at_never_goes_back_when_the_clock_does(
+    server: FeedServer, caplog: pytest.LogCaptureFixture
+) -> None:
+    """Run 1's clock was a day ahead, then set right: the later checks of the feed must
+    still come after it, or warehouses take run 1's version of an item as the current
+    one, and an error row would say the feed last answered after the row's own check."""
+    server.put("/f.xml", rss([("id-1", "v1 title", "d")]))
+    settings = settings_from_config(
+        {
+            "feed_urls": [server.url("/f.xml")],
+            "first_run_mode": "emit_all",
+            "allow_private_networks": True,
+            "stale_after_days": 40,
+        }
+    )
+    right = datetime(2024, 2, 10, 12, 0, tzinfo=UTC)  # the feed's item: 2 January 2024
+    logger = logging.getLogger("test.clock")
+    state: dict[str, Any] = {}
+    (first,) = _run_at(settings, state, right + timedelta(days=1), logger)
+    assert first.item_records[0]["checked_at"] == "2024-02-11T12:00:00.000000Z"
+
+    del server.documents["/f.xml"]  # the feed is down while the clock is set right
+    with caplog.at_level(logging.WARNING, logger="test.clock"):
+        (second,) = _run_at(settings, state, right, logger)
+    row = second.health_record
+    assert row["status"] == "error"
+    assert row["checked_at"] == "2024-02-11T12:00:00.000001Z"
+    assert row["last_success_at"] == "2024-02-11T12:00:00.000000Z" < row["checked_at"]
+    # Staleness is judged against the clock: the item (2 January) is 39 days old, not 40.
+    assert first.health_record["is_stale"] is True
+    assert row["is_stale"] is False
+    warnings = [r for r in caplog.records if r.levelno == logging.WARNING]
+    assert len(warnings) == 1 and "behind" in warnings[0].getMessage()
+
+    server.put("/f.xml", rss([("id-1", "v2 title", "d")]))
+    (third,) = _run_at(settings, state, right + timedelta(seconds=1), logger)
+    (record,) = third.item_records
+    assert (record["change_type"], record["title"]) == ("updated", "v2 title")
+    assert record["checked_at"] == "2024-02-11T12:00:00.000002Z"
+    assert third.health_record["checked_at"] == record["checked_at"]
+
+    # Once the clock passes the state, checks are timed by it again.
+    (fourth,) = _run_at(settings, state, right + timedelta(days=2), logger)
+    assert fourth.health_record["checked_at"] == "2024-02-12T12:00:00.000000Z"

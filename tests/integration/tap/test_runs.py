@@ -401,6 +401,9 @@ def test_records_leave_in_config_order(server: FeedServer) -> None:
         ({"feed_urls": ["ftp://example.org/feed"]}, "feed_urls"),
         ({"feed_urls": ["https://example.org/" + "a" * 2100]}, "feed_urls"),
         ({"start_date": "yesterday"}, "start_date"),
+        # Out of range once in UTC: a config error, not an OverflowError traceback.
+        ({"start_date": "0001-01-01T00:00:00+01:00"}, "config_invalid: config['start_date']"),
+        ({"start_date": "9999-12-31T23:59:59-01:00"}, "config_invalid: config['start_date']"),
         ({"feed_urls": ["https://user:s3cret@example.org/feed"]}, "credentials"),
         ({"request_timeout_seconds": 0.5}, "request_timeout_seconds"),
         (

@@ -14,6 +14,13 @@ DATES = [
     ("Thu,01 Jan 2004 19:48:21 +0000", "2004-01-01T19:48:21Z"),
     ("Thu, 1 Jan 2004 19:48 UT", "2004-01-01T19:48:00Z"),
     ("Thu, 01 Jan 04 19:48:21 Z", "2004-01-01T19:48:21Z"),
+    # Two-digit years as RFC 5322 (4.3) reads them: 00-49 are 20xx, 50-99 are 19xx.
+    ("Fri, 01 Jan 49 19:48:21 GMT", "2049-01-01T19:48:21Z"),
+    ("Sun, 01 Jan 50 19:48:21 GMT", "1950-01-01T19:48:21Z"),
+    ("Thu, 03 Mar 55 10:00:00 GMT", "1955-03-03T10:00:00Z"),
+    ("Mon, 03 Mar 69 10:00:00 GMT", "1969-03-03T10:00:00Z"),
+    ("01 Jan 00 00:00:00 GMT", "2000-01-01T00:00:00Z"),
+    ("31 Dec 99 00:00:00 GMT", "1999-12-31T00:00:00Z"),
     ("Thu, 01 Jan 2004 19:48:21 EST", "2004-01-02T00:48:21Z"),
     ("Thu, 01 Jan 2004 19:48:21 EDT", "2004-01-01T23:48:21Z"),
     ("Thu, 01 Jan 2004 19:48:21 CST", "2004-01-02T01:48:21Z"),
@@ -25,6 +32,11 @@ DATES = [
     ("Mon, 15 Jan 2024 10:30:00 +0000 GMT", "2024-01-15T10:30:00Z"),  # offset, then its name
     ("Mon, 15 Jan 2024 10:30:00 -0500 EST", "2024-01-15T15:30:00Z"),
     ("Mon, 15 Jan 2024 10:30:00 +01:00 CET", "2024-01-15T09:30:00Z"),
+    ("Mon, 15 Jan 2024 10:30:00 -0800 PST", "2024-01-15T18:30:00Z"),
+    ("Mon, 15 Jan 2024 10:30:00 +0000 UTC", "2024-01-15T10:30:00Z"),
+    ("Mon, 15 Jan 2024 10:30:00 +0000 UT", "2024-01-15T10:30:00Z"),
+    ("Mon, 15 Jan 2024 10:30:00 +0100 ABC", "2024-01-15T09:30:00Z"),  # a name not known
+    ("Sun Jan  4 16:29:06 -0500 EST 2004", "2004-01-04T21:29:06Z"),
     ("January 15, 2024 10:30 +0200 EET", "2024-01-15T08:30:00Z"),
     ("2004-01-01T19:48:21Z", "2004-01-01T19:48:21Z"),
     ("2004-01-01T19:48:21.123456Z", "2004-01-01T19:48:21Z"),
@@ -84,6 +96,12 @@ LOCALIZED_DATES = [
     ("terça-feira, 01 dez 2026 10:00:00 -0300", "2026-12-01T13:00:00Z"),
     ("sáb, 07 fev 2026 10:00:00 -0300", "2026-02-07T13:00:00Z"),
     ("02 março 2026", "2026-03-02T00:00:00Z"),
+    # The day with a dot (German), "de" around the month (Spanish, Portuguese).
+    ("Mi, 03. Mär 2021 10:00:00 +0100", "2021-03-03T09:00:00Z"),
+    ("Mittwoch, 3. März 2021 10:00 MEZ", "2021-03-03T09:00:00Z"),
+    ("mié, 03 de marzo de 2021 10:00:00 +0100", "2021-03-03T09:00:00Z"),
+    ("3 de março de 2021", "2021-03-03T00:00:00Z"),
+    ("03 De Marzo De 2021 10:00:00 +0100", "2021-03-03T09:00:00Z"),
 ]
 BAD_DATES = [
     "",
@@ -109,6 +127,11 @@ BAD_DATES = [
     "03/04/2024 12:00",
     "24/03/04 12:00",
     "2024/03",
+    # "de" belongs around a month, a dot after a day: nothing else is skipped.
+    "03 da marzo da 2021",
+    "03 de de marzo 2021",
+    "03.. Mär 2021",
+    "03 Mär. de 2021 de",
 ]
 # Zero values that generators print for "no date": PHP's rendering of MySQL's zero date,
 # Go's and .NET's zero time. No feed item is dated in the first century.
@@ -183,6 +206,24 @@ def test_offsets_out_of_range_are_no_date(raw: str) -> None:
 
 @pytest.mark.parametrize("raw", NOT_ASCII_DIGIT_DATES)
 def test_dates_are_read_in_ascii_digits_only(raw: str) -> None:
+    assert rfc3339(raw) is None
+
+
+# An offset followed by a known zone name that means another offset: which one the
+# publisher meant is unknown, so no date (never a guess).
+CONTRADICTING_ZONES = [
+    "Wed, 03 Mar 2021 10:00:00 +0100 PST",
+    "Wed, 03 Mar 2021 10:00:00 -0800 GMT",
+    "Wed, 03 Mar 2021 10:00:00 +0000 CET",
+    "Sat, 03 Jul 2021 10:00:00 -0400 EST",  # summer, yet EST: EDT is -0400
+    "Wed, 03 Mar 2021 10:00:00 +01:00 UTC",
+    "March 3, 2021 10:00 +0200 CET",
+    "Wed Mar  3 10:00:00 +0100 GMT 2021",
+]
+
+
+@pytest.mark.parametrize("raw", CONTRADICTING_ZONES)
+def test_an_offset_and_a_zone_name_that_disagree_are_no_date(raw: str) -> None:
     assert rfc3339(raw) is None
 
 
