@@ -398,9 +398,15 @@ def config_problems(config: dict[str, Any]) -> list[str]:
             continue
         if len(url.encode("utf-8")) > MAX_URL_BYTES:
             problems.append(f"config['feed_urls'][{index}] is longer than 2 KiB")
-        elif "@" in url and "@" in urlsplit(url).netloc:
-            # Credentials would travel into every record and log line: refused, not stripped.
-            problems.append(f"config['feed_urls'][{index}] carries credentials (user@host)")
+        elif "@" in url:
+            try:
+                netloc = urlsplit(url).netloc
+            except ValueError:  # "http://u@[::1/feed": an unclosed IPv6 bracket
+                problems.append(f"config['feed_urls'][{index}]: the URL cannot be parsed")
+                continue
+            if "@" in netloc:
+                # Credentials would travel into every record and log line: refused, not stripped.
+                problems.append(f"config['feed_urls'][{index}] carries credentials (user@host)")
     urls = [u for u in config.get("feed_urls") or [] if isinstance(u, str)]
     if len(set(urls)) != len(urls):
         problems.append("config['feed_urls'] lists the same URL more than once")

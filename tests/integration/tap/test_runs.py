@@ -402,6 +402,8 @@ def test_records_leave_in_config_order(server: FeedServer) -> None:
         ({"feed_urls": ["https://example.org/" + "a" * 2100]}, "feed_urls"),
         ({"start_date": "yesterday"}, "start_date"),
         ({"feed_urls": ["https://user:s3cret@example.org/feed"]}, "credentials"),
+        # urlsplit raised on the unclosed bracket: a traceback instead of a config error.
+        ({"feed_urls": ["http://u@[::1/feed"]}, "config['feed_urls'][0]: "),
         ({"request_timeout_seconds": 0.5}, "request_timeout_seconds"),
         (
             {
