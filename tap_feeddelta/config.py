@@ -7,7 +7,6 @@ import re
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any, Final, Literal
-from urllib.parse import urlsplit
 
 from tap_feeddelta import __version__
 from tap_feeddelta.sharding import shard_of
@@ -327,8 +326,9 @@ def _rule_broken(error: Any) -> str:
 # A URL the fetcher sends as written, bar the case of nothing, a default port and an
 # empty path: lower-case scheme and host name (no IP literal), no %, no dot segment,
 # only the characters urllib3 leaves unescaped in a path and a query. Most URLs are
-# so, and their key is read here, several times faster than parse_target (a config
-# may list a million URLs).
+# so, and parse_target takes every one of them (with a port in range, a host name
+# shorter than 253 characters and at most MAX_URL_BYTES in all; a test holds it to
+# that): their key is read here, several times faster (a config may list a million URLs).
 _PLAIN_URL: Final = re.compile(
     r"(https?)://([a-z0-9-]+(?:\.[a-z0-9-]+)*)\.?(?::(\d{1,5}))?"
     r"((?:/[A-Za-z0-9_~!$&'()*+,;=:@-][A-Za-z0-9._~!$&'()*+,;=:@-]*|/)*)"
@@ -342,31 +342,46 @@ def feed_key(url: str) -> str:
     an empty path, ``./`` and ``../`` segments resolved, upper-case %xx escapes), and
     without a trailing dot on the host. Two spellings with one key are one feed; a URL
     that cannot be fetched is its own key."""
+    return feed_key_and_refusal(url)[0]
+
+
+def feed_key_and_refusal(url: str) -> tuple[str, str | None]:
+    """(``feed_key(url)``, None) for a URL the fetcher takes; (``url``, why not) for one
+    that ``parse_target`` refuses, in its words (which never quote the URL)."""
     plain = _PLAIN_URL.fullmatch(url)
-    if plain is not None and 0 < int(plain[3] or 80) < 65536:
+    if (
+        plain is not None
+        and 0 < int(plain[3] or 80) < 65536
+        and len(plain[2]) < 253
+        and len(url) <= MAX_URL_BYTES
+    ):
         scheme, host, port, path, query = plain.groups()
         if port is not None and (scheme, int(port)) not in (("http", 80), ("https", 443)):
             host += f":{int(port)}"
-        return f"{scheme}://{host}{path or '/'}{query or ''}"
-    return fetcher_key(url)
+        return f"{scheme}://{host}{path or '/'}{query or ''}", None
+    return _fetcher_key_and_refusal(url)
 
 
 def fetcher_key(url: str) -> str:
     """``feed_key`` through ``parse_target`` itself, for any URL."""
+    return _fetcher_key_and_refusal(url)[0]
+
+
+def _fetcher_key_and_refusal(url: str) -> tuple[str, str | None]:
     # Imported here: delta imports this module, and must not load the fetch package.
     from tap_feeddelta.fetch.errors import FetchError
     from tap_feeddelta.fetch.urls import parse_target
 
     try:
         target = parse_target(url)
-    except FetchError:
-        return url
+    except FetchError as exc:
+        return url, exc.message
     host = target.host.rstrip(".")
     if ":" in host:
         host = f"[{host}]"
     if (target.scheme, target.port) not in (("http", 80), ("https", 443)):
         host += f":{target.port}"
-    return f"{target.scheme}://{host}{target.request_target}"
+    return f"{target.scheme}://{host}{target.request_target}", None
 
 
 def _shard_size_problems(
@@ -393,27 +408,28 @@ def _shard_size_problems(
 def config_problems(config: dict[str, Any]) -> list[str]:
     """Checks JSON schema cannot express; each message names the key."""
     problems: list[str] = []
+    keys: list[str] = []
     for index, url in enumerate(config.get("feed_urls") or []):
         if not isinstance(url, str):
             continue
         if len(url.encode("utf-8")) > MAX_URL_BYTES:
             problems.append(f"config['feed_urls'][{index}] is longer than 2 KiB")
-        elif "@" in url:
-            try:
-                netloc = urlsplit(url).netloc
-            except ValueError:  # "http://u@[::1/feed": an unclosed IPv6 bracket
-                problems.append(f"config['feed_urls'][{index}]: the URL cannot be parsed")
-                continue
-            if "@" in netloc:
-                # Credentials would travel into every record and log line: refused, not stripped.
-                problems.append(f"config['feed_urls'][{index}] carries credentials (user@host)")
+            keys.append(url)
+            continue
+        # The fetcher's own check (parse_target), so that a URL it would refuse stops
+        # the run now, not as an invalid_url row; credentials (user@host) are refused
+        # too: they would travel into every record and log line.
+        key, why = feed_key_and_refusal(url)
+        keys.append(key)
+        if why is not None:
+            problems.append(f"config['feed_urls'][{index}]: {why[0].lower()}{why[1:].rstrip('.')}")
     urls = [u for u in config.get("feed_urls") or [] if isinstance(u, str)]
     if len(set(urls)) != len(urls):
         problems.append("config['feed_urls'] lists the same URL more than once")
     else:
         first_of: dict[str, int] = {}
-        for index, url in enumerate(urls):
-            earlier = first_of.setdefault(feed_key(url), index)
+        for index, key in enumerate(keys):
+            earlier = first_of.setdefault(key, index)
             if earlier != index:
                 problems.append(
                     f"config['feed_urls'][{index}] is the same feed as "
