@@ -302,6 +302,18 @@ _BOUND_WORDS: Final = {
     "maxItems": "at most this many items:",
 }
 
+# What each setting's "pattern" asks for, in words: the regex itself says little to a user.
+_PATTERN_WORDS: Final = {
+    "feed_urls": "must start with http:// or https://",
+    "monitor_id": "must be 1 to 64 characters, each one of A-Z a-z 0-9 _ -",
+    "user_agent": (
+        "must be printable ASCII characters only (no tab, line break or other control character)"
+    ),
+    "start_date": (
+        "must be an RFC 3339 date-time such as 2024-01-01T00:00:00Z, or a date such as 2024-01-01"
+    ),
+}
+
 
 def _rule_broken(error: Any) -> str:
     """What a jsonschema ValidationError says, in words that hold no instance value."""
@@ -317,7 +329,8 @@ def _rule_broken(error: Any) -> str:
     if rule == "format":
         return f"must be a valid {expected}"
     if rule == "pattern":
-        return f"must match the pattern {expected}"
+        setting = str(error.absolute_path[0]) if error.absolute_path else ""
+        return _PATTERN_WORDS.get(setting, f"must match the pattern {expected}")
     if rule == "uniqueItems":
         return "has repeated items"
     return f"fails the schema's {rule!r} rule"
