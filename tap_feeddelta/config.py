@@ -418,39 +418,51 @@ def _shard_size_problems(
     ]
 
 
-def config_problems(config: dict[str, Any]) -> list[str]:
-    """Checks JSON schema cannot express; each message names the key."""
+# Lines of feed_urls problems listed at most; a list of a million URLs may hold as many.
+MAX_LISTED_URL_PROBLEMS: Final = 20
+
+
+def feed_url_problems(feed_urls: list[Any]) -> list[str]:
+    """One message per feed_urls entry that cannot be used, in config order, naming it by
+    index and never quoting it: the first MAX_LISTED_URL_PROBLEMS, then how many more."""
     problems: list[str] = []
-    keys: list[str] = []
-    for index, url in enumerate(config.get("feed_urls") or []):
+    first_of: dict[str, int] = {}  # feed_key -> index of its first entry
+    for index, url in enumerate(feed_urls):
         if not isinstance(url, str):
             continue
         if len(url.encode("utf-8")) > MAX_URL_BYTES:
             problems.append(f"config['feed_urls'][{index}] is longer than 2 KiB")
-            keys.append(url)
             continue
         # The fetcher's own check (parse_target), so that a URL it would refuse stops
         # the run now, not as an invalid_url row; credentials (user@host) are refused
         # too: they would travel into every record and log line.
         key, why = feed_key_and_refusal(url)
-        keys.append(key)
+        earlier = first_of.setdefault(key, index)
         if why is not None:
             problems.append(f"config['feed_urls'][{index}]: {why[0].lower()}{why[1:].rstrip('.')}")
+        elif earlier != index and feed_urls[earlier] == url:
+            problems.append(
+                f"config['feed_urls'][{index}] is the same URL as config['feed_urls'][{earlier}]"
+            )
+        elif earlier != index:
+            problems.append(
+                f"config['feed_urls'][{index}] is the same feed as "
+                f"config['feed_urls'][{earlier}]: the tap would send the same request "
+                "for both (they differ only in the case of the scheme or host, a "
+                "default port, a #fragment, ./ or ../ segments, percent-encoding or "
+                "the IDN form of the host)"
+            )
+    if len(problems) > MAX_LISTED_URL_PROBLEMS:
+        more = len(problems) - MAX_LISTED_URL_PROBLEMS
+        del problems[MAX_LISTED_URL_PROBLEMS:]
+        problems.append(f"config['feed_urls']: and {more:,} more entries like these (not listed)")
+    return problems
+
+
+def config_problems(config: dict[str, Any]) -> list[str]:
+    """Checks JSON schema cannot express; each message names the key."""
+    problems = feed_url_problems(config.get("feed_urls") or [])
     urls = [u for u in config.get("feed_urls") or [] if isinstance(u, str)]
-    if len(set(urls)) != len(urls):
-        problems.append("config['feed_urls'] lists the same URL more than once")
-    else:
-        first_of: dict[str, int] = {}
-        for index, key in enumerate(keys):
-            earlier = first_of.setdefault(key, index)
-            if earlier != index:
-                problems.append(
-                    f"config['feed_urls'][{index}] is the same feed as "
-                    f"config['feed_urls'][{earlier}]: the tap would send the same request "
-                    "for both (they differ only in the case of the scheme or host, a "
-                    "default port, a #fragment, ./ or ../ segments, percent-encoding or "
-                    "the IDN form of the host)"
-                )
     shard_count, shard_index = config.get("shard_count", 1), config.get("shard_index", 0)
     if isinstance(shard_count, int) and isinstance(shard_index, int) and shard_index >= shard_count:
         problems.append("config['shard_index'] must be smaller than config['shard_count']")

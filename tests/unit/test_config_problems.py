@@ -81,3 +81,39 @@ def test_a_host_name_longer_than_253_characters_is_refused() -> None:
     url = "http://" + ".".join(["a" * 60] * 5) + "/feed"
     [problem] = config_problems({"feed_urls": [url]})
     assert problem == "config['feed_urls'][0]: the URL's host name is malformed"
+
+
+def _feeds(count: int) -> list[str]:
+    return [f"http://example.com/f{i}.xml" for i in range(count)]
+
+
+def test_an_exact_repeat_names_both_entries_and_respelled_ones_are_told_too() -> None:
+    # The exact repeat was told without indexes, and hid the respelled one until fixed.
+    urls = _feeds(300)
+    urls[250] = urls[17]
+    urls[280] = "HTTP://EXAMPLE.COM/f42.xml"
+    problems = config_problems({"feed_urls": urls})
+    assert problems[0] == "config['feed_urls'][250] is the same URL as config['feed_urls'][17]"
+    assert problems[1].startswith(
+        "config['feed_urls'][280] is the same feed as config['feed_urls'][42]: "
+    )
+    assert len(problems) == 2
+
+
+def test_problems_are_listed_in_config_order() -> None:
+    urls = ["http://a..b/feed", OK, OK, "https://EXAMPLE.com/f", "https://example.com/f"]
+    problems = config_problems({"feed_urls": urls})
+    assert [p.split(" ", 1)[0].rstrip(":") for p in problems] == [
+        "config['feed_urls'][0]",
+        "config['feed_urls'][2]",
+        "config['feed_urls'][4]",
+    ]
+
+
+def test_a_long_list_of_problems_is_cut_to_its_first_twenty() -> None:
+    urls = _feeds(100) + _feeds(50)
+    problems = config_problems({"feed_urls": urls})
+    assert len(problems) == 21
+    assert problems[0] == "config['feed_urls'][100] is the same URL as config['feed_urls'][0]"
+    assert problems[19] == "config['feed_urls'][119] is the same URL as config['feed_urls'][19]"
+    assert problems[20] == "config['feed_urls']: and 30 more entries like these (not listed)"

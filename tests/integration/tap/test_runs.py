@@ -423,6 +423,10 @@ def test_records_leave_in_config_order(server: FeedServer) -> None:
             {"feed_urls": ["https://example.org/f", "HTTPS://Example.org:443/f#top"]},
             "feed_urls'][1] is the same feed as config['feed_urls'][0]",
         ),
+        (
+            {"feed_urls": ["https://example.org/f", "https://example.org/f"]},
+            "config_invalid: config['feed_urls'][1] is the same URL as config['feed_urls'][0]",
+        ),
     ],
     ids=lambda v: json.dumps(v)[:40] if isinstance(v, dict) else v,
 )
