@@ -7,7 +7,6 @@ import re
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any, Final, Literal
-from urllib.parse import urlsplit
 
 from tap_feeddelta import __version__
 from tap_feeddelta.sharding import shard_of
@@ -311,6 +310,18 @@ _BOUND_WORDS: Final = {
     "maxItems": "at most this many items:",
 }
 
+# What each setting's "pattern" asks for, in words: the regex itself says little to a user.
+_PATTERN_WORDS: Final = {
+    "feed_urls": "must start with http:// or https://",
+    "monitor_id": "must be 1 to 64 characters, each one of A-Z a-z 0-9 _ -",
+    "user_agent": (
+        "must be printable ASCII characters only (no tab, line break or other control character)"
+    ),
+    "start_date": (
+        "must be an RFC 3339 date-time such as 2024-01-01T00:00:00Z, or a date such as 2024-01-01"
+    ),
+}
+
 
 def _rule_broken(error: Any) -> str:
     """What a jsonschema ValidationError says, in words that hold no instance value."""
@@ -326,7 +337,8 @@ def _rule_broken(error: Any) -> str:
     if rule == "format":
         return f"must be a valid {expected}"
     if rule == "pattern":
-        return f"must match the pattern {expected}"
+        setting = str(error.absolute_path[0]) if error.absolute_path else ""
+        return _PATTERN_WORDS.get(setting, f"must match the pattern {expected}")
     if rule == "uniqueItems":
         return "has repeated items"
     return f"fails the schema's {rule!r} rule"
@@ -335,8 +347,9 @@ def _rule_broken(error: Any) -> str:
 # A URL the fetcher sends as written, bar the case of nothing, a default port and an
 # empty path: lower-case scheme and host name (no IP literal), no %, no dot segment,
 # only the characters urllib3 leaves unescaped in a path and a query. Most URLs are
-# so, and their key is read here, several times faster than parse_target (a config
-# may list a million URLs).
+# so, and parse_target takes every one of them (with a port in range, a host name
+# shorter than 253 characters and at most MAX_URL_BYTES in all; a test holds it to
+# that): their key is read here, several times faster (a config may list a million URLs).
 _PLAIN_URL: Final = re.compile(
     r"(https?)://([a-z0-9-]+(?:\.[a-z0-9-]+)*)\.?(?::(\d{1,5}))?"
     r"((?:/[A-Za-z0-9_~!$&'()*+,;=:@-][A-Za-z0-9._~!$&'()*+,;=:@-]*|/)*)"
@@ -350,31 +363,46 @@ def feed_key(url: str) -> str:
     an empty path, ``./`` and ``../`` segments resolved, upper-case %xx escapes), and
     without a trailing dot on the host. Two spellings with one key are one feed; a URL
     that cannot be fetched is its own key."""
+    return feed_key_and_refusal(url)[0]
+
+
+def feed_key_and_refusal(url: str) -> tuple[str, str | None]:
+    """(``feed_key(url)``, None) for a URL the fetcher takes; (``url``, why not) for one
+    that ``parse_target`` refuses, in its words (which never quote the URL)."""
     plain = _PLAIN_URL.fullmatch(url)
-    if plain is not None and 0 < int(plain[3] or 80) < 65536:
+    if (
+        plain is not None
+        and 0 < int(plain[3] or 80) < 65536
+        and len(plain[2]) < 253
+        and len(url) <= MAX_URL_BYTES
+    ):
         scheme, host, port, path, query = plain.groups()
         if port is not None and (scheme, int(port)) not in (("http", 80), ("https", 443)):
             host += f":{int(port)}"
-        return f"{scheme}://{host}{path or '/'}{query or ''}"
-    return fetcher_key(url)
+        return f"{scheme}://{host}{path or '/'}{query or ''}", None
+    return _fetcher_key_and_refusal(url)
 
 
 def fetcher_key(url: str) -> str:
     """``feed_key`` through ``parse_target`` itself, for any URL."""
+    return _fetcher_key_and_refusal(url)[0]
+
+
+def _fetcher_key_and_refusal(url: str) -> tuple[str, str | None]:
     # Imported here: delta imports this module, and must not load the fetch package.
     from tap_feeddelta.fetch.errors import FetchError
     from tap_feeddelta.fetch.urls import parse_target
 
     try:
         target = parse_target(url)
-    except FetchError:
-        return url
+    except FetchError as exc:
+        return url, exc.message
     host = target.host.rstrip(".")
     if ":" in host:
         host = f"[{host}]"
     if (target.scheme, target.port) not in (("http", 80), ("https", 443)):
         host += f":{target.port}"
-    return f"{target.scheme}://{host}{target.request_target}"
+    return f"{target.scheme}://{host}{target.request_target}", None
 
 
 def _shard_size_problems(
@@ -398,32 +426,51 @@ def _shard_size_problems(
     ]
 
 
-def config_problems(config: dict[str, Any]) -> list[str]:
-    """Checks JSON schema cannot express; each message names the key."""
+# Lines of feed_urls problems listed at most; a list of a million URLs may hold as many.
+MAX_LISTED_URL_PROBLEMS: Final = 20
+
+
+def feed_url_problems(feed_urls: list[Any]) -> list[str]:
+    """One message per feed_urls entry that cannot be used, in config order, naming it by
+    index and never quoting it: the first MAX_LISTED_URL_PROBLEMS, then how many more."""
     problems: list[str] = []
-    for index, url in enumerate(config.get("feed_urls") or []):
+    first_of: dict[str, int] = {}  # feed_key -> index of its first entry
+    for index, url in enumerate(feed_urls):
         if not isinstance(url, str):
             continue
         if len(url.encode("utf-8")) > MAX_URL_BYTES:
             problems.append(f"config['feed_urls'][{index}] is longer than 2 KiB")
-        elif "@" in url and "@" in urlsplit(url).netloc:
-            # Credentials would travel into every record and log line: refused, not stripped.
-            problems.append(f"config['feed_urls'][{index}] carries credentials (user@host)")
+            continue
+        # The fetcher's own check (parse_target), so that a URL it would refuse stops
+        # the run now, not as an invalid_url row; credentials (user@host) are refused
+        # too: they would travel into every record and log line.
+        key, why = feed_key_and_refusal(url)
+        earlier = first_of.setdefault(key, index)
+        if why is not None:
+            problems.append(f"config['feed_urls'][{index}]: {why[0].lower()}{why[1:].rstrip('.')}")
+        elif earlier != index and feed_urls[earlier] == url:
+            problems.append(
+                f"config['feed_urls'][{index}] is the same URL as config['feed_urls'][{earlier}]"
+            )
+        elif earlier != index:
+            problems.append(
+                f"config['feed_urls'][{index}] is the same feed as "
+                f"config['feed_urls'][{earlier}]: the tap would send the same request "
+                "for both (they differ only in the case of the scheme or host, a "
+                "default port, a #fragment, ./ or ../ segments, percent-encoding or "
+                "the IDN form of the host)"
+            )
+    if len(problems) > MAX_LISTED_URL_PROBLEMS:
+        more = len(problems) - MAX_LISTED_URL_PROBLEMS
+        del problems[MAX_LISTED_URL_PROBLEMS:]
+        problems.append(f"config['feed_urls']: and {more:,} more entries like these (not listed)")
+    return problems
+
+
+def config_problems(config: dict[str, Any]) -> list[str]:
+    """Checks JSON schema cannot express; each message names the key."""
+    problems = feed_url_problems(config.get("feed_urls") or [])
     urls = [u for u in config.get("feed_urls") or [] if isinstance(u, str)]
-    if len(set(urls)) != len(urls):
-        problems.append("config['feed_urls'] lists the same URL more than once")
-    else:
-        first_of: dict[str, int] = {}
-        for index, url in enumerate(urls):
-            earlier = first_of.setdefault(feed_key(url), index)
-            if earlier != index:
-                problems.append(
-                    f"config['feed_urls'][{index}] is the same feed as "
-                    f"config['feed_urls'][{earlier}]: the tap would send the same request "
-                    "for both (they differ only in the case of the scheme or host, a "
-                    "default port, a #fragment, ./ or ../ segments, percent-encoding or "
-                    "the IDN form of the host)"
-                )
     shard_count, shard_index = config.get("shard_count", 1), config.get("shard_index", 0)
     if isinstance(shard_count, int) and isinstance(shard_index, int) and shard_index >= shard_count:
         problems.append("config['shard_index'] must be smaller than config['shard_count']")

@@ -183,6 +183,14 @@ def checked_answers(
     for answer in answers:
         reason, normalized = _verdict(str(answer), allow_private, verdicts)
         if reason is not None:
+            # The configured URL's own address, that the flag would let through, names the
+            # flag; a redirect into a private network is refused without that hint.
+            if (
+                denied_code == "destination_denied"
+                and not allow_private
+                and address_denial(str(answer), allow_private=True) is None
+            ):
+                reason += "; set allow_private_networks to fetch private and loopback addresses"
             if ip_literal is not None:
                 raise FetchError(denied_code, f"The address {host} is refused ({reason}).")
             raise FetchError(

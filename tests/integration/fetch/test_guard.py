@@ -230,3 +230,31 @@ def test_no_refusal_repeats_a_word(literal: str) -> None:
         reason = address_denial(address, allow_private=allow_private) or ""
         words = reason.split()
         assert all(a != b for a, b in pairwise(words)), reason
+
+
+HINT = "; set allow_private_networks to fetch private and loopback addresses)."
+
+
+@pytest.mark.parametrize(
+    ("host", "answers"),
+    [("127.0.0.1", []), ("10.1.2.3", []), ("[::1]", []), ("feed.example", ["192.168.1.5"])],
+    ids=["loopback", "private", "loopback-v6", "resolves-private"],
+)
+def test_an_address_the_flag_would_let_through_names_the_flag(
+    host: str, answers: list[str], fetchers: Callable[..., Fetcher], server: Server
+) -> None:
+    # The message said only "The address 127.0.0.1 is refused (loopback)."
+    resolver = StubResolver({"feed.example": answers})
+    result = fetchers(resolver=resolver).fetch(f"http://{host}:{server.port}/feed")
+    assert_error(result, "destination_denied")
+    assert result.error is not None and result.error.message.endswith(HINT)
+
+
+@pytest.mark.parametrize("address", ["169.254.169.254", "100.64.0.1", "192.0.2.1", "fe80::1"])
+def test_an_address_the_flag_would_not_let_through_names_no_flag(
+    address: str, fetchers: Callable[..., Fetcher], server: Server
+) -> None:
+    resolver = StubResolver({"feed.example": [address]})
+    result = fetchers(resolver=resolver).fetch(f"http://feed.example:{server.port}/feed")
+    assert_error(result, "destination_denied")
+    assert result.error is not None and "allow_private_networks" not in result.error.message

@@ -123,6 +123,16 @@ def test_kept_verdicts_give_the_guards_answer_every_time() -> None:
     assert ("10.0.0.1", False) in verdicts and ("10.0.0.1", True) not in verdicts
 
 
+def test_a_redirect_into_a_private_network_does_not_suggest_the_flag() -> None:
+    # Only the configured URL's own address gets the hint: a public feed redirected to an
+    # intranet address is the shape of a request forgery, not a setting left off.
+    with pytest.raises(FetchError) as caught:
+        checked_answers(
+            "feed.example", ["10.0.0.1"], None, allow_private=False, denied_code="redirect_denied"
+        )
+    assert caught.value.message == "The host feed.example resolves to a refused address (private)."
+
+
 class HeldLookup:
     """A getaddrinfo that answers 127.0.0.1 once released, counting lookups in flight."""
 

@@ -198,6 +198,32 @@ def test_every_setting_in_meltano_yml_is_read_from_its_variable(
     assert set(read) == {*names, *builtin, "flattening_max_depth"}
 
 
+@pytest.mark.parametrize(
+    ("text", "urls"),
+    [
+        ('["https://e.example/f?tags=a,b"]', ["https://e.example/f?tags=a,b"]),
+        ("https://e.example/f", ["https://e.example/f"]),
+        ("https://e.example/a,https://e.example/b", ["https://e.example/a", "https://e.example/b"]),
+        ("https://e.example/f?tags=a,b", ["https://e.example/f?tags=a", "b"]),
+        ('["https://e.example/f",]', ['["https://e.example/f"', "]"]),
+    ],
+    ids=["json", "bare-url", "comma-separated", "comma-in-query", "json-typo"],
+)
+def test_an_array_variable_is_json_or_else_split_on_commas(
+    monkeypatch: pytest.MonkeyPatch, text: str, urls: list[str]
+) -> None:
+    """As the README says (Configuration): singer-sdk's reading of a list of strings is
+    kept; a URL with a comma in its query must be given as JSON (the pieces of a wrong
+    split are then refused by the config check, by index)."""
+    from tap_feeddelta.tap import TapFeedDelta
+
+    for name in os.environ:
+        if name.startswith("TAP_FEEDDELTA_"):
+            monkeypatch.delenv(name)
+    monkeypatch.setenv("TAP_FEEDDELTA_FEED_URLS", text)
+    assert TapFeedDelta._env_var_config == {"feed_urls": urls}
+
+
 BOOLEAN_SPELLINGS = [(text, True) for text in ("true", "TRUE", "1", "yes", "on")] + [
     (text, False) for text in ("false", "FALSE", "0", "no", "off", "")
 ]

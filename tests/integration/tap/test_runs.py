@@ -405,6 +405,13 @@ def test_records_leave_in_config_order(server: FeedServer) -> None:
         ({"start_date": "0001-01-01T00:00:00+01:00"}, "config_invalid: config['start_date']"),
         ({"start_date": "9999-12-31T23:59:59-01:00"}, "config_invalid: config['start_date']"),
         ({"feed_urls": ["https://user:s3cret@example.org/feed"]}, "credentials"),
+        # A URL the fetcher refuses stops the run at start-up (it gave an invalid_url row).
+        (
+            {"feed_urls": ["https://example.org/feed.xml", "http://a..b/feed"]},
+            "config_invalid: config['feed_urls'][1]: the URL's host name is malformed",
+        ),
+        # urlsplit raised on the unclosed bracket: a traceback instead of a config error.
+        ({"feed_urls": ["http://u@[::1/feed"]}, "config['feed_urls'][0]: "),
         ({"request_timeout_seconds": 0.5}, "request_timeout_seconds"),
         (
             {
@@ -418,6 +425,10 @@ def test_records_leave_in_config_order(server: FeedServer) -> None:
         (
             {"feed_urls": ["https://example.org/f", "HTTPS://Example.org:443/f#top"]},
             "feed_urls'][1] is the same feed as config['feed_urls'][0]",
+        ),
+        (
+            {"feed_urls": ["https://example.org/f", "https://example.org/f"]},
+            "config_invalid: config['feed_urls'][1] is the same URL as config['feed_urls'][0]",
         ),
     ],
     ids=lambda v: json.dumps(v)[:40] if isinstance(v, dict) else v,
@@ -440,9 +451,10 @@ SECRET_URL = "https://alice:hunter2@feeds.example/x?token=SECRET1"
         {"feed_urls": ["ftp" + SECRET_URL[5:]]},  # not http(s)
         {"feed_urls": [SECRET_URL + "a" * 2100]},  # too long
         {"feed_urls": [SECRET_URL, SECRET_URL]},  # repeated
+        {"feed_urls": ["https://feeds..example/x?token=SECRET1"]},  # malformed host
         {"user_agent": "agent token=SECRET1\r\nX: y"},
     ],
-    ids=["string", "ftp", "too-long", "repeated", "user-agent"],
+    ids=["string", "ftp", "too-long", "repeated", "malformed-host", "user-agent"],
 )
 def test_config_errors_never_quote_the_values(extra: dict[str, Any]) -> None:
     run = run_tap({"feed_urls": ["https://example.org/feed.xml"], **extra})

@@ -1,0 +1,119 @@
+"""config_problems: what the JSON schema cannot say about a config, one message per entry,
+naming it by index and never quoting it (a feed URL may carry a token)."""
+
+from __future__ import annotations
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from tap_feeddelta.config import config_problems, feed_key_and_refusal, fetcher_key
+from tap_feeddelta.fetch.errors import FetchError
+from tap_feeddelta.fetch.urls import parse_target
+
+OK = "http://example.com/ok.xml"
+
+
+def test_a_url_the_credential_check_cannot_split_is_named_not_raised() -> None:
+    # urlsplit raised "Invalid IPv6 URL" on the unclosed bracket: a traceback at start-up.
+    [problem] = config_problems({"feed_urls": [OK, "http://u@[::1/feed"]})
+    assert problem.startswith("config['feed_urls'][1]")
+    assert "[::1" not in problem
+
+
+MALFORMED = [
+    "http://",
+    "https:///feed.xml",
+    "http://exa mple.com/feed",
+    "http://[::1/feed",
+    "http://host:99999/feed",
+    "http://a..b/feed",
+    "http://example.com/a\\b",
+    "http://user@example.com/feed",
+    "https://user:s3cret@example.org/feed",
+]
+
+
+@pytest.mark.parametrize("url", MALFORMED)
+def test_a_url_the_fetcher_refuses_is_refused_at_start_up(url: str) -> None:
+    # These passed the config check and failed only at run time, as invalid_url rows.
+    with pytest.raises(FetchError) as refused:
+        parse_target(url)
+    [problem] = config_problems({"feed_urls": [OK, url]})
+    reason = refused.value.message.rstrip(".")
+    assert problem == f"config['feed_urls'][1]: {reason[0].lower()}{reason[1:]}"
+    assert url not in problem
+
+
+def test_every_refused_url_is_named_at_once() -> None:
+    problems = config_problems({"feed_urls": [OK, *MALFORMED]})
+    assert [p.split(":", 1)[0] for p in problems] == [
+        f"config['feed_urls'][{i}]" for i in range(1, len(MALFORMED) + 1)
+    ]
+
+
+@settings(max_examples=500, deadline=None)
+@given(
+    st.sampled_from(["http", "https"]),
+    st.lists(st.text(alphabet="a-z09", min_size=1, max_size=70), min_size=1, max_size=6),
+    st.sampled_from(["", "."]),
+    st.sampled_from(["", ":0", ":1", ":80", ":080", ":65535", ":65536", ":99999"]),
+    st.text(alphabet="/.a_~!$&'()*+,;=:@-", max_size=30),
+    st.none() | st.text(alphabet="/?.a=&-", max_size=10),
+)
+def test_the_quick_key_takes_only_urls_the_fetcher_takes(
+    scheme: str, labels: list[str], dot: str, port: str, path: str, query: str | None
+) -> None:
+    # feed_key reads a plain URL without parse_target; it must never pass one that
+    # parse_target refuses, nor refuse one it takes.
+    url = f"{scheme}://{'.'.join(labels)}{dot}{port}{path}" + ("" if query is None else f"?{query}")
+    try:
+        parse_target(url)
+    except FetchError:
+        accepted = False
+    else:
+        accepted = True
+    assert (feed_key_and_refusal(url)[1] is None) == accepted
+    assert feed_key_and_refusal(url)[0] == fetcher_key(url)
+
+
+def test_a_host_name_longer_than_253_characters_is_refused() -> None:
+    url = "http://" + ".".join(["a" * 60] * 5) + "/feed"
+    [problem] = config_problems({"feed_urls": [url]})
+    assert problem == "config['feed_urls'][0]: the URL's host name is malformed"
+
+
+def _feeds(count: int) -> list[str]:
+    return [f"http://example.com/f{i}.xml" for i in range(count)]
+
+
+def test_an_exact_repeat_names_both_entries_and_respelled_ones_are_told_too() -> None:
+    # The exact repeat was told without indexes, and hid the respelled one until fixed.
+    urls = _feeds(300)
+    urls[250] = urls[17]
+    urls[280] = "HTTP://EXAMPLE.COM/f42.xml"
+    problems = config_problems({"feed_urls": urls})
+    assert problems[0] == "config['feed_urls'][250] is the same URL as config['feed_urls'][17]"
+    assert problems[1].startswith(
+        "config['feed_urls'][280] is the same feed as config['feed_urls'][42]: "
+    )
+    assert len(problems) == 2
+
+
+def test_problems_are_listed_in_config_order() -> None:
+    urls = ["http://a..b/feed", OK, OK, "https://EXAMPLE.com/f", "https://example.com/f"]
+    problems = config_problems({"feed_urls": urls})
+    assert [p.split(" ", 1)[0].rstrip(":") for p in problems] == [
+        "config['feed_urls'][0]",
+        "config['feed_urls'][2]",
+        "config['feed_urls'][4]",
+    ]
+
+
+def test_a_long_list_of_problems_is_cut_to_its_first_twenty() -> None:
+    urls = _feeds(100) + _feeds(50)
+    problems = config_problems({"feed_urls": urls})
+    assert len(problems) == 21
+    assert problems[0] == "config['feed_urls'][100] is the same URL as config['feed_urls'][0]"
+    assert problems[19] == "config['feed_urls'][119] is the same URL as config['feed_urls'][19]"
+    assert problems[20] == "config['feed_urls']: and 30 more entries like these (not listed)"
