@@ -370,15 +370,9 @@ def feed_key_and_refusal(url: str) -> tuple[str, str | None]:
     """(``feed_key(url)``, None) for a URL the fetcher takes; (``url``, why not) for one
     that ``parse_target`` refuses, in its words (which never quote the URL)."""
     plain = _PLAIN_URL.fullmatch(url)
-    if (
-        plain is not None
-        and 0 < int(plain[3] or 80) < 65536
-        and len(plain[2]) < 253
-        and len(url) <= MAX_URL_BYTES
-    ):
-        scheme, host, port, path, query = plain.groups()
-        if port is not None and (scheme, int(port)) not in (("http", 80), ("https", 443)):
-            host += f":{int(port)}"
+    # A URL with a port goes the long way: the fetcher refuses some ports (BAD_PORTS).
+    if plain is not None and plain[3] is None and len(plain[2]) < 253 and len(url) <= MAX_URL_BYTES:
+        scheme, host, _, path, query = plain.groups()
         return f"{scheme}://{host}{path or '/'}{query or ''}", None
     return _fetcher_key_and_refusal(url)
 

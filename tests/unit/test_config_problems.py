@@ -31,6 +31,7 @@ MALFORMED = [
     "http://example.com/a\\b",
     "http://user@example.com/feed",
     "https://user:s3cret@example.org/feed",
+    "http://example.org:25/feed",  # a port the fetcher never sends to
 ]
 
 
