@@ -250,7 +250,7 @@ def test_an_address_the_flag_would_let_through_names_the_flag(
     assert result.error is not None and result.error.message.endswith(HINT)
 
 
-@pytest.mark.parametrize("address", ["169.254.169.254", "100.64.0.1", "192.0.2.1", "fe80::1"])
+@pytest.mark.parametrize("address", ["169.254.169.254", "100.100.100.200", "192.0.2.1", "fe80::1"])
 def test_an_address_the_flag_would_not_let_through_names_no_flag(
     address: str, fetchers: Callable[..., Fetcher], server: Server
 ) -> None:
