@@ -13,6 +13,7 @@ from __future__ import annotations
 import asyncio
 import concurrent.futures
 import contextlib
+import http.client
 import logging
 import threading
 from collections.abc import Callable, Coroutine
@@ -397,7 +398,9 @@ class Fetcher:
                     raise FetchError("bad_response", f"A {status} redirect had no Location.")
                 return redirect_target(target, location)
             if status == 304:
-                keep = True  # a 304 has no body by definition
+                # A 304 has no body by definition; one that declares a body anyway may
+                # well send it, to be read as the next answer on this connection.
+                keep = not _declares_body(head)
                 if not (progress.etag_sent or progress.last_modified_sent):
                     raise FetchError(
                         "bad_response", "A 304 answered a request that sent no validators."
@@ -487,10 +490,14 @@ class Fetcher:
         A new connection races the host's addresses (``open_first``, families taking
         turns). A transient failure (refused, reset, a keep-alive connection the server
         closed meanwhile) gets one more try, on a new connection; a race, only when every
-        address failed so (its error is the most telling of them).
+        address failed so (its error is the most telling of them). So does an answer on a
+        reused connection that does not start with a status line: bytes its server sent
+        after the end of the previous answer (a body longer than its Content-Length),
+        not this answer. On a new connection that is the server's answer: not retried.
         """
         request = request_bytes(target.request_target, target.authority, headers)
         key, conn = self._connection(target, addresses)
+        reused = conn is not None
         retried = False
         while True:
             phase: Literal["connect", "exchange"] = "connect"
@@ -513,9 +520,10 @@ class Fetcher:
                 if not isinstance(exc, Exception) or isinstance(exc, FetchError):
                     raise
                 failure = failure_from_exception(exc, phase=phase, host=target.host)
-                if retried or not is_transient(exc):
+                if retried or not (is_transient(exc) or (reused and _stray_answer(exc))):
                     raise failure from None
             retried = True
+            reused = False
             conn = None
 
     def _connection(
@@ -528,6 +536,21 @@ class Fetcher:
             if conn is not None:
                 return key, conn
         return (target.scheme, target.host, target.port, addresses[0]), None
+
+
+def _declares_body(head: Head) -> bool:
+    """Whether a bodiless answer (a 304) has a Transfer-Encoding or a Content-Length
+    other than 0: its server may send that body after it."""
+    fields = head.fields
+    if fields.get("Transfer-Encoding") is not None:
+        return True
+    lengths = fields.get_all("Content-Length")
+    return any(member.strip() != "0" for value in lengths for member in value.split(","))
+
+
+def _stray_answer(exc: Exception) -> bool:
+    """Whether the answer read did not start with an HTTP/1 status line."""
+    return isinstance(exc, http.client.BadStatusLine | http.client.UnknownProtocol)
 
 
 def _no_document(host: str, status: int) -> FetchError:

@@ -629,6 +629,82 @@ def test_keepalive_connection_dropped_mid_request_is_retried_once(
     assert seen == [1, 1, 2]
 
 
+def _once_the_next_request_is_in(wire: Wire) -> None:
+    """Wait until the client's next request is on the connection (left unread)."""
+    wire.sock.recv(1, socket.MSG_PEEK)
+
+
+def test_stray_bytes_on_a_reused_connection_send_the_request_again_on_a_new_one(
+    server: Server, fetchers: Callable[..., Fetcher]
+) -> None:
+    """A 200 shorter than what the server writes (a cache plugin's trailing comment): the
+    rest comes after the framed end, late, and is read as the next answer's status line."""
+    served: list[int] = []
+
+    def short(request: Request, wire: Wire) -> bool:
+        served.append(request.connection)
+        wire.respond(200, b"<rss/>")
+        if len(served) == 1:
+            _once_the_next_request_is_in(wire)
+            wire.send(b"\n<!-- Page cached by SuperCache -->\n")
+        return True
+
+    server.routes["/feed"] = short
+    fetcher = fetchers(allow_private_networks=True)
+    assert fetcher.fetch(server.url("/feed")).status == "ok"
+    second = fetcher.fetch(server.url("/feed"))
+    assert second.status == "ok", second.error
+    assert second.body == b"<rss/>"
+    # Connection 1 answered the second request too, after the stray bytes; the tap had
+    # stopped reading there and asked again on connection 2.
+    assert served == [1, 1, 2]
+
+
+def test_a_bad_status_line_on_a_new_connection_is_not_asked_again(
+    server: Server, fetchers: Callable[..., Fetcher]
+) -> None:
+    def garbage(request: Request, wire: Wire) -> bool:
+        wire.send(b"<!-- cached -->\nHTTP/1.1 200 OK\r\nContent-Length: 6\r\n\r\n<rss/>")
+        return True
+
+    server.routes["/feed"] = garbage
+    result = fetchers(allow_private_networks=True).fetch(server.url("/feed"))
+    assert_error(result, "bad_response")
+    assert server.paths == ["/feed"]
+
+
+@pytest.mark.parametrize(
+    ("fields", "reused"),
+    [
+        ([], True),
+        ([("Content-Length", "0")], True),
+        ([("Content-Length", "23")], False),
+        ([("Transfer-Encoding", "chunked")], False),
+    ],
+    ids=["no-length", "length-0", "length-23", "chunked"],
+)
+def test_a_304_that_declares_a_body_does_not_leave_its_connection_for_reuse(
+    fields: list[tuple[str, str]],
+    reused: bool,
+    server: Server,
+    fetchers: Callable[..., Fetcher],
+) -> None:
+    """A 304 has no body, but a server that declares one may well send it afterwards."""
+
+    def handle(request: Request, wire: Wire) -> bool:
+        if request.headers.get("if-none-match"):
+            wire.respond(304, headers=[("ETag", '"v1"'), *fields], length=False)
+        else:
+            wire.respond(200, b"<rss/>")
+        return True
+
+    server.routes["/feed"] = handle
+    fetcher = fetchers(allow_private_networks=True)
+    assert fetcher.fetch(server.url("/feed"), etag='"v1"').status == "not_modified"
+    assert fetcher.fetch(server.url("/feed")).status == "ok"
+    assert server.connections == (1 if reused else 2)
+
+
 def test_too_many_headers_fail_fast(
     server: Server, fetchers: Callable[..., Fetcher], clock: Clock
 ) -> None:
