@@ -494,6 +494,9 @@ class Fetcher:
         reused connection that does not start with a status line: bytes its server sent
         after the end of the previous answer (a body longer than its Content-Length),
         not this answer. On a new connection that is the server's answer: not retried.
+        A 408 on a reused connection is retried too (as Chromium and Go do): a server
+        closing an idle connection says so, the request on it unread; on a new
+        connection it is the answer (``http_error``).
         """
         request = request_bytes(target.request_target, target.authority, headers)
         key, conn = self._connection(target, addresses)
@@ -513,7 +516,9 @@ class Fetcher:
                 progress.doing = "waiting for the response"
                 conn.writer.write(request)
                 head = await read_head(conn.reader)
-                return key, conn, head
+                if not (reused and head.status == 408):
+                    return key, conn, head
+                conn.close()  # the server timed the idle connection out as this came in
             except BaseException as exc:
                 if conn is not None:
                     conn.close()
