@@ -447,7 +447,8 @@ class Fetcher:
             )
         if head.transfer_codings not in ((), ("chunked",)):
             # No TE field is sent, so chunked is the one coding a server may use, and
-            # last (RFC 9112 6.1, 7.4); without it last the body has no framing at all.
+            # last (RFC 9112 6.1, 7.4). (With no coding but identity the body is framed
+            # by its length, or ends with the connection.)
             raise FetchError("bad_response", "The body uses a Transfer-Encoding not offered.")
         encodings = content_encodings(fields.joined("Content-Encoding"))
         if not supported(encodings):

@@ -69,7 +69,8 @@ class Head:
     chunked: bool  # chunked is the last transfer coding
     length: int | None  # Content-Length; None: chunked or read to the close
     will_close: bool  # the connection cannot carry another request
-    transfer_codings: tuple[str, ...] = ()  # of every Transfer-Encoding field, in order
+    # Of every Transfer-Encoding field, in order, identity left out.
+    transfer_codings: tuple[str, ...] = ()
 
 
 async def read_line(reader: asyncio.StreamReader) -> bytes:
@@ -134,7 +135,9 @@ async def read_head(reader: asyncio.StreamReader, *, method: str = "GET") -> Hea
     else:
         raise http.client.HTTPException("too many interim responses")
     fields = await read_fields(reader)
-    codings = _transfer_codings(fields)
+    named = _transfer_codings(fields)
+    # identity (RFC 2616's "no coding", since dropped from the registry) changes nothing.
+    codings = tuple(coding for coding in named if coding != "identity")
     chunked = bool(codings) and codings[-1] == "chunked"
     length: int | None = None
     declared = fields.get("content-length")
@@ -145,7 +148,14 @@ async def read_head(reader: asyncio.StreamReader, *, method: str = "GET") -> Hea
                 length = int(declared)
     if status in (204, 304) or 100 <= status < 200 or method == "HEAD":
         length = 0
-    will_close = _closes(version, fields) or (not chunked and length is None)
+    # Without chunked last the body ends with the connection (6.3 (4), (7)). A length
+    # beside a Transfer-Encoding of identity alone frames the body, as in http.client,
+    # but that framing is in doubt (6.3 (3)): the connection is not used again.
+    will_close = (
+        _closes(version, fields)
+        or (not chunked and length is None)
+        or (bool(named) and not codings)
+    )
     return Head(version, status, reason, fields, chunked, length, will_close, codings)
 
 
