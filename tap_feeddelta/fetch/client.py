@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any, Literal, TypeVar
 
-from tap_feeddelta.fetch.body import ACCEPT_ENCODING, CappedBody, supported
+from tap_feeddelta.fetch.body import ACCEPT_ENCODING, CappedBody, refusal
 from tap_feeddelta.fetch.chunked import CAP_BYTES_PER_CHUNK, WIRE_BYTES_PER_CAP_BYTE
 from tap_feeddelta.fetch.connection import (
     Connection,
@@ -451,8 +451,9 @@ class Fetcher:
             # by its length, or ends with the connection.)
             raise FetchError("bad_response", "The body uses a Transfer-Encoding not offered.")
         encodings = content_encodings(fields.joined("Content-Encoding"))
-        if not supported(encodings):
-            raise FetchError("bad_response", "The body uses a Content-Encoding not offered.")
+        refused = refusal(encodings)
+        if refused is not None:
+            raise FetchError("bad_response", refused)
         body = CappedBody(encodings, max_bytes)
         try:
             clean = await read_body(

@@ -536,7 +536,32 @@ def test_unoffered_encoding_is_bad_response(
     server: Server, fetchers: Callable[..., Fetcher]
 ) -> None:
     server.routes["/feed"] = ok_handler(b"???", Content_Encoding="compress")
-    assert_error(fetchers(allow_private_networks=True).fetch(server.url("/feed")), "bad_response")
+    result = fetchers(allow_private_networks=True).fetch(server.url("/feed"))
+    assert_error(result, "bad_response")
+    assert result.error is not None
+    assert result.error.message == "The body uses a Content-Encoding not offered (compress)."
+
+
+@pytest.mark.parametrize(
+    ("header", "layers"),
+    [("gzip, gzip", ["gzip", "gzip"]), ("deflate, gzip", ["deflate", "gzip"])],
+    ids=["gzip-gzip", "deflate-gzip"],
+)
+def test_a_body_compressed_twice_over_is_decoded_within_the_cap(
+    header: str, layers: list[str], server: Server, fetchers: Callable[..., Fetcher]
+) -> None:
+    """An app compresses, then its web server compresses again: both layers are undone."""
+    text = b"<rss>" + b"<item>twice</item>" * 200 + b"</rss>"
+    body = text
+    for layer in layers:
+        body = gzip.compress(body, mtime=0) if layer == "gzip" else zlib.compress(body)
+    server.routes["/feed"] = ok_handler(body, Content_Encoding=header)
+    fetcher = fetchers(allow_private_networks=True, max_feed_bytes=len(text))
+    result = fetcher.fetch(server.url("/feed"))
+    assert (result.status, result.body) == ("ok", text), result.error
+    assert result.bytes_received == len(text)
+    small = fetchers(allow_private_networks=True, max_feed_bytes=len(text) - 1)
+    assert_error(small.fetch(server.url("/feed")), "response_too_large")
 
 
 def test_body_cut_short_is_connection_failed(
