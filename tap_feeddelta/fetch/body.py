@@ -26,6 +26,7 @@ class _Decoder(Protocol):
 
 
 _GZIP_MAGIC = b"\x1f\x8b"
+_GZIP_START = _GZIP_MAGIC + b"\x08"  # and deflate, gzip's one compression method
 _GZIP_WBITS = 16 + zlib.MAX_WBITS
 # Gzip members in one body, at most. Concatenated files and block compressors (bgzip's
 # 64 KiB blocks) make tens; each member costs a new decompressor and a copy of the input
@@ -229,7 +230,33 @@ class CappedBody:
             if given:  # an empty body, or an empty layer, decodes to nothing
                 _finish(decoder)
             given = self._layer_totals[layer]
+        if self._data.startswith(_GZIP_START) and len(self._decoders) < MAX_CODINGS:
+            return self._undeclared_gzip()
         return bytes(self._data)
+
+    def _undeclared_gzip(self) -> bytes:
+        """The body, gzip data the server did not declare (a .xml.gz stored without its
+        Content-Encoding, a cache keeping compressed pages, a second gzip of an app's
+        own), gunzipped under the same cap. No feed starts with these bytes: 1f is a
+        control character, which neither XML nor JSON may start with."""
+        again = CappedBody(["gzip"], self._max_bytes)
+        data, self._data = self._data, bytearray()
+        try:
+            for start in range(0, len(data), CHUNK_BYTES):
+                again.feed(bytes(data[start : start + CHUNK_BYTES]))
+            del data
+            decoded = again.finish()
+        except FetchError as exc:
+            if exc.code != "bad_response":
+                raise
+            raise FetchError(
+                "bad_response",
+                "The body is gzip data without a Content-Encoding saying so, and it does"
+                " not decode.",
+            ) from exc
+        finally:
+            self._total = again.decoded_bytes
+        return decoded
 
 
 def _decoded(decoder: _Decoder, data: bytes, limit: int) -> bytes:

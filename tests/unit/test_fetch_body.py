@@ -207,3 +207,48 @@ def test_codings_beyond_the_known_or_the_layer_bound_are_refused(
     assert (message is None) == accepted
     if "zstd" in encodings or "compress" in encodings:
         assert message is not None and "(" in message  # a registered coding is named
+
+
+def _whole(encodings: list[str], data: bytes, max_bytes: int = 1 << 20) -> bytes:
+    body = CappedBody(encodings, max_bytes)
+    for start in range(0, len(data), 1000):
+        body.feed(data[start : start + 1000])
+    return body.finish()
+
+
+@pytest.mark.parametrize(
+    ("declared", "applied"),
+    [([], ["gzip"]), (["gzip"], ["gzip", "gzip"]), (["deflate"], ["gzip", "deflate"])],
+    ids=["none-declared", "gzip-declared-once", "deflate-declared"],
+)
+def test_a_gzip_body_the_server_did_not_declare_is_decoded(
+    declared: list[str], applied: list[str]
+) -> None:
+    """A .xml.gz uploaded without its Content-Encoding, a cache storing compressed pages:
+    no feed starts with 1f 8b 08 (a control character), so the gzip is undone."""
+    text = FIRST + SECOND
+    assert _whole(declared, _stacked(text, applied)) == text
+
+
+def test_an_undeclared_gzip_body_is_capped_like_a_declared_one() -> None:
+    bomb = gzip.compress(bytes(8 << 20), mtime=0)
+    with pytest.raises(FetchError) as caught:
+        _whole([], bomb)
+    assert caught.value.code == "response_too_large"
+    text = FIRST * 100
+    assert _whole([], gzip.compress(text, mtime=0), max_bytes=len(text)) == text
+    with pytest.raises(FetchError) as caught:
+        _whole([], gzip.compress(text, mtime=0), max_bytes=len(text) - 1)
+    assert caught.value.code == "response_too_large"
+
+
+def test_an_undeclared_gzip_body_that_does_not_decode_says_what_it_is() -> None:
+    with pytest.raises(FetchError) as caught:
+        _whole([], b"\x1f\x8b\x08not really gzip")
+    assert caught.value.code == "bad_response"
+    assert "gzip" in caught.value.message and "Content-Encoding" in caught.value.message
+
+
+@pytest.mark.parametrize("data", [b"\x1f\x8b", b"\x1f\x8b\x09rest", b"<rss/>\x1f\x8b\x08"])
+def test_other_bytes_are_left_as_they_came(data: bytes) -> None:
+    assert _whole([], data) == data

@@ -542,6 +542,17 @@ def test_unoffered_encoding_is_bad_response(
     assert result.error.message == "The body uses a Content-Encoding not offered (compress)."
 
 
+def test_a_gzip_body_served_without_content_encoding_is_decoded(
+    server: Server, fetchers: Callable[..., Fetcher]
+) -> None:
+    """A .xml.gz uploaded to a bucket without its Content-Encoding metadata."""
+    text = b"<rss>" + b"<item>stored compressed</item>" * 100 + b"</rss>"
+    server.routes["/feed.xml"] = ok_handler(gzip.compress(text, mtime=0))
+    result = fetchers(allow_private_networks=True).fetch(server.url("/feed.xml"))
+    assert (result.status, result.body) == ("ok", text), result.error
+    assert result.bytes_received == len(text)
+
+
 @pytest.mark.parametrize(
     ("header", "layers"),
     [("gzip, gzip", ["gzip", "gzip"]), ("deflate, gzip", ["deflate", "gzip"])],
