@@ -34,6 +34,7 @@ from tap_feeddelta.fetch.connection import (
 )
 from tap_feeddelta.fetch.errors import (
     FetchError,
+    TooManyFields,
     failure_from_exception,
     is_transient,
     timed_out,
@@ -526,6 +527,9 @@ class Fetcher:
                     conn.close()
                 if not isinstance(exc, Exception) or isinstance(exc, FetchError):
                     raise
+                if isinstance(exc, TooManyFields) and exc.status is not None:
+                    progress.final_url = target.url  # it answered, if not within the rules
+                    progress.http_status = exc.status
                 failure = failure_from_exception(exc, phase=phase, host=target.host)
                 if retried or not (is_transient(exc) or (reused and _stray_answer(exc))):
                     raise failure from None

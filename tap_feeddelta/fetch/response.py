@@ -19,7 +19,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 
 from tap_feeddelta.fetch.chunked import read_chunked
-from tap_feeddelta.fetch.errors import FetchError
+from tap_feeddelta.fetch.errors import FetchError, TooManyFields
 from tap_feeddelta.fetch.wire import CHUNK_BYTES, MAX_FIELDS, MAX_INTERIM, MAX_LINE
 
 _TOKEN = re.compile(r"[!#$%&'*+.^_`|~0-9A-Za-z-]+")  # a field name (RFC 9110 token)
@@ -110,7 +110,7 @@ async def read_fields(reader: asyncio.StreamReader) -> HeaderFields:
             continue
         last = values.setdefault(name.lower(), [])
         last.append(value.strip(" \t\r\n"))
-    raise http.client.HTTPException(f"got more than {MAX_FIELDS} headers")
+    raise TooManyFields("header")
 
 
 def _one_length(value: str) -> str:
@@ -134,7 +134,11 @@ async def read_head(reader: asyncio.StreamReader, *, method: str = "GET") -> Hea
         await read_fields(reader)  # an interim answer's fields are dropped
     else:
         raise http.client.HTTPException("too many interim responses")
-    fields = await read_fields(reader)
+    try:
+        fields = await read_fields(reader)
+    except TooManyFields as exc:
+        exc.status = status  # the answer's status, for the row
+        raise
     named = _transfer_codings(fields)
     # identity (RFC 2616's "no coding", since dropped from the registry) changes nothing.
     codings = tuple(coding for coding in named if coding != "identity")

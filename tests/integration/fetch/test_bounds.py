@@ -788,6 +788,36 @@ def test_too_many_headers_fail_fast(
     assert server.paths == ["/feed"]
 
 
+@pytest.mark.parametrize("status", [200, 404])
+def test_too_many_header_fields_are_named_and_the_status_kept(
+    status: int, server: Server, fetchers: Callable[..., Fetcher]
+) -> None:
+    """CDN debug headers, many Set-Cookie: past http.client's 100 fields the row says
+    so, with the status the server gave."""
+    fields = [(f"X-Debug-{n}", "v") for n in range(120)]
+    server.routes["/feed"] = lambda request, wire: wire.respond(status, b"<rss/>", fields)
+    result = fetchers(allow_private_networks=True).fetch(server.url("/feed"))
+    assert_error(result, "bad_response")
+    assert result.error is not None
+    assert result.error.message == "127.0.0.1 sent more than 100 header fields."
+    assert result.http_status == status
+    assert result.final_url == server.url("/feed")
+
+
+def test_too_many_trailer_fields_are_named(
+    server: Server, fetchers: Callable[..., Fetcher]
+) -> None:
+    trailer = b"".join(b"X-T%d: v\r\n" % n for n in range(120))
+    body = b"6\r\n<rss/>\r\n0\r\n" + trailer + b"\r\n"
+    head = b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n"
+    server.routes["/feed"] = lambda request, wire: wire.send(head + body)
+    result = fetchers(allow_private_networks=True).fetch(server.url("/feed"))
+    assert_error(result, "bad_response")
+    assert result.error is not None
+    assert result.error.message == "127.0.0.1 sent more than 100 trailer fields."
+    assert result.http_status == 200
+
+
 def test_oversized_header_fails_fast(
     server: Server, fetchers: Callable[..., Fetcher], clock: Clock
 ) -> None:
