@@ -10,6 +10,7 @@ import zlib
 from typing import Protocol
 
 from tap_feeddelta.fetch.errors import FetchError
+from tap_feeddelta.fetch.wire import CHUNK_BYTES
 
 
 class _Decoder(Protocol):
@@ -25,6 +26,7 @@ class _Decoder(Protocol):
 
 
 _GZIP_MAGIC = b"\x1f\x8b"
+_GZIP_START = _GZIP_MAGIC + b"\x08"  # and deflate, gzip's one compression method
 _GZIP_WBITS = 16 + zlib.MAX_WBITS
 # Gzip members in one body, at most. Concatenated files and block compressors (bgzip's
 # 64 KiB blocks) make tens; each member costs a new decompressor and a copy of the input
@@ -135,9 +137,27 @@ BROTLI = _brotli_module()
 ACCEPT_ENCODING = "gzip, deflate, br" if BROTLI is not None else "gzip, deflate"
 
 
-def supported(encodings: list[str]) -> bool:
+# Content codings undone on one body, at most: an app that compresses and a server that
+# compresses again make two; each layer's output is capped like the body.
+MAX_CODINGS = 3
+# Registered content codings the tap does not decode: a message may name one of these,
+# never what else a header holds.
+_NAMED_CODINGS = frozenset(
+    ("compress", "x-compress", "zstd", "br", "dcb", "dcz", "aes128gcm", "exi", "pack200-gzip")
+)
+
+
+def refusal(encodings: list[str]) -> str | None:
+    """Why a body with these content codings (in the order applied) cannot be decoded,
+    or None when it can."""
     ok = {"gzip", "x-gzip", "deflate"} | ({"br"} if BROTLI is not None else set())
-    return len(encodings) <= 1 and all(e in ok for e in encodings)
+    for encoding in encodings:
+        if encoding not in ok:
+            named = f" ({encoding})" if encoding in _NAMED_CODINGS else ""
+            return f"The body uses a Content-Encoding not offered{named}."
+    if len(encodings) > MAX_CODINGS:
+        return f"The body is encoded {len(encodings)} times over (at most {MAX_CODINGS})."
+    return None
 
 
 def _decoder(encoding: str) -> _Decoder:
@@ -149,37 +169,53 @@ def _decoder(encoding: str) -> _Decoder:
 class CappedBody:
     """A body fed in pieces as they arrive, decoded, and capped on the decoded size.
 
+    Stacked content codings (``gzip, gzip``) are undone last applied first, each layer's
+    output capped like the body, so a bomb stops at the cap on whichever layer it is in.
     ``feed`` raises ``response_too_large`` past the cap (raw or decoded) and
     ``bad_response`` for bytes that do not decode; ``finish`` returns the body.
     """
 
     def __init__(self, encodings: list[str], max_bytes: int) -> None:
-        self._decoder = _decoder(encodings[0]) if encodings else None
+        self._decoders = [_decoder(encoding) for encoding in reversed(encodings)]
         self._max_bytes = max_bytes
         self._data = bytearray()  # one buffer: a body in tiny pieces costs its size
-        self._total = 0
+        self._total = 0  # decoded bytes (of the last layer)
         self._raw_total = 0
+        self._layer_totals = [0] * len(self._decoders)  # what each layer gave
 
     def feed(self, raw: bytes) -> None:
         max_bytes = self._max_bytes
         self._raw_total += len(raw)
         if self._raw_total > max_bytes:
             raise _too_large(max_bytes)
-        decoder = self._decoder
-        if decoder is None:
+        if not self._decoders:
             self._total += len(raw)
             if self._total > max_bytes:
                 raise _too_large(max_bytes)
             self._data += raw
             return
-        data = raw
+        self._undo(0, raw)
+
+    def _undo(self, layer: int, data: bytes) -> None:
+        """Decode ``data`` through ``layer`` and the layers under it."""
+        decoder = self._decoders[layer]
+        last = layer == len(self._decoders) - 1
+        max_bytes = self._max_bytes
+        totals = self._layer_totals
         while True:
-            out = _decoded(decoder, data, max_bytes - self._total + 1)
+            room = max_bytes - totals[layer] + 1
+            # The last layer's output is kept whole; a layer above it hands its output
+            # on in pieces, so that memory stays bounded by the cap and a piece.
+            out = _decoded(decoder, data, room if last else min(room, CHUNK_BYTES))
             data = b""
-            self._total += len(out)
-            if self._total > max_bytes:
+            totals[layer] += len(out)
+            if totals[layer] > max_bytes:
                 raise _too_large(max_bytes)
-            self._data += out
+            if last:
+                self._total = totals[layer]
+                self._data += out
+            elif out:
+                self._undo(layer + 1, out)
             if not decoder.has_pending:
                 return
 
@@ -189,9 +225,38 @@ class CappedBody:
         return self._total
 
     def finish(self) -> bytes:
-        if self._decoder is not None and self._raw_total:
-            _finish(self._decoder)
+        given = self._raw_total
+        for layer, decoder in enumerate(self._decoders):
+            if given:  # an empty body, or an empty layer, decodes to nothing
+                _finish(decoder)
+            given = self._layer_totals[layer]
+        if self._data.startswith(_GZIP_START) and len(self._decoders) < MAX_CODINGS:
+            return self._undeclared_gzip()
         return bytes(self._data)
+
+    def _undeclared_gzip(self) -> bytes:
+        """The body, gzip data the server did not declare (a .xml.gz stored without its
+        Content-Encoding, a cache keeping compressed pages, a second gzip of an app's
+        own), gunzipped under the same cap. No feed starts with these bytes: 1f is a
+        control character, which neither XML nor JSON may start with."""
+        again = CappedBody(["gzip"], self._max_bytes)
+        data, self._data = self._data, bytearray()
+        try:
+            for start in range(0, len(data), CHUNK_BYTES):
+                again.feed(bytes(data[start : start + CHUNK_BYTES]))
+            del data
+            decoded = again.finish()
+        except FetchError as exc:
+            if exc.code != "bad_response":
+                raise
+            raise FetchError(
+                "bad_response",
+                "The body is gzip data without a Content-Encoding saying so, and it does"
+                " not decode.",
+            ) from exc
+        finally:
+            self._total = again.decoded_bytes
+        return decoded
 
 
 def _decoded(decoder: _Decoder, data: bytes, limit: int) -> bytes:

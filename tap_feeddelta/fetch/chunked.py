@@ -14,7 +14,7 @@ import re
 from collections.abc import Callable
 from typing import Final
 
-from tap_feeddelta.fetch.errors import FetchError
+from tap_feeddelta.fetch.errors import FetchError, TooManyFields
 from tap_feeddelta.fetch.wire import CHUNK_BYTES, MAX_FIELDS, MAX_LINE
 
 # A chunked body may come in at most one chunk per this many bytes of max_feed_bytes:
@@ -188,7 +188,7 @@ class Dechunker:
                     break
                 self._fields += 1
                 if self._fields > MAX_FIELDS:
-                    raise http.client.HTTPException(f"got more than {MAX_FIELDS} trailers")
+                    raise TooManyFields("trailer")
                 pos = newline + 1
         if pos < end:
             self._tail += data[pos:]

@@ -13,6 +13,7 @@ from __future__ import annotations
 import asyncio
 import concurrent.futures
 import contextlib
+import http.client
 import logging
 import threading
 from collections.abc import Callable, Coroutine
@@ -20,7 +21,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any, Literal, TypeVar
 
-from tap_feeddelta.fetch.body import ACCEPT_ENCODING, CappedBody, supported
+from tap_feeddelta.fetch.body import ACCEPT_ENCODING, CappedBody, refusal
 from tap_feeddelta.fetch.chunked import CAP_BYTES_PER_CHUNK, WIRE_BYTES_PER_CAP_BYTE
 from tap_feeddelta.fetch.connection import (
     Connection,
@@ -33,6 +34,7 @@ from tap_feeddelta.fetch.connection import (
 )
 from tap_feeddelta.fetch.errors import (
     FetchError,
+    TooManyFields,
     failure_from_exception,
     is_transient,
     timed_out,
@@ -397,7 +399,9 @@ class Fetcher:
                     raise FetchError("bad_response", f"A {status} redirect had no Location.")
                 return redirect_target(target, location)
             if status == 304:
-                keep = True  # a 304 has no body by definition
+                # A 304 has no body by definition; one that declares a body anyway may
+                # well send it, to be read as the next answer on this connection.
+                keep = not _declares_body(head)
                 if not (progress.etag_sent or progress.last_modified_sent):
                     raise FetchError(
                         "bad_response", "A 304 answered a request that sent no validators."
@@ -444,11 +448,13 @@ class Fetcher:
             )
         if head.transfer_codings not in ((), ("chunked",)):
             # No TE field is sent, so chunked is the one coding a server may use, and
-            # last (RFC 9112 6.1, 7.4); without it last the body has no framing at all.
+            # last (RFC 9112 6.1, 7.4). (With no coding but identity the body is framed
+            # by its length, or ends with the connection.)
             raise FetchError("bad_response", "The body uses a Transfer-Encoding not offered.")
         encodings = content_encodings(fields.joined("Content-Encoding"))
-        if not supported(encodings):
-            raise FetchError("bad_response", "The body uses a Content-Encoding not offered.")
+        refused = refusal(encodings)
+        if refused is not None:
+            raise FetchError("bad_response", refused)
         body = CappedBody(encodings, max_bytes)
         try:
             clean = await read_body(
@@ -487,10 +493,17 @@ class Fetcher:
         A new connection races the host's addresses (``open_first``, families taking
         turns). A transient failure (refused, reset, a keep-alive connection the server
         closed meanwhile) gets one more try, on a new connection; a race, only when every
-        address failed so (its error is the most telling of them).
+        address failed so (its error is the most telling of them). So does an answer on a
+        reused connection that does not start with a status line: bytes its server sent
+        after the end of the previous answer (a body longer than its Content-Length),
+        not this answer. On a new connection that is the server's answer: not retried.
+        A 408 on a reused connection is retried too (as Chromium and Go do): a server
+        closing an idle connection says so, the request on it unread; on a new
+        connection it is the answer (``http_error``).
         """
         request = request_bytes(target.request_target, target.authority, headers)
         key, conn = self._connection(target, addresses)
+        reused = conn is not None
         retried = False
         while True:
             phase: Literal["connect", "exchange"] = "connect"
@@ -506,16 +519,22 @@ class Fetcher:
                 progress.doing = "waiting for the response"
                 conn.writer.write(request)
                 head = await read_head(conn.reader)
-                return key, conn, head
+                if not (reused and head.status == 408):
+                    return key, conn, head
+                conn.close()  # the server timed the idle connection out as this came in
             except BaseException as exc:
                 if conn is not None:
                     conn.close()
                 if not isinstance(exc, Exception) or isinstance(exc, FetchError):
                     raise
+                if isinstance(exc, TooManyFields) and exc.status is not None:
+                    progress.final_url = target.url  # it answered, if not within the rules
+                    progress.http_status = exc.status
                 failure = failure_from_exception(exc, phase=phase, host=target.host)
-                if retried or not is_transient(exc):
+                if retried or not (is_transient(exc) or (reused and _stray_answer(exc))):
                     raise failure from None
             retried = True
+            reused = False
             conn = None
 
     def _connection(
@@ -528,6 +547,21 @@ class Fetcher:
             if conn is not None:
                 return key, conn
         return (target.scheme, target.host, target.port, addresses[0]), None
+
+
+def _declares_body(head: Head) -> bool:
+    """Whether a bodiless answer (a 304) has a Transfer-Encoding or a Content-Length
+    other than 0: its server may send that body after it."""
+    fields = head.fields
+    if fields.get("Transfer-Encoding") is not None:
+        return True
+    lengths = fields.get_all("Content-Length")
+    return any(member.strip() != "0" for value in lengths for member in value.split(","))
+
+
+def _stray_answer(exc: Exception) -> bool:
+    """Whether the answer read did not start with an HTTP/1 status line."""
+    return isinstance(exc, http.client.BadStatusLine | http.client.UnknownProtocol)
 
 
 def _no_document(host: str, status: int) -> FetchError:

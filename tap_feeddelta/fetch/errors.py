@@ -15,6 +15,7 @@ from typing import Literal
 from urllib3.exceptions import HTTPError as Urllib3Error
 
 from tap_feeddelta.errors import Issue
+from tap_feeddelta.fetch.wire import MAX_FIELDS
 
 Phase = Literal["connect", "exchange", "body"]
 
@@ -29,6 +30,16 @@ class FetchError(Exception):
 
     def as_issue(self) -> Issue:
         return Issue(self.code, self.message)
+
+
+class TooManyFields(http.client.HTTPException):
+    """More than MAX_FIELDS field lines in a head (``where`` "header") or a chunked
+    body's trailer ("trailer"); ``status`` is the head's, once read."""
+
+    def __init__(self, where: Literal["header", "trailer"], status: int | None = None) -> None:
+        super().__init__(f"got more than {MAX_FIELDS} {where} fields")
+        self.where = where
+        self.status = status
 
 
 def timed_out(what: str) -> FetchError:
@@ -62,6 +73,8 @@ def failure_from_exception(exc: BaseException, *, phase: Phase, host: str) -> Fe
         return FetchError("connection_failed", f"{host} closed the connection without a response.")
     if isinstance(exc, http.client.LineTooLong):
         return FetchError("bad_response", f"{host} sent a header line that is too long.")
+    if isinstance(exc, TooManyFields):
+        return FetchError("bad_response", f"{host} sent more than {MAX_FIELDS} {exc.where} fields.")
     if isinstance(exc, http.client.HTTPException):
         return FetchError("bad_response", f"{host} broke the HTTP rules ({type(exc).__name__}).")
     if isinstance(exc, zlib.error):

@@ -19,7 +19,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 
 from tap_feeddelta.fetch.chunked import read_chunked
-from tap_feeddelta.fetch.errors import FetchError
+from tap_feeddelta.fetch.errors import FetchError, TooManyFields
 from tap_feeddelta.fetch.wire import CHUNK_BYTES, MAX_FIELDS, MAX_INTERIM, MAX_LINE
 
 _TOKEN = re.compile(r"[!#$%&'*+.^_`|~0-9A-Za-z-]+")  # a field name (RFC 9110 token)
@@ -69,7 +69,8 @@ class Head:
     chunked: bool  # chunked is the last transfer coding
     length: int | None  # Content-Length; None: chunked or read to the close
     will_close: bool  # the connection cannot carry another request
-    transfer_codings: tuple[str, ...] = ()  # of every Transfer-Encoding field, in order
+    # Of every Transfer-Encoding field, in order, identity left out.
+    transfer_codings: tuple[str, ...] = ()
 
 
 async def read_line(reader: asyncio.StreamReader) -> bytes:
@@ -109,7 +110,7 @@ async def read_fields(reader: asyncio.StreamReader) -> HeaderFields:
             continue
         last = values.setdefault(name.lower(), [])
         last.append(value.strip(" \t\r\n"))
-    raise http.client.HTTPException(f"got more than {MAX_FIELDS} headers")
+    raise TooManyFields("header")
 
 
 def _one_length(value: str) -> str:
@@ -133,8 +134,14 @@ async def read_head(reader: asyncio.StreamReader, *, method: str = "GET") -> Hea
         await read_fields(reader)  # an interim answer's fields are dropped
     else:
         raise http.client.HTTPException("too many interim responses")
-    fields = await read_fields(reader)
-    codings = _transfer_codings(fields)
+    try:
+        fields = await read_fields(reader)
+    except TooManyFields as exc:
+        exc.status = status  # the answer's status, for the row
+        raise
+    named = _transfer_codings(fields)
+    # identity (RFC 2616's "no coding", since dropped from the registry) changes nothing.
+    codings = tuple(coding for coding in named if coding != "identity")
     chunked = bool(codings) and codings[-1] == "chunked"
     length: int | None = None
     declared = fields.get("content-length")
@@ -145,7 +152,14 @@ async def read_head(reader: asyncio.StreamReader, *, method: str = "GET") -> Hea
                 length = int(declared)
     if status in (204, 304) or 100 <= status < 200 or method == "HEAD":
         length = 0
-    will_close = _closes(version, fields) or (not chunked and length is None)
+    # Without chunked last the body ends with the connection (6.3 (4), (7)). A length
+    # beside a Transfer-Encoding of identity alone frames the body, as in http.client,
+    # but that framing is in doubt (6.3 (3)): the connection is not used again.
+    will_close = (
+        _closes(version, fields)
+        or (not chunked and length is None)
+        or (bool(named) and not codings)
+    )
     return Head(version, status, reason, fields, chunked, length, will_close, codings)
 
 

@@ -131,3 +131,124 @@ def test_a_body_fed_in_tiny_pieces_takes_memory_by_its_size() -> None:
             tracemalloc.stop()
         assert result == bytes(size)
         assert peak < 3 * size, f"{encodings}: peak {peak} bytes"
+
+
+def _stacked(data: bytes, encodings: list[str]) -> bytes:
+    """``data`` with ``encodings`` applied in order, as Content-Encoding lists them."""
+    for encoding in encodings:
+        data = gzip.compress(data, mtime=0) if encoding == "gzip" else zlib.compress(data)
+    return data
+
+
+@pytest.mark.parametrize(
+    "encodings",
+    [["gzip", "gzip"], ["deflate", "gzip"], ["gzip", "deflate"], ["gzip", "gzip", "gzip"]],
+    ids=["gzip-gzip", "deflate-gzip", "gzip-deflate", "gzip-x3"],
+)
+def test_stacked_codings_are_undone_last_applied_first(encodings: list[str]) -> None:
+    data = _stacked(FIRST + SECOND, encodings)
+    for pieces in (_splits(data), [[bytes([b]) for b in data]]):
+        for split in pieces:
+            body = CappedBody(encodings, 1 << 20)
+            for piece in split:
+                body.feed(piece)
+            assert body.finish() == FIRST + SECOND
+            assert body.decoded_bytes == len(FIRST + SECOND)
+
+
+@pytest.mark.parametrize(
+    "encodings", [["gzip", "gzip"], ["gzip", "deflate"]], ids=["gzip-gzip", "gzip-deflate"]
+)
+def test_a_stacked_bomb_stops_at_the_cap_with_flat_memory(encodings: list[str]) -> None:
+    cap = 1 << 20
+    bomb = _stacked(bytes(64 << 20), encodings)  # 64 MiB of zeros from a few KiB
+    body = CappedBody(encodings, cap)
+    tracemalloc.start()
+    try:
+        with pytest.raises(FetchError) as caught:
+            for start in range(0, len(bomb), 65_536):
+                body.feed(bomb[start : start + 65_536])
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert caught.value.code == "response_too_large"
+    assert peak < 3 * cap, f"peak {peak} bytes"
+
+
+def test_the_cap_holds_on_an_outer_layers_output_too() -> None:
+    """An outer layer that decodes to more than the cap is refused, even though the last
+    layer would make little of it (here: bytes after the inner gzip member, ignored)."""
+    middle = gzip.compress(b"<rss/>", mtime=0) + bytes(2 << 20)
+    body = CappedBody(["gzip", "gzip"], 1 << 20)
+    with pytest.raises(FetchError) as caught:
+        body.feed(gzip.compress(middle, mtime=0))
+    assert caught.value.code == "response_too_large"
+    small = CappedBody(["gzip", "gzip"], 4 << 20)
+    small.feed(gzip.compress(middle, mtime=0))
+    assert small.finish() == b"<rss/>"
+
+
+@pytest.mark.parametrize(
+    ("encodings", "accepted"),
+    [
+        (["gzip", "deflate", "gzip"], True),
+        (["gzip"] * 4, False),  # more layers than any server stacks by mistake
+        (["gzip", "compress"], False),
+        (["zstd"], False),
+        (["x-gzip", "gzip"], True),
+    ],
+)
+def test_codings_beyond_the_known_or_the_layer_bound_are_refused(
+    encodings: list[str], accepted: bool
+) -> None:
+    from tap_feeddelta.fetch.body import refusal
+
+    message = refusal(encodings)
+    assert (message is None) == accepted
+    if "zstd" in encodings or "compress" in encodings:
+        assert message is not None and "(" in message  # a registered coding is named
+
+
+def _whole(encodings: list[str], data: bytes, max_bytes: int = 1 << 20) -> bytes:
+    body = CappedBody(encodings, max_bytes)
+    for start in range(0, len(data), 1000):
+        body.feed(data[start : start + 1000])
+    return body.finish()
+
+
+@pytest.mark.parametrize(
+    ("declared", "applied"),
+    [([], ["gzip"]), (["gzip"], ["gzip", "gzip"]), (["deflate"], ["gzip", "deflate"])],
+    ids=["none-declared", "gzip-declared-once", "deflate-declared"],
+)
+def test_a_gzip_body_the_server_did_not_declare_is_decoded(
+    declared: list[str], applied: list[str]
+) -> None:
+    """A .xml.gz uploaded without its Content-Encoding, a cache storing compressed pages:
+    no feed starts with 1f 8b 08 (a control character), so the gzip is undone."""
+    text = FIRST + SECOND
+    assert _whole(declared, _stacked(text, applied)) == text
+
+
+def test_an_undeclared_gzip_body_is_capped_like_a_declared_one() -> None:
+    bomb = gzip.compress(bytes(8 << 20), mtime=0)
+    with pytest.raises(FetchError) as caught:
+        _whole([], bomb)
+    assert caught.value.code == "response_too_large"
+    text = FIRST * 100
+    assert _whole([], gzip.compress(text, mtime=0), max_bytes=len(text)) == text
+    with pytest.raises(FetchError) as caught:
+        _whole([], gzip.compress(text, mtime=0), max_bytes=len(text) - 1)
+    assert caught.value.code == "response_too_large"
+
+
+def test_an_undeclared_gzip_body_that_does_not_decode_says_what_it_is() -> None:
+    with pytest.raises(FetchError) as caught:
+        _whole([], b"\x1f\x8b\x08not really gzip")
+    assert caught.value.code == "bad_response"
+    assert "gzip" in caught.value.message and "Content-Encoding" in caught.value.message
+
+
+@pytest.mark.parametrize("data", [b"\x1f\x8b", b"\x1f\x8b\x09rest", b"<rss/>\x1f\x8b\x08"])
+def test_other_bytes_are_left_as_they_came(data: bytes) -> None:
+    assert _whole([], data) == data

@@ -546,6 +546,7 @@ def test_a_long_run_of_zeros_that_ends_badly_is_refused() -> None:
         (["chunked, gzip"], ("chunked", "gzip"), False),
         (["gzip;q=1"], ("gzip",), False),
         ([" , "], (), False),
+        (["identity, chunked"], ("chunked",), True),  # identity is no coding
     ],
 )
 def test_transfer_codings_are_the_list_of_every_field(
@@ -559,3 +560,17 @@ def test_transfer_codings_are_the_list_of_every_field(
     assert (resp.head.transfer_codings, resp.chunked) == (codings, chunked)
     assert resp.length == (3 if not codings else None)
     assert resp.will_close == (bool(codings) and not chunked)
+
+
+@pytest.mark.parametrize("length", ["Content-Length: 3\r\n", ""], ids=["length", "no-length"])
+def test_transfer_encoding_identity_alone_frames_by_length_or_close_and_is_not_kept(
+    length: str,
+) -> None:
+    """identity changes nothing: a length frames the body (as in http.client), else the
+    close (RFC 9112 6.3 (7)); a length beside a Transfer-Encoding is in doubt, so the
+    connection is not used again."""
+    resp = lean(f"HTTP/1.1 200 OK\r\nTransfer-Encoding: identity\r\n{length}\r\nabcdef".encode())
+    assert resp.head.transfer_codings == () and not resp.chunked
+    assert resp.length == (3 if length else None)
+    assert resp.will_close
+    assert resp.read() == (b"abc" if length else b"abcdef")

@@ -536,7 +536,43 @@ def test_unoffered_encoding_is_bad_response(
     server: Server, fetchers: Callable[..., Fetcher]
 ) -> None:
     server.routes["/feed"] = ok_handler(b"???", Content_Encoding="compress")
-    assert_error(fetchers(allow_private_networks=True).fetch(server.url("/feed")), "bad_response")
+    result = fetchers(allow_private_networks=True).fetch(server.url("/feed"))
+    assert_error(result, "bad_response")
+    assert result.error is not None
+    assert result.error.message == "The body uses a Content-Encoding not offered (compress)."
+
+
+def test_a_gzip_body_served_without_content_encoding_is_decoded(
+    server: Server, fetchers: Callable[..., Fetcher]
+) -> None:
+    """A .xml.gz uploaded to a bucket without its Content-Encoding metadata."""
+    text = b"<rss>" + b"<item>stored compressed</item>" * 100 + b"</rss>"
+    server.routes["/feed.xml"] = ok_handler(gzip.compress(text, mtime=0))
+    result = fetchers(allow_private_networks=True).fetch(server.url("/feed.xml"))
+    assert (result.status, result.body) == ("ok", text), result.error
+    assert result.bytes_received == len(text)
+
+
+@pytest.mark.parametrize(
+    ("header", "layers"),
+    [("gzip, gzip", ["gzip", "gzip"]), ("deflate, gzip", ["deflate", "gzip"])],
+    ids=["gzip-gzip", "deflate-gzip"],
+)
+def test_a_body_compressed_twice_over_is_decoded_within_the_cap(
+    header: str, layers: list[str], server: Server, fetchers: Callable[..., Fetcher]
+) -> None:
+    """An app compresses, then its web server compresses again: both layers are undone."""
+    text = b"<rss>" + b"<item>twice</item>" * 200 + b"</rss>"
+    body = text
+    for layer in layers:
+        body = gzip.compress(body, mtime=0) if layer == "gzip" else zlib.compress(body)
+    server.routes["/feed"] = ok_handler(body, Content_Encoding=header)
+    fetcher = fetchers(allow_private_networks=True, max_feed_bytes=len(text))
+    result = fetcher.fetch(server.url("/feed"))
+    assert (result.status, result.body) == ("ok", text), result.error
+    assert result.bytes_received == len(text)
+    small = fetchers(allow_private_networks=True, max_feed_bytes=len(text) - 1)
+    assert_error(small.fetch(server.url("/feed")), "response_too_large")
 
 
 def test_body_cut_short_is_connection_failed(
@@ -629,6 +665,116 @@ def test_keepalive_connection_dropped_mid_request_is_retried_once(
     assert seen == [1, 1, 2]
 
 
+def _once_the_next_request_is_in(wire: Wire) -> None:
+    """Wait until the client's next request is on the connection (left unread)."""
+    wire.sock.recv(1, socket.MSG_PEEK)
+
+
+def test_stray_bytes_on_a_reused_connection_send_the_request_again_on_a_new_one(
+    server: Server, fetchers: Callable[..., Fetcher]
+) -> None:
+    """A 200 shorter than what the server writes (a cache plugin's trailing comment): the
+    rest comes after the framed end, late, and is read as the next answer's status line."""
+    served: list[int] = []
+
+    def short(request: Request, wire: Wire) -> bool:
+        served.append(request.connection)
+        wire.respond(200, b"<rss/>")
+        if len(served) == 1:
+            _once_the_next_request_is_in(wire)
+            wire.send(b"\n<!-- Page cached by SuperCache -->\n")
+        return True
+
+    server.routes["/feed"] = short
+    fetcher = fetchers(allow_private_networks=True)
+    assert fetcher.fetch(server.url("/feed")).status == "ok"
+    second = fetcher.fetch(server.url("/feed"))
+    assert second.status == "ok", second.error
+    assert second.body == b"<rss/>"
+    # Connection 1 answered the second request too, after the stray bytes; the tap had
+    # stopped reading there and asked again on connection 2.
+    assert sorted(served) == [1, 1, 2]
+
+
+def test_a_bad_status_line_on_a_new_connection_is_not_asked_again(
+    server: Server, fetchers: Callable[..., Fetcher]
+) -> None:
+    def garbage(request: Request, wire: Wire) -> bool:
+        wire.send(b"<!-- cached -->\nHTTP/1.1 200 OK\r\nContent-Length: 6\r\n\r\n<rss/>")
+        return True
+
+    server.routes["/feed"] = garbage
+    result = fetchers(allow_private_networks=True).fetch(server.url("/feed"))
+    assert_error(result, "bad_response")
+    assert server.paths == ["/feed"]
+
+
+def test_a_408_on_a_reused_connection_sends_the_request_again_on_a_new_one(
+    server: Server, fetchers: Callable[..., Fetcher]
+) -> None:
+    """A server that closes an idle connection with 408 (Node, HAProxy) as the next
+    request comes in on it: that request was never looked at."""
+    served: list[int] = []
+
+    def idle_timeout(request: Request, wire: Wire) -> bool:
+        served.append(request.connection)
+        if served.count(request.connection) == 2:
+            wire.respond(408, headers=[("Connection", "close")])
+            return False
+        wire.respond(200, b"<rss/>")
+        return True
+
+    server.routes["/feed"] = idle_timeout
+    fetcher = fetchers(allow_private_networks=True)
+    assert fetcher.fetch(server.url("/feed")).status == "ok"
+    second = fetcher.fetch(server.url("/feed"))
+    assert second.status == "ok", second.error
+    assert second.http_status == 200
+    assert served == [1, 1, 2]
+
+
+def test_a_408_on_a_new_connection_is_the_feeds_http_error(
+    server: Server, fetchers: Callable[..., Fetcher]
+) -> None:
+    server.routes["/feed"] = lambda request, wire: wire.respond(408, b"timeout")
+    result = fetchers(allow_private_networks=True).fetch(server.url("/feed"))
+    assert_error(result, "http_error")
+    assert result.http_status == 408
+    assert server.paths == ["/feed"]
+
+
+@pytest.mark.parametrize(
+    ("fields", "reused"),
+    [
+        ([], True),
+        ([("Content-Length", "0")], True),
+        ([("Content-Length", "23")], False),
+        ([("Transfer-Encoding", "chunked")], False),
+    ],
+    ids=["no-length", "length-0", "length-23", "chunked"],
+)
+def test_a_304_that_declares_a_body_does_not_leave_its_connection_for_reuse(
+    fields: list[tuple[str, str]],
+    reused: bool,
+    server: Server,
+    fetchers: Callable[..., Fetcher],
+) -> None:
+    """A 304 has no body, but a server that declares one may well send it afterwards."""
+
+    def handle(request: Request, wire: Wire) -> bool:
+        if request.headers.get("if-none-match"):
+            wire.respond(304, headers=[("ETag", '"v1"'), *fields], length=False)
+        else:
+            wire.respond(200, b"<rss/>")
+        return True
+
+    server.routes["/feed"] = handle
+    fetcher = fetchers(allow_private_networks=True)
+    assert fetcher.fetch(server.url("/feed"), etag='"v1"').status == "not_modified"
+    assert fetcher.fetch(server.url("/feed")).status == "ok"
+    assert server.connections == (1 if reused else 2)
+
+
 def test_too_many_headers_fail_fast(
     server: Server, fetchers: Callable[..., Fetcher], clock: Clock
 ) -> None:
@@ -640,6 +786,36 @@ def test_too_many_headers_fail_fast(
     result = _fetch(fetchers, server.url("/feed"), request_timeout_seconds=10)
     assert_error(result, "bad_response", clock, 2.0)
     assert server.paths == ["/feed"]
+
+
+@pytest.mark.parametrize("status", [200, 404])
+def test_too_many_header_fields_are_named_and_the_status_kept(
+    status: int, server: Server, fetchers: Callable[..., Fetcher]
+) -> None:
+    """CDN debug headers, many Set-Cookie: past http.client's 100 fields the row says
+    so, with the status the server gave."""
+    fields = [(f"X-Debug-{n}", "v") for n in range(120)]
+    server.routes["/feed"] = lambda request, wire: wire.respond(status, b"<rss/>", fields)
+    result = fetchers(allow_private_networks=True).fetch(server.url("/feed"))
+    assert_error(result, "bad_response")
+    assert result.error is not None
+    assert result.error.message == "127.0.0.1 sent more than 100 header fields."
+    assert result.http_status == status
+    assert result.final_url == server.url("/feed")
+
+
+def test_too_many_trailer_fields_are_named(
+    server: Server, fetchers: Callable[..., Fetcher]
+) -> None:
+    trailer = b"".join(b"X-T%d: v\r\n" % n for n in range(120))
+    body = b"6\r\n<rss/>\r\n0\r\n" + trailer + b"\r\n"
+    head = b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n"
+    server.routes["/feed"] = lambda request, wire: wire.send(head + body)
+    result = fetchers(allow_private_networks=True).fetch(server.url("/feed"))
+    assert_error(result, "bad_response")
+    assert result.error is not None
+    assert result.error.message == "127.0.0.1 sent more than 100 trailer fields."
+    assert result.http_status == 200
 
 
 def test_oversized_header_fails_fast(

@@ -212,6 +212,9 @@ def test_a_repeated_content_length_is_one_length_and_differing_ones_are_refused(
         (["chunked, gzip"], "bad_response"),  # chunked not last: no framing at all
         (["gzip"], "bad_response"),
         (["chunked", "chunked"], "bad_response"),  # chunked twice
+        (["identity, chunked"], None),  # identity changes nothing: chunked is last
+        (["chunked", "identity"], None),
+        (["identity, gzip"], "bad_response"),
     ],
     ids=[
         "chunked",
@@ -222,6 +225,9 @@ def test_a_repeated_content_length_is_one_length_and_differing_ones_are_refused(
         "chunked-gzip",
         "gzip",
         "chunked-twice",
+        "identity-chunked",
+        "chunked-identity",
+        "identity-gzip",
     ],
 )
 def test_transfer_codings_are_read_as_a_list_and_only_chunked_is_taken(
@@ -235,3 +241,53 @@ def test_transfer_codings_are_read_as_a_list_and_only_chunked_is_taken(
     else:
         assert result.error is not None and result.error.code == code
         assert "Transfer-Encoding" in result.error.message
+
+
+def test_transfer_encoding_identity_is_read_to_the_close(
+    server: Server, fetchers: Callable[..., Fetcher]
+) -> None:
+    """No coding but identity, no Content-Length: the body ends with the connection
+    (RFC 9112 6.3), as old servers send it."""
+
+    def answer(request: Request, wire: Wire) -> bool:
+        wire.send(b"HTTP/1.1 200 OK\r\nTransfer-Encoding: identity\r\n\r\n<rss>whole</rss>")
+        return False
+
+    server.routes["/feed"] = answer
+    fetcher = fetchers(allow_private_networks=True)
+    result = fetcher.fetch(server.url("/feed"))
+    assert (result.status, result.body) == ("ok", b"<rss>whole</rss>"), result.error
+    assert fetcher.fetch(server.url("/feed")).status == "ok"
+    assert server.connections == 2
+
+
+def test_transfer_encoding_identity_with_a_length_is_read_by_its_length_and_not_reused(
+    server: Server, fetchers: Callable[..., Fetcher]
+) -> None:
+    """A length beside a Transfer-Encoding frames nothing for sure (RFC 9112 6.3): the
+    body is read by it, as http.client does, but the connection is not used again."""
+
+    def answer(request: Request, wire: Wire) -> bool:
+        head = b"HTTP/1.1 200 OK\r\nTransfer-Encoding: identity\r\nContent-Length: 6\r\n\r\n"
+        wire.send(head + b"<rss/>")
+        return True
+
+    server.routes["/feed"] = answer
+    fetcher = fetchers(allow_private_networks=True, request_timeout_seconds=3)
+    result = fetcher.fetch(server.url("/feed"))
+    assert (result.status, result.body) == ("ok", b"<rss/>"), result.error
+    assert fetcher.fetch(server.url("/feed")).status == "ok"
+    assert server.connections == 2
+
+
+def test_a_body_read_to_the_close_is_capped(
+    server: Server, fetchers: Callable[..., Fetcher]
+) -> None:
+    def answer(request: Request, wire: Wire) -> bool:
+        wire.send(b"HTTP/1.1 200 OK\r\nTransfer-Encoding: identity\r\n\r\n" + b"x" * 100_000)
+        wire.sleep(5)
+        return False
+
+    server.routes["/feed"] = answer
+    fetcher = fetchers(allow_private_networks=True, max_feed_bytes=65_536)
+    assert_error(fetcher.fetch(server.url("/feed")), "response_too_large")
