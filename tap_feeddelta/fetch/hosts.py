@@ -22,8 +22,8 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-from collections.abc import AsyncIterator, Callable
-from dataclasses import dataclass
+from collections.abc import AsyncIterator, Awaitable, Callable
+from dataclasses import dataclass, field
 from typing import Final, Protocol
 
 from tap_feeddelta.fetch.errors import FetchError
@@ -45,6 +45,9 @@ class _Host:
     slots: asyncio.Semaphore
     # Fetches in a row that ran out of time before the host sent back a response head.
     silent_in_a_row: int = 0
+    sending: int = 0  # fetches holding a slot and sent
+    # Fetches waiting for those to end before they are sent (see HostSlots.held).
+    waiting: list[asyncio.Future[None]] = field(default_factory=list)
 
 
 class HostSlots:
@@ -67,6 +70,11 @@ class HostSlots:
         await self._acquire(state.slots, deadline, fetch)
         try:
             silent = self._max_per_host * SILENT_ROUNDS
+            # Sent now, this fetch would be one past the count if the fetches in flight
+            # all end silent: it waits for them to end, so that the host is given up
+            # after exactly that many (however their ends fall in time).
+            while state.sending > 0 and state.silent_in_a_row + state.sending >= silent:
+                await self._until_one_ends(state, deadline, fetch)
             if state.silent_in_a_row >= silent:
                 raise FetchError(
                     "timeout",
@@ -75,6 +83,7 @@ class HostSlots:
                     "given up.",
                 )
             heads_read = fetch.heads_read
+            state.sending += 1
             try:
                 yield
             except asyncio.CancelledError:
@@ -86,8 +95,21 @@ class HostSlots:
             finally:
                 if fetch.heads_read > heads_read:  # an answer, an error status too
                     state.silent_in_a_row = 0
+                state.sending -= 1
+                for waiter in state.waiting:
+                    if not waiter.done():
+                        waiter.set_result(None)
+                state.waiting.clear()
         finally:
             state.slots.release()
+
+    async def _until_one_ends(self, state: _Host, deadline: asyncio.Timeout, fetch: Queued) -> None:
+        """Wait, with the deadline standing still as for a slot, until a fetch of the
+        host in flight ends."""
+        loop = asyncio.get_running_loop()
+        ended: asyncio.Future[None] = loop.create_future()
+        state.waiting.append(ended)
+        await self._queued(ended, deadline, fetch)
 
     async def _acquire(
         self, slots: asyncio.Semaphore, deadline: asyncio.Timeout, fetch: Queued
@@ -97,12 +119,19 @@ class HostSlots:
         if not slots.locked():
             await slots.acquire()
             return
+        await self._queued(slots.acquire(), deadline, fetch)
+
+    async def _queued(
+        self, wait: Awaitable[object], deadline: asyncio.Timeout, fetch: Queued
+    ) -> None:
+        """Await ``wait`` with the deadline standing still (not when stopping: then the
+        deadline passes at once); the time is counted as queued."""
         loop = asyncio.get_running_loop()
         when = deadline.when()
         queued_at = loop.time()
         if not self._aborting():
             deadline.reschedule(None)
-        await slots.acquire()
+        await wait
         now = loop.time()
         if self._aborting():
             deadline.reschedule(now)
