@@ -439,12 +439,17 @@ class Fetcher:
         max_bytes = self._policy.max_feed_bytes
         fields = head.fields
         lengths = fields.get_all("Content-Length")
-        if len({member.strip() for value in lengths for member in value.split(",")}) > 1:
+        members = {member.strip() for value in lengths for member in value.split(",")}
+        if len(members) > 1:
             raise FetchError("bad_response", "The response has conflicting Content-Lengths.")
+        if members and not head.transfer_codings and head.length is None and head.status >= 200:
+            # RFC 9112 6.3 (5): a length that is no number leaves the body's end unknown.
+            raise FetchError("bad_response", "The response's Content-Length is not a number.")
         if head.length is not None and head.length > max_bytes:
             raise FetchError(
                 "response_too_large",
-                f"The body is larger than max_feed_bytes ({max_bytes} bytes).",
+                f"The server announced a body of {head.length:,} bytes, more than "
+                f"max_feed_bytes ({max_bytes:,} bytes).",
             )
         if head.transfer_codings not in ((), ("chunked",)):
             # No TE field is sent, so chunked is the one coding a server may use, and

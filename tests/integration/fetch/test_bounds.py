@@ -515,6 +515,8 @@ def test_content_length_over_the_cap_is_refused_before_reading(
     server.routes["/feed"] = huge
     result = _fetch(fetchers, server.url("/feed"), request_timeout_seconds=5)
     assert_error(result, "response_too_large", clock, 1.0)
+    assert result.error is not None  # the size announced: how far to raise the cap
+    assert "announced a body of 1,000,000,000 bytes" in result.error.message
 
 
 def test_corrupt_compressed_body_is_bad_response(

@@ -189,6 +189,9 @@ def _fetch_held_open(
         (["6", "6"], None),
         (["6, 7"], "bad_response"),
         (["6", "7"], "bad_response"),
+        (["abc"], "bad_response"),  # no number: where the body ends is unknown
+        (["-5"], "bad_response"),
+        (["0x6"], "bad_response"),
     ],
 )
 def test_a_repeated_content_length_is_one_length_and_differing_ones_are_refused(
