@@ -74,7 +74,13 @@ def byline_names(raw: str) -> list[str] | None:
     letter, capitalized (or of a script without case) unless it is a family-name particle
     ("van", "de", "al-"; the last word only joined: "al-Sayed"), none of them a role or
     organisation word ("Jane Doe, Senior Fellow, Brookings Institution" is one name). Two
-    parts separated by a comma alone stay one name: "García Márquez, Gabriel José"."""
+    parts separated by a comma alone stay one name: "García Márquez, Gabriel José". Parts
+    separated by semicolons are names, each also "Family, Given"."""
+    if ";" in raw:  # no name holds one: "Smith, John; Doe, Jane"
+        parts = [part.strip() for part in raw.split(";") if part.strip()]
+        if len(parts) > 1 and all(map(_is_full_or_inverted_name, parts)):
+            return parts
+        return None
     if "," not in raw and " and " not in raw:
         return None
     parts = [part.strip() for part in raw.split(",")]
@@ -90,6 +96,14 @@ def byline_names(raw: str) -> list[str] | None:
     if len(parts) < 2 or (len(parts) == 2 and not joined_by_and):
         return None
     return parts if all(_is_full_name(part) for part in parts) else None
+
+
+def _is_full_or_inverted_name(part: str) -> bool:
+    """A full name, also written "Family, Given" ("Smith, John", "Li, B.")."""
+    family, comma, given = part.partition(",")
+    if comma and "," not in given:
+        return _is_full_name(f"{given.strip()} {family.strip()}")
+    return _is_full_name(part)
 
 
 def _is_full_name(part: str) -> bool:

@@ -60,6 +60,11 @@ BYLINES = [
     ("Bo Li, , Yifei Shen, Jun Zhang", ["Bo Li, , Yifei Shen, Jun Zhang"]),
     ("李博, 沈一飞, 杨静康", ["李博, 沈一飞, 杨静康"]),
     ("Jane Doe", ["Jane Doe"]),
+    # Semicolons separate names, each also written "Family, Given" (library catalogues).
+    ("Smith, John; Doe, Jane", ["Smith, John", "Doe, Jane"]),
+    ("Li, B.; Shen, Yifei; Jun Zhang;", ["Li, B.", "Shen, Yifei", "Jun Zhang"]),
+    ("Jane Doe; Editor", ["Jane Doe; Editor"]),  # no name after the semicolon
+    ("Smith, John; Acme Corp", ["Smith, John; Acme Corp"]),
 ]
 
 
