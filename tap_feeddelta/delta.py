@@ -454,9 +454,13 @@ def diff_items(
 
     to_emit = _select_for_emission(changed, is_first_run, settings, dates_not_after)
     if len(to_emit) > settings.max_items_per_run:
-        # The oldest changes go first: a feed that keeps publishing at the cap's pace
-        # would otherwise push its backlog back run after run until it leaves the feed.
-        to_emit = _oldest_first(to_emit)
+        # New items go first: a wave of updates (every enclosure URL of an archive
+        # changed) must not hold back this week's episode for runs. Within each kind the
+        # oldest go first: a feed that keeps publishing at the cap's pace would otherwise
+        # push its backlog back run after run until it leaves the feed.
+        to_emit = _oldest_first([c for c in to_emit if c[1] == "new"]) + _oldest_first(
+            [c for c in to_emit if c[1] == "updated"]
+        )
     emit_ids = {id(entry) for entry, _ in to_emit[: settings.max_items_per_run]}
     deferred = [entry for entry, _ in to_emit[settings.max_items_per_run :]]
     deferred_ids = {id(entry) for entry in deferred}

@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 from tap_feeddelta.check import utc_text
 from tap_feeddelta.delta import DeltaSettings, diff_items, fingerprint, newest_item_at
 from tap_feeddelta.errors import StateError
-from tap_feeddelta.models import Author, ParsedItem
+from tap_feeddelta.models import Author, Enclosure, ParsedItem
 from tap_feeddelta.state import (
     FeedBookmark,
     decode_bookmark,
@@ -379,6 +379,34 @@ def test_a_capped_run_emits_the_oldest_changes_first_and_drains_the_backlog() ->
         )
         bookmark = FeedBookmark(success_at="x", items=delta.remembered_items)
     assert sorted(delivered) == published[10:-3]  # the last 3 are still waiting, in order
+
+
+def test_a_capped_run_emits_new_items_before_updates() -> None:
+    """A show drops an analytics prefix from every enclosure the week it publishes two
+    episodes: the wave of updates waits behind the new episodes, each group oldest first."""
+    s = DeltaSettings("m", "u", max_items_per_run=5)
+
+    def episode(n: int, host: str) -> ParsedItem:
+        return dated(n, enclosures=(Enclosure(f"https://{host}/{n}.mp3", "audio/mpeg"),))
+
+    bookmark = baseline([episode(n, "chrt.example/track/media.example") for n in range(19, -1, -1)])
+    moved = [episode(n, "media.example") for n in range(21, -1, -1)]
+    delta = diff_items(bookmark, moved, s)
+    assert [(c.item_id, c.change_type) for c in delta.changes] == [
+        ("id-21", "new"),
+        ("id-20", "new"),
+        ("id-2", "updated"),
+        ("id-1", "updated"),
+        ("id-0", "updated"),
+    ]  # in document order
+    assert delta.counts.deferred == 17
+    delivered = [c.item_id for c in delta.changes]
+    while delta.counts.deferred:
+        bookmark = FeedBookmark(success_at="x", items=delta.remembered_items)
+        delta = diff_items(bookmark, moved, s)
+        assert {c.change_type for c in delta.changes} == {"updated"}
+        delivered += [c.item_id for c in delta.changes]
+    assert sorted(delivered) == sorted(f"id-{n}" for n in range(22))
 
 
 def test_start_date_holds_back_old_new_items_but_never_an_edit() -> None:
