@@ -417,10 +417,11 @@ def diff_items(
     """
     identified, duplicates = _identify(items)
     remembered = unpack_items(bookmark.items) if bookmark else {}
-    # Only as many items as can be remembered are tracked (the first, in document
-    # order): an item that cannot be remembered would come out as new on every run.
+    # Only as many items as can be remembered are tracked: an item that cannot be
+    # remembered would come out as new on every run.
     untracked = max(0, len(identified) - settings.max_state_items)
-    identified = identified[: settings.max_state_items]
+    if untracked:
+        identified = _newest_tracked(identified, settings.max_state_items, dates_not_after)
     if remembered:
         _carry_over_renamed(identified, remembered)
     is_first_run = bookmark is None or not bookmark.has_baseline
@@ -453,9 +454,13 @@ def diff_items(
 
     to_emit = _select_for_emission(changed, is_first_run, settings, dates_not_after)
     if len(to_emit) > settings.max_items_per_run:
-        # The oldest changes go first: a feed that keeps publishing at the cap's pace
-        # would otherwise push its backlog back run after run until it leaves the feed.
-        to_emit = _oldest_first(to_emit)
+        # New items go first: a wave of updates (every enclosure URL of an archive
+        # changed) must not hold back this week's episode for runs. Within each kind the
+        # oldest go first: a feed that keeps publishing at the cap's pace would otherwise
+        # push its backlog back run after run until it leaves the feed.
+        to_emit = _oldest_first([c for c in to_emit if c[1] == "new"]) + _oldest_first(
+            [c for c in to_emit if c[1] == "updated"]
+        )
     emit_ids = {id(entry) for entry, _ in to_emit[: settings.max_items_per_run]}
     deferred = [entry for entry, _ in to_emit[settings.max_items_per_run :]]
     deferred_ids = {id(entry) for entry in deferred}
@@ -499,7 +504,11 @@ def diff_items(
         issues.append(Issue("items_deferred", f"{len(deferred)} changes are left for a later run"))
     if untracked:
         issues.append(
-            Issue("state_trimmed", f"{untracked} items past max_state_items are not tracked")
+            Issue(
+                "state_trimmed",
+                f"{untracked} items past the newest max_state_items (by date, else document "
+                "order) are not tracked",
+            )
         )
     counts = ItemCounts(
         seen=len(items),
@@ -512,6 +521,16 @@ def diff_items(
         duplicates=duplicates,
     )
     return Delta(changes, counts, memory, tuple(issues), largest)
+
+
+def _newest_tracked(
+    identified: list[_Identified], limit: int, not_after: str | None
+) -> list[_Identified]:
+    """The ``limit`` newest items (as emit_recent ranks them: undated ones after the dated,
+    in document order), in document order. Ranked by date, not by place in the document:
+    an archive that lists its first episode first appends each new one at its end."""
+    keep = {id(entry) for entry in _newest_first(identified, not_after)[:limit]}
+    return [entry for entry in identified if id(entry) in keep]
 
 
 def _all_newer(identified: list[_Identified], newest_seen: str | None) -> bool:

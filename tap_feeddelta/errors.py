@@ -68,7 +68,10 @@ CODES: Final[dict[str, CodeInfo]] = {
     ),
     "feed_discovered": CodeInfo("info", False, "A web page was read for its advertised feed."),
     "state_trimmed": CodeInfo(
-        "warning", False, "Items past the first max_state_items of a document are not tracked."
+        "warning",
+        False,
+        "Items past the newest max_state_items of a document (by date, else document order) "
+        "are not tracked.",
     ),
     "no_items": CodeInfo("info", False, "The feed has no items."),
     "possible_gap": CodeInfo(

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import json
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 
 import pytest
 from hypothesis import given, settings
@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 from tap_feeddelta.check import utc_text
 from tap_feeddelta.delta import DeltaSettings, diff_items, fingerprint, newest_item_at
 from tap_feeddelta.errors import StateError
-from tap_feeddelta.models import Author, ParsedItem
+from tap_feeddelta.models import Author, Enclosure, ParsedItem
 from tap_feeddelta.state import (
     FeedBookmark,
     decode_bookmark,
@@ -165,6 +165,53 @@ def test_state_bound() -> None:
     delta = diff_items(None, items, DeltaSettings("m", "u", max_state_items=100))
     assert delta.counts.remembered == 100
     assert len(delta.remembered_items) == 100 * 12
+
+
+def dated(n: int, **kw: object) -> ParsedItem:
+    """Item ``n`` published ``n`` hours into 2024: a higher number is a newer item."""
+    at = datetime(2024, 1, 1, tzinfo=UTC) + timedelta(hours=n)
+    return item(n, published_at=at.strftime("%Y-%m-%dT%H:%M:%SZ"), **kw)
+
+
+def test_a_document_longer_than_max_state_items_tracks_its_newest_items() -> None:
+    """A podcast archive listing episode 1 first, longer than max_state_items: the episode
+    appended at its end is new, and emit_recent picks the newest by date."""
+    s = DeltaSettings("m", "u", max_state_items=100)
+    archive = [dated(n) for n in range(250)]
+    first = diff_items(None, archive, s)
+    assert "state_trimmed" in {i.code for i in first.issues}
+    bookmark = FeedBookmark(success_at="x", items=first.remembered_items)
+    delta = diff_items(bookmark, [*archive, dated(250)], s)
+    assert [(c.item_id, c.change_type) for c in delta.changes] == [("id-250", "new")]
+    assert (delta.counts.unchanged, delta.counts.remembered) == (250, 100)
+    recent = DeltaSettings("m", "u", first_run_mode="emit_recent", max_initial_items=3,
+                           max_state_items=100)  # fmt: skip
+    picked = diff_items(None, archive, recent).changes
+    assert [c.item_id for c in picked] == ["id-247", "id-248", "id-249"]
+
+
+def test_an_undated_document_longer_than_max_state_items_tracks_its_first_items() -> None:
+    s = DeltaSettings("m", "u", max_state_items=100)
+    undated = [item(n, published_at=None) for n in range(150)]
+    bookmark = FeedBookmark(success_at="x", items=diff_items(None, undated, s).remembered_items)
+    delta = diff_items(bookmark, [item(900, published_at=None), *undated], s)
+    assert [c.item_id for c in delta.changes] == ["id-900"]  # the first is tracked
+    delta = diff_items(bookmark, [*undated, item(901, published_at=None)], s)
+    assert delta.changes == ()  # the last is not, as before
+
+
+def test_a_state_that_tracked_the_first_items_of_a_long_archive_loses_nothing() -> None:
+    """An earlier version tracked the first max_state_items items in document order: the
+    oldest of an oldest-first archive. Its newest items were never emitted; now tracked,
+    they come out once as new, and no remembered item looks updated."""
+    s = DeltaSettings("m", "u", max_state_items=100)
+    archive = [dated(n) for n in range(150)]
+    earlier = baseline(archive[:100])  # what that version kept
+    delta = diff_items(earlier, archive, s)
+    assert {c.change_type for c in delta.changes} == {"new"}
+    assert [c.item_id for c in delta.changes] == [f"id-{n}" for n in range(100, 150)]
+    after = diff_items(FeedBookmark(success_at="x", items=delta.remembered_items), archive, s)
+    assert after.changes == ()
 
 
 @settings(max_examples=60, deadline=None)
@@ -332,6 +379,34 @@ def test_a_capped_run_emits_the_oldest_changes_first_and_drains_the_backlog() ->
         )
         bookmark = FeedBookmark(success_at="x", items=delta.remembered_items)
     assert sorted(delivered) == published[10:-3]  # the last 3 are still waiting, in order
+
+
+def test_a_capped_run_emits_new_items_before_updates() -> None:
+    """A show drops an analytics prefix from every enclosure the week it publishes two
+    episodes: the wave of updates waits behind the new episodes, each group oldest first."""
+    s = DeltaSettings("m", "u", max_items_per_run=5)
+
+    def episode(n: int, host: str) -> ParsedItem:
+        return dated(n, enclosures=(Enclosure(f"https://{host}/{n}.mp3", "audio/mpeg"),))
+
+    bookmark = baseline([episode(n, "chrt.example/track/media.example") for n in range(19, -1, -1)])
+    moved = [episode(n, "media.example") for n in range(21, -1, -1)]
+    delta = diff_items(bookmark, moved, s)
+    assert [(c.item_id, c.change_type) for c in delta.changes] == [
+        ("id-21", "new"),
+        ("id-20", "new"),
+        ("id-2", "updated"),
+        ("id-1", "updated"),
+        ("id-0", "updated"),
+    ]  # in document order
+    assert delta.counts.deferred == 17
+    delivered = [c.item_id for c in delta.changes]
+    while delta.counts.deferred:
+        bookmark = FeedBookmark(success_at="x", items=delta.remembered_items)
+        delta = diff_items(bookmark, moved, s)
+        assert {c.change_type for c in delta.changes} == {"updated"}
+        delivered += [c.item_id for c in delta.changes]
+    assert sorted(delivered) == sorted(f"id-{n}" for n in range(22))
 
 
 def test_start_date_holds_back_old_new_items_but_never_an_edit() -> None:
