@@ -275,6 +275,11 @@ async def check_feed(
         for change in delta.changes
     ]
     newest = newest_item_at(feed.items, dates_not_after)
+    if bookmark and bookmark.newest_item_at and (newest or "") < bookmark.newest_item_at:
+        # The newest item seen stays so (possible_gap compares with it, staleness is
+        # judged by it) when a document shows none as new: emptied, undated, or with
+        # its newest items taken down.
+        newest = bookmark.newest_item_at
     is_stale = _is_stale(newest, started, settings.stale_after_days)
     issues = feed.issues + delta.issues + _stale_issues(is_stale)
     if not feed.items:

@@ -484,14 +484,14 @@ def diff_items(
         not is_first_run
         and remembered
         and 1 < len(identified) == new_count
-        and _all_newer(identified, bookmark.newest_item_at if bookmark else None)
+        and _mostly_newer(identified, bookmark.newest_item_at if bookmark else None)
     ):
         # The document moved on past everything it showed before: a feed that publishes
         # faster than it is read loses the items that came and went between runs.
         issues.append(
             Issue(
                 "possible_gap",
-                f"none of the document's {new_count} items was seen before and all are "
+                f"none of the document's {new_count} items was seen before and most are "
                 "newer than the newest seen: items published and gone between runs may "
                 "have been missed",
             )
@@ -533,11 +533,14 @@ def _newest_tracked(
     return [entry for entry in identified if id(entry) in keep]
 
 
-def _all_newer(identified: list[_Identified], newest_seen: str | None) -> bool:
-    """Whether every dated item is newer than the newest item seen before (and some are
-    dated): new ids on old items are a feed renaming its ids, not a gap."""
+def _mostly_newer(identified: list[_Identified], newest_seen: str | None) -> bool:
+    """Whether most dated items (more than half, and some are dated) are newer than the
+    newest item seen before: new ids on old items are a feed renaming its ids, not a
+    gap; one backdated item among new ones does not hide a gap."""
+    if not newest_seen:
+        return False
     dates = [date for entry in identified if (date := _item_date(entry.item))]
-    return bool(newest_seen and dates) and min(dates) > (newest_seen or "")
+    return 2 * sum(1 for date in dates if date > newest_seen) > len(dates)
 
 
 def _memory_bound(largest_document: int, max_state_items: int) -> int:

@@ -237,6 +237,19 @@ def test_a_document_with_nothing_seen_before_reports_a_possible_gap() -> None:
     assert "possible_gap" not in codes(overlapping)
 
 
+def test_one_backdated_item_among_new_ones_does_not_hide_a_gap() -> None:
+    runs = Runs()
+    runs.run([incident(n, url=f"{HOME}{n}") for n in range(10, 20)])
+    backdated = incident(99, url=f"{HOME}99", published_at="2026-11-18T09:59:00Z")
+    moved_on = runs.run([*(incident(n, url=f"{HOME}{n}") for n in range(21, 30)), backdated])
+    assert "possible_gap" in codes(moved_on)
+    # Half of them no newer than before: a feed renaming its ids as much as a gap.
+    runs = Runs()
+    runs.run([incident(n, url=f"{HOME}{n}") for n in range(10, 20)])
+    renamed = runs.run([incident(n, url=f"{HOME}x{n}") for n in (*range(14, 20), *range(21, 27))])
+    assert "possible_gap" not in codes(renamed)
+
+
 def test_no_gap_is_reported_on_a_first_run_or_for_a_one_item_feed() -> None:
     runs = Runs()
     assert "possible_gap" not in codes(runs.run([incident(1, url=f"{HOME}1"), incident(2)]))

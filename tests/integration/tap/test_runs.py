@@ -297,6 +297,25 @@ def test_a_failing_feed_beside_healthy_ones(server: FeedServer) -> None:
     assert "Run summary" in run.stderr
 
 
+def test_a_document_without_items_leaves_the_newest_item_seen_as_it_was(
+    server: FeedServer,
+) -> None:
+    # Items dated 2 to 5 January 2024; then an empty document; then only items never
+    # seen, all newer: the gap is still seen, and the empty run's row still knows the
+    # newest item (the feed is stale by it, not "unknown").
+    server.put("/feed.xml", rss([(f"id-{n}", f"T{n}", "s") for n in range(1, 5)]))
+    cfg = config(server, "/feed.xml")
+    first = run_tap(cfg)
+    server.put("/feed.xml", rss([]))
+    emptied = run_tap(cfg, first.final_state)
+    [row] = emptied.health
+    assert (row["newest_item_at"], row["is_stale"]) == ("2024-01-05T10:00:00Z", True)
+    server.put("/feed.xml", rss([(f"id-{n}", f"T{n}", "s") for n in range(10, 15)]))
+    moved_on = run_tap(cfg, emptied.final_state)
+    [row] = moved_on.health
+    assert "possible_gap" in {issue["code"] for issue in row["issues"]}
+
+
 def test_an_internal_ca_is_trusted_through_ca_bundle_path(tmp_path: Path) -> None:
     ca = trustme.CA(organization_name="Internal test CA")
     context = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
