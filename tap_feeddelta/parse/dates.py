@@ -57,6 +57,12 @@ _ZONES: Final = {
     "nzdt": 780, "mez": 60, "mesz": 120,
 }  # fmt: skip
 
+# Names that stand for other offsets elsewhere (CST: China +0800, Cuba -0500, US Central
+# -0600; EST: also Australian Eastern +1000; MST: also Malaysia +0800; AST: Arabia and
+# Atlantic): after an offset ("+0800 CST", as Java and date(1) print it) they contradict
+# nothing, and the offset stands.
+_AMBIGUOUS_ZONES: Final = frozenset({"cst", "cdt", "est", "edt", "mst", "mdt", "ast", "adt"})
+
 # A zone: a name, a name with an offset ("GMT+1"), or an offset that a name may follow
 # ("+0000 GMT", the name then only repeats it).
 _ZONE: Final = (
@@ -119,7 +125,8 @@ def _offset_minutes(zone: str | None) -> int | None:
         if len(parts) == 2:
             # "+0000 GMT": the name repeats the offset; a name not known is left out.
             offset = _offset_minutes(parts[0])
-            named = _ZONES.get(parts[1].lower())
+            name = parts[1].lower()
+            named = None if name in _AMBIGUOUS_ZONES else _ZONES.get(name)
             return None if named is not None and named != offset else offset
     sign_at = max(zone.rfind("+"), zone.rfind("-"))
     name = zone if sign_at < 0 else zone[:sign_at].strip()
