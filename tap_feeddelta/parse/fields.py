@@ -449,15 +449,17 @@ def tag(raw: str | None, issues: list[Issue]) -> str | None:
     value = _TAGS.get(raw)
     if value is None:
         value = plain_text(decoded_references(raw))
+        # Issues are not remembered: a cache hit would not report them.
+        remember = True
         if references_replaced(raw, value):
             issues.append(REFERENCE_REPLACED)
-            return value or None  # not remembered: a hit would not report it
+            remember = False
         if len(value) * 4 > MAX_TAG_BYTES:  # else it cannot be over the cap
             value, was_cut = capped(value, MAX_TAG_BYTES)
             if was_cut:
                 issues.append(_TAG_CUT)
-                return value or None  # not remembered: a hit would not report the cut
-        if len(raw) <= _CACHED_INPUT_CHARS:
+                remember = False
+        if remember and len(raw) <= _CACHED_INPUT_CHARS:
             _remember(_TAGS, raw, value)
     return value or None
 

@@ -72,6 +72,14 @@ def test_tags_are_cut_to_256_bytes_and_capped_in_number() -> None:
     assert repeated.tags == ("t0",) and _codes(repeated.issues) == []
 
 
+def test_a_tag_with_a_reference_to_no_character_is_still_capped() -> None:
+    rss = f"""<rss version="2.0"><channel><title>t</title>
+<item><title>x</title><category>{"x" * 300}&amp;#0;</category></item></channel></rss>"""
+    (item,) = parse_feed(rss.encode(), None, URL).items
+    assert item.tags == ("x" * 256,)
+    assert sorted(_codes(item.issues)) == ["encoding_replaced", "limit_exceeded"]
+
+
 def test_rss_and_atom_tags_are_capped() -> None:
     categories = "".join(f"<category>c{n}</category>" for n in range(MAX_TAGS + 1))
     rss = f"""<rss version="2.0"><channel><title>t</title>
