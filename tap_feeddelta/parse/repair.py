@@ -58,8 +58,13 @@ _PROLOG_PIECE: Final = re.compile(rb"\s+|<\?.*?\?>|<!--.*?-->", re.S)
 # The first element of the document, after the prolog (the DOCTYPE is already gone).
 _ROOT_START: Final = re.compile(rb"<(?:[A-Za-z_][\w.-]*:)?([A-Za-z_][\w.-]*)")
 _RSS_ROOTS: Final = frozenset({b"rss", b"rdf", b"channel"})
-# RSS elements whose content is HTML source, escaped or not.
-_RSS_TEXT: Final = re.compile(rb"description|title|[A-Za-z_][\w.-]*:encoded")
+# RSS elements whose content is HTML source, escaped or not: the RSS ones, and any
+# module's summary, subtitle, description and encoded content (itunes:summary,
+# googleplay:description: podcast show notes are often raw HTML).
+_RSS_TEXT_NAME: Final = (
+    rb"description|title|[A-Za-z_][\w.-]*:(?:encoded|summary|subtitle|description)"
+)
+_RSS_TEXT: Final = re.compile(_RSS_TEXT_NAME)
 # Any tag, with CDATA sections and comments to skip whole.
 _TAG: Final = re.compile(
     rb"<!\[CDATA\[.*?(?:\]\]>|\Z)|<!--.*?(?:-->|\Z)"
@@ -74,7 +79,7 @@ _VOID: Final = frozenset(b"br img hr wbr input col area embed param track keygen
 _OPEN_VOID: Final = re.compile(rb"<(?i:" + b"|".join(sorted(_VOID)) + rb")(?:[\s/][^<>]*)?(?<!/)>")
 _RSS_TEXT_TAG: Final = re.compile(
     rb"<!\[CDATA\[.*?(?:\]\]>|\Z)|<!--.*?(?:-->|\Z)"
-    rb"|<(?P<end>)(?P<name>description|title|[A-Za-z_][\w.-]*:encoded)(?P<rest>(?:\s[^<>]*)?)>",
+    rb"|<(?P<end>)(?P<name>" + _RSS_TEXT_NAME + rb")(?P<rest>(?:\s[^<>]*)?)>",
     re.S,
 )
 # Elements that are HTML only: raw content made of them (and text) is HTML source. Not
@@ -265,21 +270,26 @@ def _stop_kind(token: re.Match[bytes], name: bytes) -> str | None:
     return None if rest.endswith(b"/") else _OWN_START
 
 
-def with_raw_html_as_text(data: bytes, *, is_rss: bool) -> tuple[bytes, bool, bool]:
+def with_raw_html_as_text(
+    data: bytes, *, is_rss: bool, is_thorough: bool = False
+) -> tuple[bytes, bool, bool]:
     """The data with raw HTML in text elements escaped as the text it is, RSS text
     elements left open closed, and HTML void tags left open (``<br>``) closed; and
     whether raw HTML was found, and whether a text element was left open.
 
     Unescaped tags would otherwise make recovery nest the following items inside them.
-    In RSS ``description``, ``title`` and ``*:encoded`` any raw markup is escaped; one
+    In RSS ``description``, ``title`` and any module's ``summary``, ``subtitle``,
+    ``description`` and ``encoded`` (``itunes:summary``), any raw markup is escaped; one
     left open ends at a start tag of its own name (written for its end tag) or at the
-    next tag of the RSS structure (see ``_TextEnds``). Any
-    other element whose content holds only HTML elements and text, one of them an open
-    void tag, is escaped too (``itunes:summary``, Atom ``content``) unless its content is
-    XHTML. Void tags anywhere else are closed where they stand. One pass over the tags:
+    next tag of the RSS structure (see ``_TextEnds``). Any other element whose content
+    holds only HTML elements and text, with an open void tag or an element left open
+    among them, is escaped too (``podcast:person``, Atom ``content``) unless its content
+    is XHTML. Void tags anywhere else are closed where they stand. One pass over the tags:
     an element's content is read at most once more, up to the first feed element in it.
+    Other elements are read only where an open void tag stands, or when ``is_thorough``
+    (a first recovery nested items inside HTML).
     """
-    if _OPEN_VOID.search(data) is not None:
+    if is_thorough or _OPEN_VOID.search(data) is not None:
         tags = _TAG
     elif is_rss:
         tags = _RSS_TEXT_TAG
@@ -302,6 +312,8 @@ def with_raw_html_as_text(data: bytes, *, is_rss: bool) -> tuple[bytes, bool, bo
                 done = at
                 had_raw = True
             continue
+        if rest and _XHTML_START.search(rest):
+            continue  # XHTML markup (an atom:summary in RSS), not HTML source
         if tags is _RSS_TEXT_TAG or (is_rss and _RSS_TEXT.fullmatch(name)):
             stop, kind, has_raw = text_ends.of(name, at)
             if stop is None:
@@ -314,7 +326,7 @@ def with_raw_html_as_text(data: bytes, *, is_rss: bool) -> tuple[bytes, bool, bo
                 done = at = stop.end() if kind == _OWN_START else end
                 had_raw, was_open = had_raw or has_raw, True
                 continue
-        elif lowered in _HTML or name.startswith(b"xhtml:") or _XHTML_START.search(rest):
+        elif lowered in _HTML or name.startswith(b"xhtml:"):
             continue
         else:
             end = _html_content_end(data, name, at)
@@ -334,9 +346,11 @@ def with_raw_html_as_text(data: bytes, *, is_rss: bool) -> tuple[bytes, bool, bo
 
 def _html_content_end(data: bytes, name: bytes, at: int) -> int:
     """Where the content of the element ``name`` that starts at ``at`` ends, when it is
-    HTML source holding an open void tag; -1 when it is not, or never ends. Reading stops
+    HTML source that is no XML: an open void tag, an element left open (``<li>`` without
+    ``</li>``) or an end tag of none open; -1 when it is not, or never ends. Reading stops
     at the first tag of no HTML element."""
-    has_void = False
+    is_open = False
+    opened: list[bytes] = []
     while (tag := _TAG.search(data, at)) is not None:
         at = tag.end()
         found = tag.group("name")
@@ -345,13 +359,20 @@ def _html_content_end(data: bytes, name: bytes, at: int) -> int:
         lowered = found.lower()
         if tag.group("end"):
             if found == name:
-                return tag.start() if has_void else -1
+                return tag.start() if is_open or opened else -1
             if lowered not in _HTML:
                 return -1
-        elif lowered in _VOID:
-            has_void = has_void or not tag.group("rest").endswith(b"/")
+            if opened and opened[-1] == lowered:
+                opened.pop()
+            else:
+                is_open = True
         elif lowered not in _HTML:
             return -1
+        elif not tag.group("rest").endswith(b"/"):
+            if lowered in _VOID:
+                is_open = True
+            elif not is_open:
+                opened.append(lowered)
     return -1
 
 

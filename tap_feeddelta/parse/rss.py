@@ -65,9 +65,10 @@ def rss_feed(doc: XmlDocument, feed_format: FeedFormat, url: str) -> ParsedFeed:
             break
     issues = list(doc.issues)
     item_elements, has_more = _item_elements(key, root, channel)
-    item_elements = kept_items(doc, item_elements, "item")
-    if doc.is_truncated and not item_elements:
-        raise ParseError("invalid_feed", cut_short(doc, "item"))
+    parents = (root,) if channel is None else (channel, root)
+    item_elements, is_truncated = kept_items(doc, item_elements, key, "item", parents, issues)
+    if is_truncated and not item_elements:
+        raise ParseError("invalid_feed", cut_short(issues, "item"))
     if has_more:
         issues.append(Issue("too_many_items", f"Only the first {MAX_ITEMS_READ} items are read."))
     # The bases of the elements an xml:base applies on: None when the document has none.
@@ -100,7 +101,7 @@ def rss_feed(doc: XmlDocument, feed_format: FeedFormat, url: str) -> ParsedFeed:
         language=fields.language(feed_values.get("language")),
         updated_at=fields.date(feed_values.get("updated"), "feed updated", issues),
         items=items,
-        is_truncated=doc.is_truncated or has_more,
+        is_truncated=is_truncated or has_more,
         issues=tuple(issues),
     )
 
