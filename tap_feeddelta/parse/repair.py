@@ -3,7 +3,8 @@ recovery without losing what it says.
 
 Stray ``&`` and ``<`` are escaped, HTML named entities become characters, control
 characters are removed, raw HTML in text elements is escaped as the text it is, and
-HTML void tags left open are closed.
+HTML void tags left open are closed. Every reference the repairs leave or write is
+numeric (``&#38;``, not ``&amp;``): once recovery has met an error it drops named ones.
 Every repair is linear in the size of the document.
 """
 
@@ -13,7 +14,19 @@ import re
 from html.entities import html5
 from typing import Final
 
-_XML_ENTITIES: Final = frozenset({b"amp", b"lt", b"gt", b"quot", b"apos"})
+# XML's own named references, as the numeric references the repairs write instead: once
+# libxml2's recovery has met one error, it drops every later named reference, even
+# these ("AT&amp;T" read "ATT"), but keeps numeric ones.
+_XML_ENTITY_REFS: Final = {
+    b"amp": b"&#38;",
+    b"lt": b"&#60;",
+    b"gt": b"&#62;",
+    b"quot": b"&#34;",
+    b"apos": b"&#39;",
+}
+_XML_ENTITIES: Final = frozenset(_XML_ENTITY_REFS)
+# Characters an HTML named entity may stand for that are markup in XML.
+_MARKUP_CHARACTERS: Final = frozenset("&<>\"'")
 # What the repair before recovery reads: an entity name, a numeric reference, a "<"
 # that starts no markup, a control character XML refuses.
 _ENTITY_NAME: Final = rb"[A-Za-z_][A-Za-z0-9._-]{0,31}"
@@ -126,12 +139,17 @@ def _surrogate_character(match: re.Match[bytes]) -> bytes:
 
 
 def repaired(data: bytes) -> bytes:
-    """The data with stray ``&`` and ``<`` escaped, HTML named entities made characters,
-    references to surrogates made U+FFFD and control characters removed."""
+    """The data with stray ``&`` and ``<`` escaped, XML's named references made numeric
+    ones (outside CDATA sections and comments), HTML named entities made characters,
+    references to surrogates made U+FFFD and control characters removed. Every
+    reference it writes is numeric (``&#38;``), as recovery keeps those."""
     if b"<![CDATA[" in data or b"<!--" in data:
         return _repaired_by_match(data)
-    data = _STRAY_AMP.sub(b"&amp;", _STRAY_LT.sub(b"&lt;", data))
+    data = _STRAY_AMP.sub(b"&#38;", _STRAY_LT.sub(b"&#60;", data))
     if b"&" in data:
+        # Every "&" now starts a reference: each XML name is replaced whole.
+        for name, numeric in _XML_ENTITY_REFS.items():
+            data = data.replace(b"&" + name + b";", numeric)
         data = _UPPER_HEX_REF.sub(b"&#x", _HTML_NAME.sub(_html_entity, data))
         if b"&#" in data:
             data = _SURROGATE_REF.sub(_surrogate_character, data)
@@ -144,9 +162,14 @@ def _html_entity(match: re.Match[bytes]) -> bytes:
 
 def _html_entity_bytes(name: bytes) -> bytes:
     """An HTML named entity (not one of XML's own) as its character, or escaped as text
-    when HTML has no such name."""
+    when HTML has no such name. A character that is markup in XML (``&LT;``, ``&QUOT;``)
+    is written as its numeric reference."""
     char = html5.get(name.decode("ascii") + ";")
-    return b"&amp;" + name + b";" if char is None else char.encode("utf-8")
+    if char is None:
+        return b"&#38;" + name + b";"
+    if char in _MARKUP_CHARACTERS:
+        return b"&#%d;" % ord(char)
+    return char.encode("utf-8")
 
 
 def _repaired_by_match(data: bytes) -> bytes:
@@ -156,15 +179,16 @@ def _repaired_by_match(data: bytes) -> bytes:
             return match.group(0)
         if kind == "name":
             name = match.group("name")
-            return match.group(0) if name in _XML_ENTITIES else _html_entity_bytes(name)
+            numeric = _XML_ENTITY_REFS.get(name)
+            return numeric if numeric is not None else _html_entity_bytes(name)
         if kind == "pair" or kind == "surrogate":
             return _surrogate_character(match)
         if kind == "ref":
             return b"&" + match.group("ref").replace(b"X", b"x")
         if kind == "amp":
-            return b"&amp;"
+            return b"&#38;"
         if kind == "lt":
-            return b"&lt;"
+            return b"&#60;"
         return b""
 
     return _REPAIR.sub(fix, data)
@@ -379,5 +403,5 @@ def _html_content_end(data: bytes, name: bytes, at: int) -> int:
 def _escaped(content: bytes) -> bytes:
     """Element content with its markup made text; CDATA sections stay as they are."""
     pieces = re.split(rb"(<!\[CDATA\[.*?\]\]>)", content, flags=re.S)
-    pieces[::2] = [piece.replace(b"<", b"&lt;").replace(b">", b"&gt;") for piece in pieces[::2]]
+    pieces[::2] = [piece.replace(b"<", b"&#60;").replace(b">", b"&#62;") for piece in pieces[::2]]
     return b"".join(pieces)

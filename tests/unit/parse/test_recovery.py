@@ -483,3 +483,38 @@ def test_raw_html_left_open_in_atom_content_keeps_the_next_entries() -> None:
     assert [item.title for item in feed.items] == ["One", "Two", "Three"]
     assert feed.items[0].content_text == "Hi a b"
     assert not feed.is_truncated
+
+
+_ESCAPED_ITEM = (
+    b"<item><title>AT&amp;T &amp; the &lt;Phone&gt; &quot;Co&quot; &apos;23</title>"
+    b"<link>http://example.com/e?id=1&amp;utm_source=rss</link>"
+    b"<description>&lt;p&gt;Ma &amp;amp; Pa&nbsp;Bell &eacute;t&eacute;.&lt;/p&gt;</description>"
+    b"<guid><![CDATA[g&amp;1]]></guid><category>R&AMP;B &LT;live&GT; &QUOT;</category>"
+    b'<enclosure url="http://example.com/e.mp3?a=1&amp;b=&QUOT;2" type="audio/mpeg"/></item>'
+)
+
+
+@pytest.mark.parametrize(
+    "malformed",
+    [
+        b'<item><title>x</title><enclosure url="http://example.com/a.mp3" length="5" length="5"/>',
+        b"<item><title>x</title><enclosure url=http://example.com/a.mp3 length=5/>",
+        b"<item><title>x</title><guid>x</link>",
+        b"<item><title>x</title><author>Jane <jane@example.com></author>",
+        b'<item><title>x</title><enclosure url="http://example.com/a.mp3" async/>',
+    ],
+    ids=["duplicated-attribute", "unquoted-attribute", "mismatched-end", "raw-email", "no-value"],
+)
+def test_references_after_a_malformed_tag_are_kept(malformed: bytes) -> None:
+    # After libxml2's recovery met one malformed tag, it dropped every later &amp; &lt;
+    # &gt; &quot; &apos; ("AT&amp;T" read "ATT", links lost the "&" between parameters).
+    body = RSS_HEAD + malformed + b"</item>\n" + _ESCAPED_ITEM + b"</channel></rss>"
+    feed = parse_feed(body, None, URL)
+    assert "xml_recovered" in _codes(feed)
+    item = feed.items[-1]
+    assert item.title == 'AT&T & the <Phone> "Co" \'23'
+    assert item.url == "http://example.com/e?id=1&utm_source=rss"
+    assert item.summary == "Ma & Pa Bell été."
+    assert item.native_id == "g&amp;1"  # a CDATA section is text as it stands
+    assert item.tags == ('R&B <live> "',)  # HTML names of markup characters, too
+    assert item.enclosures[0].url == 'http://example.com/e.mp3?a=1&b="2'
