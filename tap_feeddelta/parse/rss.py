@@ -262,7 +262,9 @@ def _item(
                 if found is not None:
                     itunes_authors.append(found)
         elif name == "itunes:summary" and itunes_summary is None:
-            itunes_summary = text_of(child)
+            # Raw markup (child elements) stays markup, as in description: its blocks
+            # read as separate words.
+            itunes_summary = markup_of(child, is_text_markup=True)
         elif name == "itunes:keywords" and itunes_keywords is None:
             itunes_keywords = text_of(child)
         elif name == "itunes:title" and not (itunes_title and itunes_title.strip()):
