@@ -129,6 +129,7 @@ def _channel(
     issues: list[Issue],
 ) -> tuple[Author, ...]:
     authors: list[Author] = []
+    editors: list[str] = []  # managingEditor texts, read only when no author has a name
     for child in channel:
         name = key[child.tag]
         if name == "item":
@@ -149,8 +150,8 @@ def _channel(
         elif name in ("lastbuilddate", "pubdate", "dc:date", "dcterms:modified"):
             if "updated" not in values or name == "lastbuilddate":
                 values["updated"] = text_of(child)
-        elif name == "managingeditor" and not authors:
-            authors.extend(fields.rss_authors(text_of(child), base, issues))
+        elif name == "managingeditor":
+            editors.append(text_of(child))
         elif name in ("dc:creator", "itunes:author", "author"):
             if len(child):
                 authors.extend(_element_authors(key, child, base, issues))
@@ -159,7 +160,25 @@ def _channel(
                 authors.extend([found] if found else [])
     if not values.get("link") and "atomlink" in values:
         values["link"] = values["atomlink"]
-    return tuple(authors[:1])
+    return _show_author(authors, editors, base, issues)
+
+
+def _show_author(
+    authors: list[Author], editors: list[str], base: str | None, issues: list[Issue]
+) -> tuple[Author, ...]:
+    """The feed's author, whatever the order of its elements: the first with a name of
+    its author elements (``itunes:author``, ``dc:creator``, ``author``), else of its
+    ``managingEditor``s; else the first found without a name (an email alone)."""
+    for found in authors:
+        if found.name:
+            return (found,)
+    nameless = authors[:1]
+    for text in editors:
+        for found in fields.rss_authors(text, base, issues):
+            if found.name:
+                return (found,)
+            nameless = nameless or [found]
+    return tuple(nameless)
 
 
 def _item(
