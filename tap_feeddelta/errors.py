@@ -89,7 +89,10 @@ CODES: Final[dict[str, CodeInfo]] = {
         "warning", False, "A DOCTYPE with entity declarations was ignored."
     ),
     "document_truncated": CodeInfo(
-        "warning", False, "The document breaks off; the items before the break are kept."
+        "warning",
+        False,
+        "The document breaks off, or recovery nested items inside a malformed element; the "
+        "items before the break are kept.",
     ),
     "too_many_items": CodeInfo("warning", False, "Items past the reading limit were dropped."),
     "limit_exceeded": CodeInfo(

@@ -153,9 +153,9 @@ def atom_feed(doc: XmlDocument, feed_format: FeedFormat, url: str) -> ParsedFeed
         elif name == "author":
             found = person(key, child, base, doc.has_xml_base, issues)
             authors.extend([found] if found else [])
-    entries = kept_items(doc, entries, "entry")
-    if doc.is_truncated and not entries:
-        raise ParseError("invalid_feed", cut_short(doc, "entry"))
+    entries, is_truncated = kept_items(doc, entries, key, "entry", (root,), issues)
+    if is_truncated and not entries:
+        raise ParseError("invalid_feed", cut_short(issues, "entry"))
     if has_more:
         issues.append(Issue("too_many_items", f"Only the first {MAX_ITEMS_READ} entries are read."))
     feed_authors = fields.first_authors(authors, issues)
@@ -174,7 +174,7 @@ def atom_feed(doc: XmlDocument, feed_format: FeedFormat, url: str) -> ParsedFeed
         language=fields.language(root.get(XML_LANG)),
         updated_at=fields.date(values.get("updated", (None, "text"))[0], "feed updated", issues),
         items=items,
-        is_truncated=doc.is_truncated or has_more,
+        is_truncated=is_truncated or has_more,
         issues=tuple(issues),
     )
 

@@ -3,7 +3,8 @@ recovery without losing what it says.
 
 Stray ``&`` and ``<`` are escaped, HTML named entities become characters, control
 characters are removed, raw HTML in text elements is escaped as the text it is, and
-HTML void tags left open are closed.
+HTML void tags left open are closed. Every reference the repairs leave or write is
+numeric (``&#38;``, not ``&amp;``): once recovery has met an error it drops named ones.
 Every repair is linear in the size of the document.
 """
 
@@ -13,7 +14,19 @@ import re
 from html.entities import html5
 from typing import Final
 
-_XML_ENTITIES: Final = frozenset({b"amp", b"lt", b"gt", b"quot", b"apos"})
+# XML's own named references, as the numeric references the repairs write instead: once
+# libxml2's recovery has met one error, it drops every later named reference, even
+# these ("AT&amp;T" read "ATT"), but keeps numeric ones.
+_XML_ENTITY_REFS: Final = {
+    b"amp": b"&#38;",
+    b"lt": b"&#60;",
+    b"gt": b"&#62;",
+    b"quot": b"&#34;",
+    b"apos": b"&#39;",
+}
+_XML_ENTITIES: Final = frozenset(_XML_ENTITY_REFS)
+# Characters an HTML named entity may stand for that are markup in XML.
+_MARKUP_CHARACTERS: Final = frozenset("&<>\"'")
 # What the repair before recovery reads: an entity name, a numeric reference, a "<"
 # that starts no markup, a control character XML refuses.
 _ENTITY_NAME: Final = rb"[A-Za-z_][A-Za-z0-9._-]{0,31}"
@@ -58,8 +71,13 @@ _PROLOG_PIECE: Final = re.compile(rb"\s+|<\?.*?\?>|<!--.*?-->", re.S)
 # The first element of the document, after the prolog (the DOCTYPE is already gone).
 _ROOT_START: Final = re.compile(rb"<(?:[A-Za-z_][\w.-]*:)?([A-Za-z_][\w.-]*)")
 _RSS_ROOTS: Final = frozenset({b"rss", b"rdf", b"channel"})
-# RSS elements whose content is HTML source, escaped or not.
-_RSS_TEXT: Final = re.compile(rb"description|title|[A-Za-z_][\w.-]*:encoded")
+# RSS elements whose content is HTML source, escaped or not: the RSS ones, and any
+# module's summary, subtitle, description and encoded content (itunes:summary,
+# googleplay:description: podcast show notes are often raw HTML).
+_RSS_TEXT_NAME: Final = (
+    rb"description|title|[A-Za-z_][\w.-]*:(?:encoded|summary|subtitle|description)"
+)
+_RSS_TEXT: Final = re.compile(_RSS_TEXT_NAME)
 # Any tag, with CDATA sections and comments to skip whole.
 _TAG: Final = re.compile(
     rb"<!\[CDATA\[.*?(?:\]\]>|\Z)|<!--.*?(?:-->|\Z)"
@@ -74,7 +92,7 @@ _VOID: Final = frozenset(b"br img hr wbr input col area embed param track keygen
 _OPEN_VOID: Final = re.compile(rb"<(?i:" + b"|".join(sorted(_VOID)) + rb")(?:[\s/][^<>]*)?(?<!/)>")
 _RSS_TEXT_TAG: Final = re.compile(
     rb"<!\[CDATA\[.*?(?:\]\]>|\Z)|<!--.*?(?:-->|\Z)"
-    rb"|<(?P<end>)(?P<name>description|title|[A-Za-z_][\w.-]*:encoded)(?P<rest>(?:\s[^<>]*)?)>",
+    rb"|<(?P<end>)(?P<name>" + _RSS_TEXT_NAME + rb")(?P<rest>(?:\s[^<>]*)?)>",
     re.S,
 )
 # Elements that are HTML only: raw content made of them (and text) is HTML source. Not
@@ -121,12 +139,17 @@ def _surrogate_character(match: re.Match[bytes]) -> bytes:
 
 
 def repaired(data: bytes) -> bytes:
-    """The data with stray ``&`` and ``<`` escaped, HTML named entities made characters,
-    references to surrogates made U+FFFD and control characters removed."""
+    """The data with stray ``&`` and ``<`` escaped, XML's named references made numeric
+    ones (outside CDATA sections and comments), HTML named entities made characters,
+    references to surrogates made U+FFFD and control characters removed. Every
+    reference it writes is numeric (``&#38;``), as recovery keeps those."""
     if b"<![CDATA[" in data or b"<!--" in data:
         return _repaired_by_match(data)
-    data = _STRAY_AMP.sub(b"&amp;", _STRAY_LT.sub(b"&lt;", data))
+    data = _STRAY_AMP.sub(b"&#38;", _STRAY_LT.sub(b"&#60;", data))
     if b"&" in data:
+        # Every "&" now starts a reference: each XML name is replaced whole.
+        for name, numeric in _XML_ENTITY_REFS.items():
+            data = data.replace(b"&" + name + b";", numeric)
         data = _UPPER_HEX_REF.sub(b"&#x", _HTML_NAME.sub(_html_entity, data))
         if b"&#" in data:
             data = _SURROGATE_REF.sub(_surrogate_character, data)
@@ -139,9 +162,14 @@ def _html_entity(match: re.Match[bytes]) -> bytes:
 
 def _html_entity_bytes(name: bytes) -> bytes:
     """An HTML named entity (not one of XML's own) as its character, or escaped as text
-    when HTML has no such name."""
+    when HTML has no such name. A character that is markup in XML (``&LT;``, ``&QUOT;``)
+    is written as its numeric reference."""
     char = html5.get(name.decode("ascii") + ";")
-    return b"&amp;" + name + b";" if char is None else char.encode("utf-8")
+    if char is None:
+        return b"&#38;" + name + b";"
+    if char in _MARKUP_CHARACTERS:
+        return b"&#%d;" % ord(char)
+    return char.encode("utf-8")
 
 
 def _repaired_by_match(data: bytes) -> bytes:
@@ -151,15 +179,16 @@ def _repaired_by_match(data: bytes) -> bytes:
             return match.group(0)
         if kind == "name":
             name = match.group("name")
-            return match.group(0) if name in _XML_ENTITIES else _html_entity_bytes(name)
+            numeric = _XML_ENTITY_REFS.get(name)
+            return numeric if numeric is not None else _html_entity_bytes(name)
         if kind == "pair" or kind == "surrogate":
             return _surrogate_character(match)
         if kind == "ref":
             return b"&" + match.group("ref").replace(b"X", b"x")
         if kind == "amp":
-            return b"&amp;"
+            return b"&#38;"
         if kind == "lt":
-            return b"&lt;"
+            return b"&#60;"
         return b""
 
     return _REPAIR.sub(fix, data)
@@ -265,21 +294,26 @@ def _stop_kind(token: re.Match[bytes], name: bytes) -> str | None:
     return None if rest.endswith(b"/") else _OWN_START
 
 
-def with_raw_html_as_text(data: bytes, *, is_rss: bool) -> tuple[bytes, bool, bool]:
+def with_raw_html_as_text(
+    data: bytes, *, is_rss: bool, is_thorough: bool = False
+) -> tuple[bytes, bool, bool]:
     """The data with raw HTML in text elements escaped as the text it is, RSS text
     elements left open closed, and HTML void tags left open (``<br>``) closed; and
     whether raw HTML was found, and whether a text element was left open.
 
     Unescaped tags would otherwise make recovery nest the following items inside them.
-    In RSS ``description``, ``title`` and ``*:encoded`` any raw markup is escaped; one
+    In RSS ``description``, ``title`` and any module's ``summary``, ``subtitle``,
+    ``description`` and ``encoded`` (``itunes:summary``), any raw markup is escaped; one
     left open ends at a start tag of its own name (written for its end tag) or at the
-    next tag of the RSS structure (see ``_TextEnds``). Any
-    other element whose content holds only HTML elements and text, one of them an open
-    void tag, is escaped too (``itunes:summary``, Atom ``content``) unless its content is
-    XHTML. Void tags anywhere else are closed where they stand. One pass over the tags:
+    next tag of the RSS structure (see ``_TextEnds``). Any other element whose content
+    holds only HTML elements and text, with an open void tag or an element left open
+    among them, is escaped too (``podcast:person``, Atom ``content``) unless its content
+    is XHTML. Void tags anywhere else are closed where they stand. One pass over the tags:
     an element's content is read at most once more, up to the first feed element in it.
+    Other elements are read only where an open void tag stands, or when ``is_thorough``
+    (a first recovery nested items inside HTML).
     """
-    if _OPEN_VOID.search(data) is not None:
+    if is_thorough or _OPEN_VOID.search(data) is not None:
         tags = _TAG
     elif is_rss:
         tags = _RSS_TEXT_TAG
@@ -302,6 +336,8 @@ def with_raw_html_as_text(data: bytes, *, is_rss: bool) -> tuple[bytes, bool, bo
                 done = at
                 had_raw = True
             continue
+        if rest and _XHTML_START.search(rest):
+            continue  # XHTML markup (an atom:summary in RSS), not HTML source
         if tags is _RSS_TEXT_TAG or (is_rss and _RSS_TEXT.fullmatch(name)):
             stop, kind, has_raw = text_ends.of(name, at)
             if stop is None:
@@ -314,7 +350,7 @@ def with_raw_html_as_text(data: bytes, *, is_rss: bool) -> tuple[bytes, bool, bo
                 done = at = stop.end() if kind == _OWN_START else end
                 had_raw, was_open = had_raw or has_raw, True
                 continue
-        elif lowered in _HTML or name.startswith(b"xhtml:") or _XHTML_START.search(rest):
+        elif lowered in _HTML or name.startswith(b"xhtml:"):
             continue
         else:
             end = _html_content_end(data, name, at)
@@ -334,9 +370,11 @@ def with_raw_html_as_text(data: bytes, *, is_rss: bool) -> tuple[bytes, bool, bo
 
 def _html_content_end(data: bytes, name: bytes, at: int) -> int:
     """Where the content of the element ``name`` that starts at ``at`` ends, when it is
-    HTML source holding an open void tag; -1 when it is not, or never ends. Reading stops
+    HTML source that is no XML: an open void tag, an element left open (``<li>`` without
+    ``</li>``) or an end tag of none open; -1 when it is not, or never ends. Reading stops
     at the first tag of no HTML element."""
-    has_void = False
+    is_open = False
+    opened: list[bytes] = []
     while (tag := _TAG.search(data, at)) is not None:
         at = tag.end()
         found = tag.group("name")
@@ -345,18 +383,25 @@ def _html_content_end(data: bytes, name: bytes, at: int) -> int:
         lowered = found.lower()
         if tag.group("end"):
             if found == name:
-                return tag.start() if has_void else -1
+                return tag.start() if is_open or opened else -1
             if lowered not in _HTML:
                 return -1
-        elif lowered in _VOID:
-            has_void = has_void or not tag.group("rest").endswith(b"/")
+            if opened and opened[-1] == lowered:
+                opened.pop()
+            else:
+                is_open = True
         elif lowered not in _HTML:
             return -1
+        elif not tag.group("rest").endswith(b"/"):
+            if lowered in _VOID:
+                is_open = True
+            elif not is_open:
+                opened.append(lowered)
     return -1
 
 
 def _escaped(content: bytes) -> bytes:
     """Element content with its markup made text; CDATA sections stay as they are."""
     pieces = re.split(rb"(<!\[CDATA\[.*?\]\]>)", content, flags=re.S)
-    pieces[::2] = [piece.replace(b"<", b"&lt;").replace(b">", b"&gt;") for piece in pieces[::2]]
+    pieces[::2] = [piece.replace(b"<", b"&#60;").replace(b">", b"&#62;") for piece in pieces[::2]]
     return b"".join(pieces)

@@ -65,9 +65,10 @@ def rss_feed(doc: XmlDocument, feed_format: FeedFormat, url: str) -> ParsedFeed:
             break
     issues = list(doc.issues)
     item_elements, has_more = _item_elements(key, root, channel)
-    item_elements = kept_items(doc, item_elements, "item")
-    if doc.is_truncated and not item_elements:
-        raise ParseError("invalid_feed", cut_short(doc, "item"))
+    parents = (root,) if channel is None else (channel, root)
+    item_elements, is_truncated = kept_items(doc, item_elements, key, "item", parents, issues)
+    if is_truncated and not item_elements:
+        raise ParseError("invalid_feed", cut_short(issues, "item"))
     if has_more:
         issues.append(Issue("too_many_items", f"Only the first {MAX_ITEMS_READ} items are read."))
     # The bases of the elements an xml:base applies on: None when the document has none.
@@ -100,7 +101,7 @@ def rss_feed(doc: XmlDocument, feed_format: FeedFormat, url: str) -> ParsedFeed:
         language=fields.language(feed_values.get("language")),
         updated_at=fields.date(feed_values.get("updated"), "feed updated", issues),
         items=items,
-        is_truncated=doc.is_truncated or has_more,
+        is_truncated=is_truncated or has_more,
         issues=tuple(issues),
     )
 
@@ -128,6 +129,7 @@ def _channel(
     issues: list[Issue],
 ) -> tuple[Author, ...]:
     authors: list[Author] = []
+    editors: list[str] = []  # managingEditor texts, read only when no author has a name
     for child in channel:
         name = key[child.tag]
         if name == "item":
@@ -148,8 +150,8 @@ def _channel(
         elif name in ("lastbuilddate", "pubdate", "dc:date", "dcterms:modified"):
             if "updated" not in values or name == "lastbuilddate":
                 values["updated"] = text_of(child)
-        elif name == "managingeditor" and not authors:
-            authors.extend(fields.rss_authors(text_of(child), base, issues))
+        elif name == "managingeditor":
+            editors.append(text_of(child))
         elif name in ("dc:creator", "itunes:author", "author"):
             if len(child):
                 authors.extend(_element_authors(key, child, base, issues))
@@ -158,7 +160,25 @@ def _channel(
                 authors.extend([found] if found else [])
     if not values.get("link") and "atomlink" in values:
         values["link"] = values["atomlink"]
-    return tuple(authors[:1])
+    return _show_author(authors, editors, base, issues)
+
+
+def _show_author(
+    authors: list[Author], editors: list[str], base: str | None, issues: list[Issue]
+) -> tuple[Author, ...]:
+    """The feed's author, whatever the order of its elements: the first with a name of
+    its author elements (``itunes:author``, ``dc:creator``, ``author``), else of its
+    ``managingEditor``s; else the first found without a name (an email alone)."""
+    for found in authors:
+        if found.name:
+            return (found,)
+    nameless = authors[:1]
+    for text in editors:
+        for found in fields.rss_authors(text, base, issues):
+            if found.name:
+                return (found,)
+            nameless = nameless or [found]
+    return tuple(nameless)
 
 
 def _item(
@@ -261,7 +281,9 @@ def _item(
                 if found is not None:
                     itunes_authors.append(found)
         elif name == "itunes:summary" and itunes_summary is None:
-            itunes_summary = text_of(child)
+            # Raw markup (child elements) stays markup, as in description: its blocks
+            # read as separate words.
+            itunes_summary = markup_of(child, is_text_markup=True)
         elif name == "itunes:keywords" and itunes_keywords is None:
             itunes_keywords = text_of(child)
         elif name == "itunes:title" and not (itunes_title and itunes_title.strip()):

@@ -23,7 +23,13 @@ from typing import Final
 from lxml import etree
 
 from tap_feeddelta.errors import Issue
-from tap_feeddelta.parse.repair import is_rss, prolog_end, repaired, with_raw_html_as_text
+from tap_feeddelta.parse.names import TagKey
+from tap_feeddelta.parse.repair import (
+    is_rss,
+    prolog_end,
+    repaired,
+    with_raw_html_as_text,
+)
 from tap_feeddelta.parse.urls import safe_url
 
 MAX_MARKUP_TAGS: Final = 1_000_000  # "<" characters in one document
@@ -130,10 +136,12 @@ def _bounded(data: bytes, issues: list[Issue]) -> tuple[bytes, bool]:
     return data[:at], True
 
 
-def cut_short(doc: XmlDocument, first: str) -> str:
+def cut_short(issues: list[Issue], first: str) -> str:
     """Why a document read in part holds not even its ``first`` item (or entry)."""
-    if _TOO_MANY_TAGS in doc.issues:
+    if _TOO_MANY_TAGS in issues:
         return f"The document has more than {MAX_MARKUP_TAGS:,} tags before its first {first}."
+    if _NESTED_AWAY in issues:
+        return f"Recovery nested the first {first} inside a malformed element."
     return f"The document breaks off before its first {first}."
 
 
@@ -166,6 +174,55 @@ def is_junk(before_declaration: bytes) -> bool:
     )
 
 
+def _recovered(data: bytes, issues: list[Issue]) -> tuple[etree._Element, bytes, set[int]]:
+    """The root read by recovery after the repairs, the repaired data and the types of
+    the errors recovery met. Raises ``XmlUnreadable``.
+
+    The repairs read only the elements HTML is usually written in; when recovery still
+    nested an item (or entry) inside another element (raw HTML left open in an element
+    of some other name), the data is repaired once more reading every element, and read
+    again."""
+    rss = is_rss(data)
+    found = _repaired_and_read(data, rss, is_thorough=False)
+    if found is None:
+        raise XmlUnreadable("unreadable XML")
+    if _has_nested_item(found[0]):
+        found = _repaired_and_read(data, rss, is_thorough=True) or found
+    root, fixed, errors, had_markup, was_open = found
+    if had_markup:
+        issues.append(Issue("xml_recovered", "Unescaped HTML in feed text was read."))
+    if was_open:
+        issues.append(Issue("xml_recovered", "A text element left open was closed."))
+    return root, fixed, errors
+
+
+def _repaired_and_read(
+    data: bytes, rss: bool, *, is_thorough: bool
+) -> tuple[etree._Element, bytes, set[int], bool, bool] | None:
+    """The repaired data read by recovery: its root, the data, the error types, and
+    whether raw HTML was escaped and a text element closed; ``None`` when no element."""
+    parser = _parser(recover=True)
+    fixed, had_markup, was_open = with_raw_html_as_text(data, is_rss=rss, is_thorough=is_thorough)
+    fixed = repaired(fixed)
+    try:
+        root = etree.fromstring(fixed, parser)
+    except etree.XMLSyntaxError:
+        return None
+    if root is None:
+        return None
+    return root, fixed, {error.type for error in parser.error_log}, had_markup, was_open
+
+
+def _has_nested_item(root: etree._Element) -> bool:
+    """Whether an item or entry stands inside an element other than the root or a
+    channel: in one that recovery left open."""
+    for element in root.iter("{*}item", "{*}entry"):
+        parent = element.getparent()
+        if parent is not None and parent is not root and _local_name(parent) != "channel":
+            return True
+    return False
+
+
 def xml_document(data: bytes) -> XmlDocument:
     """The parsed document (``data`` is UTF-8). Raises ``XmlUnreadable``."""
     issues: list[Issue] = []
@@ -181,21 +238,8 @@ def xml_document(data: bytes) -> XmlDocument:
             root = None
     is_truncated = is_limited = is_recovered = False
     if root is None:
-        parser = _parser(recover=True)
-        fixed, had_markup, was_open = with_raw_html_as_text(data, is_rss=is_rss(data))
-        if had_markup:
-            issues.append(Issue("xml_recovered", "Unescaped HTML in feed text was read."))
-        if was_open:
-            issues.append(Issue("xml_recovered", "A text element left open was closed."))
-        fixed = repaired(fixed)
-        try:
-            root = etree.fromstring(fixed, parser)
-        except etree.XMLSyntaxError as exc:
-            raise XmlUnreadable("unreadable XML") from exc
-        if root is None:
-            raise XmlUnreadable("no element")
+        root, fixed, error_types = _recovered(data, issues)
         is_recovered = True
-        error_types = {error.type for error in parser.error_log}
         is_limited = bool(error_types & _LIMIT_ERRORS)
         is_truncated = is_cut or is_limited or _breaks_off(fixed, root, error_types)
         issues.append(Issue("xml_recovered", "Malformed XML was read by recovery."))
@@ -266,12 +310,50 @@ def child_base(element: etree._Element, parent_base: str | None, issues: list[Is
     return found or parent_base
 
 
+_NESTED_AWAY: Final = Issue(
+    "document_truncated",
+    "Recovery nested the items after a malformed element inside it; they were not read.",
+)
+
+
 def kept_items(
-    doc: XmlDocument, items: list[etree._Element], local_name: str
-) -> list[etree._Element]:
-    """The items read in full from a document that broke off or was cut by a limit."""
+    doc: XmlDocument,
+    items: list[etree._Element],
+    key: TagKey,
+    local_name: str,
+    parents: tuple[etree._Element, ...],
+    issues: list[Issue],
+) -> tuple[list[etree._Element], bool]:
+    """The items read in full, and whether the document was read in part: it broke off,
+    a limit cut it, or recovery nested items (``key`` gives ``local_name``) inside an
+    element other than ``parents`` (a malformed element left open swallowed them). The
+    items before the one that holds them are kept, and the loss reported in ``issues``."""
     if doc.is_limited:
-        return items[:-1]
+        return items[:-1], True
     if doc.is_truncated:
-        return items[: complete_count(doc.data, local_name)]
-    return items
+        return items[: complete_count(doc.data, local_name)], True
+    if doc.is_recovered:
+        for element in doc.root.iter("{*}" + local_name):
+            if key[element.tag] == local_name and element.getparent() not in parents:
+                issues.append(_NESTED_AWAY)
+                return items[: _count_before(items, element, parents)], True
+    return items, False
+
+
+def _count_before(
+    items: list[etree._Element], nested: etree._Element, parents: tuple[etree._Element, ...]
+) -> int:
+    """How many of ``items`` (children of one parent, in order) come before the one of
+    their siblings that holds ``nested``; all of them when none does."""
+    holder = nested
+    while (parent := holder.getparent()) is not None and parent not in parents:
+        holder = parent
+    if parent is None or not items or items[0].getparent() is not parent:
+        return len(items)
+    count = 0
+    for sibling in parent:
+        if sibling is holder:
+            break
+        if count < len(items) and sibling is items[count]:
+            count += 1
+    return count

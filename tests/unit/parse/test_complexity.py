@@ -247,7 +247,7 @@ def test_authors_with_space_around_their_parts_read_as_before(
 _PIECES = [
     b"<title>", b"</title>", b"x", b"<![CDATA[", b"]]>", b"<item>", b"</item>", b"<a:encoded>",
     b"<b>", b"</b>", b"<br>", b"<!--", b"-->", b"<?a?>", b"<", b"&", b" ", b"<x:note>",
-    b"<description>", b"<title/>",
+    b"<description>", b"<title/>", b"<itunes:summary>", b"</li>", b"<li>", b"<x:note>x</x:note>",
 ]  # fmt: skip
 _REPAIR_PATTERNS = ("_TEXT_TOKEN", "_TEXT_TAG_TOKEN", "_TAG", "_RSS_TEXT_TAG", "_OWN_END")
 
@@ -265,6 +265,25 @@ def test_the_repairs_work_grows_linearly_on_any_repeated_piece(pieces: list[byte
                 counter.calls = 0
             body = b'<rss version="2.0"><channel>' + unit * n
             repair.with_raw_html_as_text(body, is_rss=True)
+            repair.with_raw_html_as_text(body, is_rss=True, is_thorough=True)
             repair.is_rss(unit * n + b"<rss>")
             work.append(sum(counter.calls for counter in counters))
     assert _grows_linearly(work), (unit, work)
+
+
+def test_items_nested_away_by_recovery_are_found_in_linear_work(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # Each item holds raw HTML left open in an element of no known kind: the repairs read
+    # the document a second time, every element, and the items are looked for once.
+    counters = [_counting(monkeypatch, repair, name) for name in _REPAIR_PATTERNS]
+    work = []
+    for n in (250, 500, 1000, 2000):
+        item = b"<item><title>t</title><x:person><b>Jane</x:person></item>"
+        body = b'<rss version="2.0"><channel>' + item * n + b"</channel></rss>"
+        feed = parse_feed(body, None, URL)
+        assert len(feed.items) == n
+        work.append(sum(counter.calls for counter in counters))
+        for counter in counters:
+            counter.calls = 0
+    assert _grows_linearly(work)

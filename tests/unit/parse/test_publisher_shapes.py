@@ -210,6 +210,18 @@ def test_html_in_a_podcast_s_itunes_summary_is_read_for_its_words() -> None:
     ]
 
 
+@pytest.mark.parametrize("element", ["itunes:summary", "description"])
+def test_well_formed_raw_show_notes_read_with_spaces_between_blocks(element: str) -> None:
+    """Raw markup that is well-formed XML (child elements of itunes:summary) reads as
+    the same markup in description does: "Part one.Part two." ran the blocks together."""
+    notes = "<p>Part one.</p><p>Part two.</p><ul><li>00:00 Intro</li><li>05:00 Main</li></ul>"
+    body = f"""<rss version="2.0" xmlns:itunes="{_ITUNES}"><channel><title>t</title>
+<item><guid>1</guid><{element}>{notes}</{element}></item></channel></rss>""".encode()
+    feed = parse_feed(body, None, "https://pod.example/feed")
+    assert "xml_recovered" not in {issue.code for issue in feed.issues}
+    assert feed.items[0].summary == "Part one. Part two. 00:00 Intro 05:00 Main"
+
+
 _MEDIA = "http://search.yahoo.com/mrss/"
 _ITUNES = "http://www.itunes.com/dtds/podcast-1.0.dtd"
 

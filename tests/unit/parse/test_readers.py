@@ -404,3 +404,29 @@ def test_references_in_cdata_categories_and_author_names_are_decoded() -> None:
     assert [author.name for author in items[0].authors] == ["Sean O’Brien"]
     assert items[0].tags == ("News & Events", "Rock 'n' Roll", "AT&T", "Fish & Chips")
     assert [author.name for author in items[1].authors] == ["Barnes & Noble"]
+
+
+_ED = "<managingEditor>hosts@devhour.fm</managingEditor>"
+_NAMED_ED = "<managingEditor>ed@devhour.fm (Ed Itor)</managingEditor>"
+_HOST = "<itunes:author>Jane Host</itunes:author>"
+
+
+@pytest.mark.parametrize(
+    ("channel", "expected"),
+    [
+        (_ED + _HOST, Author("Jane Host")),
+        (_HOST + _ED, Author("Jane Host")),
+        (_NAMED_ED + _HOST, Author("Jane Host")),
+        (_HOST + _NAMED_ED, Author("Jane Host")),
+        (_ED + _NAMED_ED, Author("Ed Itor", "ed@devhour.fm")),
+        (_ED, Author(None, "hosts@devhour.fm")),
+    ],
+    ids=["email-first", "name-first", "named-editor-first", "named-editor-last", "editors",
+         "email-only"],
+)  # fmt: skip
+def test_the_show_s_author_does_not_depend_on_element_order(channel: str, expected: Author) -> None:
+    # A bare-email managingEditor before itunes:author gave every episode {name: null}.
+    body = f"""<rss version="2.0" xmlns:itunes="http://www.itunes.com/dtds/podcast-1.0.dtd">
+<channel><title>Dev Hour</title>{channel}
+<item><title>Ep 1</title><guid>e1</guid></item></channel></rss>""".encode()
+    assert parse_feed(body, None, URL).items[0].authors == (expected,)

@@ -399,3 +399,122 @@ def test_a_reference_to_a_surrogate_is_replaced_never_raised(
 
 
 _SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+_PODCAST_NS = (
+    b'<rss version="2.0" xmlns:itunes="http://www.itunes.com/dtds/podcast-1.0.dtd" '
+    b'xmlns:googleplay="http://www.google.com/schemas/play-podcasts/1.0" '
+    b'xmlns:podcast="https://podcastindex.org/namespace/1.0">'
+)
+
+
+def _episodes(first_notes: bytes) -> bytes:
+    """Three episodes; the first holds ``first_notes`` before its enclosure."""
+    items = b"".join(
+        b"<item><title>Episode %d</title><guid>ep-%d</guid>%s"
+        b'<enclosure url="http://example.com/%d.mp3" type="audio/mpeg"/></item>'
+        % (n, n, first_notes if n == 3 else b"", n)
+        for n in (3, 2, 1)
+    )
+    return RSS_HEAD.replace(b'<rss version="2.0">', _PODCAST_NS) + items + b"</channel></rss>"
+
+
+@pytest.mark.parametrize(
+    "notes",
+    [
+        b"<itunes:summary><p>In this episode:<ul><li>Intro<li>Guest</ul></itunes:summary>",
+        b"<itunes:subtitle><p>Intro<ul><li>Guest</ul></itunes:subtitle>",
+        b"<googleplay:description><p>In this episode:<li>Intro</googleplay:description>",
+        b'<podcast:person role="host"><b>Jane</podcast:person>',
+        b'<podcast:person role="guest"><i>Sam <p>Roe</podcast:person>',
+    ],
+    ids=["itunes-summary", "itunes-subtitle", "googleplay-description", "person-b", "person-i-p"],
+)
+def test_raw_html_left_open_in_any_podcast_element_keeps_the_next_episodes(notes: bytes) -> None:
+    # Recovery nested every later episode inside the open <li> (or <b>): 1 of 3 was read,
+    # and nothing said so.
+    feed = parse_feed(_episodes(notes), None, URL)
+    assert [item.title for item in feed.items] == ["Episode 3", "Episode 2", "Episode 1"]
+    assert [item.enclosures[0].url for item in feed.items] == [
+        f"http://example.com/{n}.mp3" for n in (3, 2, 1)
+    ]
+    assert not feed.is_truncated
+    assert "xml_recovered" in _codes(feed)
+    if notes.startswith(b"<itunes:summary>"):
+        assert feed.items[0].summary == "In this episode: Intro Guest"
+
+
+def test_items_recovery_nested_inside_another_item_are_never_lost_silently() -> None:
+    # An element of no known kind left open: recovery puts the next items inside the item.
+    body = RSS_HEAD + FIRST_ITEM
+    body += b"<item><title>Two</title><x:note>unclosed</item>"
+    body += b"<item><title>Three</title></item><item><title>Four</title></item></channel></rss>"
+    feed = parse_feed(body, None, URL)
+    assert feed.is_truncated
+    assert {"xml_recovered", "document_truncated"} <= _codes(feed)
+    assert [item.title for item in feed.items] == ["One"]  # "Two" lost its end
+
+
+def test_items_recovery_nested_away_before_the_first_is_an_error() -> None:
+    body = RSS_HEAD + b"<x:note>unclosed<item><title>One</title></item></channel></rss>"
+    with pytest.raises(ParseError) as caught:
+        parse_feed(body, None, URL)
+    assert caught.value.code == "invalid_feed"
+    assert "inside" in str(caught.value)
+
+
+def test_atom_entries_recovery_nested_away_are_never_lost_silently() -> None:
+    body = (
+        ATOM_HEAD + b"<entry><id>urn:1</id><title>One</title></entry>\n"
+        b"<entry><id>urn:0</id><title>Zero</title><x:note>open</entry>\n" + ATOM_REST
+    )
+    feed = parse_feed(body, None, URL)
+    assert feed.is_truncated
+    assert "document_truncated" in _codes(feed)
+    assert [item.native_id for item in feed.items] == ["urn:1"]
+
+
+def test_raw_html_left_open_in_atom_content_keeps_the_next_entries() -> None:
+    entry = (
+        b'<entry><id>urn:1</id><title>One</title><content type="html"><p>Hi<ul><li>a<li>b</ul>'
+        b"</content></entry>\n"
+    )
+    feed = parse_feed(ATOM_HEAD + entry + ATOM_REST, None, URL)
+    assert [item.title for item in feed.items] == ["One", "Two", "Three"]
+    assert feed.items[0].content_text == "Hi a b"
+    assert not feed.is_truncated
+
+
+_ESCAPED_ITEM = (
+    b"<item><title>AT&amp;T &amp; the &lt;Phone&gt; &quot;Co&quot; &apos;23</title>"
+    b"<link>http://example.com/e?id=1&amp;utm_source=rss</link>"
+    b"<description>&lt;p&gt;Ma &amp;amp; Pa&nbsp;Bell &eacute;t&eacute;.&lt;/p&gt;</description>"
+    b"<guid><![CDATA[g&amp;1]]></guid><category>R&AMP;B &LT;live&GT; &QUOT;</category>"
+    b'<enclosure url="http://example.com/e.mp3?a=1&amp;b=&QUOT;2" type="audio/mpeg"/></item>'
+)
+
+
+@pytest.mark.parametrize(
+    "malformed",
+    [
+        b'<item><title>x</title><enclosure url="http://example.com/a.mp3" length="5" length="5"/>',
+        b"<item><title>x</title><enclosure url=http://example.com/a.mp3 length=5/>",
+        b"<item><title>x</title><guid>x</link>",
+        b"<item><title>x</title><author>Jane <jane@example.com></author>",
+        b'<item><title>x</title><enclosure url="http://example.com/a.mp3" async/>',
+    ],
+    ids=["duplicated-attribute", "unquoted-attribute", "mismatched-end", "raw-email", "no-value"],
+)
+def test_references_after_a_malformed_tag_are_kept(malformed: bytes) -> None:
+    # After libxml2's recovery met one malformed tag, it dropped every later &amp; &lt;
+    # &gt; &quot; &apos; ("AT&amp;T" read "ATT", links lost the "&" between parameters).
+    body = RSS_HEAD + malformed + b"</item>\n" + _ESCAPED_ITEM + b"</channel></rss>"
+    feed = parse_feed(body, None, URL)
+    assert "xml_recovered" in _codes(feed)
+    item = feed.items[-1]
+    assert item.title == 'AT&T & the <Phone> "Co" \'23'
+    assert item.url == "http://example.com/e?id=1&utm_source=rss"
+    assert item.summary == "Ma & Pa Bell été."
+    assert item.native_id == "g&amp;1"  # a CDATA section is text as it stands
+    assert item.tags == ('R&B <live> "',)  # HTML names of markup characters, too
+    assert item.enclosures[0].url == 'http://example.com/e.mp3?a=1&b="2'
