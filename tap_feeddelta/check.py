@@ -170,6 +170,7 @@ async def check_feed(
     # feed URL it advertised, unless it echoes one: a URL the page published.
     handed: frozenset[str] = frozenset()
     published: str | None = None
+    upgraded = False  # the page's http:// feed link asked for over https
     feed: ParsedFeed | None = None
     error: Issue | None = result.error
     if result.status == "ok":
@@ -178,8 +179,6 @@ async def check_feed(
         )
         if advertised:
             handed = redirect_tokens(result.final_url, task.feed_url)
-            if (result.final_url or task.feed_url).startswith("https:"):
-                advertised = tuple(upgraded_to_https(url) for url in advertised)
         if (
             error is not None
             and error.code == "not_a_feed"
@@ -187,8 +186,14 @@ async def check_feed(
             and settings.discover_from_websites
         ):
             discovered_from = result.final_url or task.feed_url
-            published = None if echoes(advertised[0], handed) else advertised[0]
-            result = await _fetch(fetcher, advertised[0], bookmark, task.feed_url, published)
+            # A page read over https has its http:// feed link asked for over https: the
+            # feed is read no less safely than the page (advertised_feeds shows the link).
+            asked = advertised[0]
+            if discovered_from.startswith("https:"):
+                asked = upgraded_to_https(asked)
+                upgraded = asked != advertised[0]
+            published = None if echoes(asked, handed) else asked
+            result = await _fetch(fetcher, asked, bookmark, task.feed_url, published)
             fetch_ms += result.fetch_ms
             redirects += result.redirects
             received += result.bytes_received
@@ -285,7 +290,8 @@ async def check_feed(
     if not feed.items:
         issues += (Issue("no_items", "the feed has no items"),)
     if discovered_from and "feed_discovered" not in {issue.code for issue in delta.issues}:
-        issues += (Issue("feed_discovered", "the feed was found through a web page"),)
+        how = " (its http:// link was asked for over https)" if upgraded else ""
+        issues += (Issue("feed_discovered", f"the feed was found through a web page{how}"),)
     facts = HealthFacts(
         "ok",
         feed=feed,

@@ -369,7 +369,9 @@ def test_an_https_page_advertising_a_plain_http_feed_has_it_read_over_https(
     by_url = {row["feed_url"]: row for row in run.health}
     upgraded, refused = by_url[secure.url("/blog")], by_url[secure.url("/plain")]
     assert (upgraded["status"], upgraded["final_url"]) == ("ok", secure.url("/feed.xml"))
-    assert upgraded["advertised_feeds"][0] == secure.url("/feed.xml")
+    assert upgraded["advertised_feeds"][0] == on_secure  # the link as the page gives it
+    [found] = [issue for issue in upgraded["issues"] if issue["code"] == "feed_discovered"]
+    assert "asked for over https" in found["message"]
     assert len(run.items) == len(ITEMS)
     # A server that speaks only plain http is not asked in clear text.
     assert refused["status"] == "error"
