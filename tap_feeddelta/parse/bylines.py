@@ -37,6 +37,8 @@ _ROLE_WORDS: Final = _words(
     editor editors editorial reporter reporters correspondent correspondents writer writers
     columnist columnists contributor contributors contributing producer photographer
     illustrator translator anchor guest staff team desk
+    by via photo photos photography images video graphics illustration illustrations
+    words text reporting additional credit credits
     """
 )
 _ORGANISATION_WORDS: Final = _words(
@@ -99,10 +101,15 @@ def byline_names(raw: str) -> list[str] | None:
 
 
 def _is_full_or_inverted_name(part: str) -> bool:
-    """A full name, also written "Family, Given" ("Smith, John", "Li, B.")."""
+    """A full name, also written "Family, Given" ("Smith, John", "Li, B."). A family
+    part that is a full name itself ("John Smith, Jane Doe") may be two names: no."""
     family, comma, given = part.partition(",")
-    if comma and "," not in given:
-        return _is_full_name(f"{given.strip()} {family.strip()}")
+    if comma:
+        return (
+            "," not in given
+            and not _is_full_name(family.strip())
+            and _is_full_name(f"{given.strip()} {family.strip()}")
+        )
     return _is_full_name(part)
 
 
@@ -113,8 +120,8 @@ def _is_full_name(part: str) -> bool:
     if all(_INITIALS.fullmatch(word) for word in words):
         return False
     for word in words:
-        if not word[0].isalpha():
-            return False  # "&", "(Reuters)"
+        if not word[0].isalpha() or word[-1] == ":":
+            return False  # "&", "(Reuters)", "Photos:"
         if word[0].islower():
             particle = _PARTICLE.fullmatch(word)
             if particle is None or (word is words[-1] and not particle["joined"]):

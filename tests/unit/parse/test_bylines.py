@@ -65,6 +65,9 @@ BYLINES = [
     ("Li, B.; Shen, Yifei; Jun Zhang;", ["Li, B.", "Shen, Yifei", "Jun Zhang"]),
     ("Jane Doe; Editor", ["Jane Doe; Editor"]),  # no name after the semicolon
     ("Smith, John; Acme Corp", ["Smith, John; Acme Corp"]),
+    ("John Smith, Jane Doe; Bob Roe", ["John Smith, Jane Doe; Bob Roe"]),  # which is which?
+    ("By John Smith; Photos: Jane Doe", ["By John Smith; Photos: Jane Doe"]),  # credits
+    ("By John Smith and Jane Doe", ["By John Smith and Jane Doe"]),
 ]
 
 
