@@ -272,6 +272,18 @@ def _wide_codec(codec: str, body: bytes) -> str | None:
     return None
 
 
+# Multi-byte legacy codecs, and the non-ASCII characters of a UTF-8 reading that outweigh
+# their label (see _is_legacy_label_over_utf8).
+_DOUBLE_BYTE: Final = frozenset(
+    {
+        "big5", "big5hkscs", "cp932", "cp949", "cp950", "euc_jis_2004", "euc_jisx0213",
+        "euc_jp", "euc_kr", "gb18030", "gb2312", "gbk", "hz", "johab", "shift_jis",
+        "shift_jis_2004", "shift_jisx0213",
+    }
+)  # fmt: skip
+_DOUBLE_BYTE_EVIDENCE: Final = 3
+
+
 def _is_legacy_label_over_utf8(body: bytes, candidates: list[str]) -> bool:
     """Whether the charset the document would be read with (the HTTP charset, else the XML
     declaration) is a legacy one over bytes that are UTF-8 with non-ASCII text: a server's
@@ -281,10 +293,21 @@ def _is_legacy_label_over_utf8(body: bytes, candidates: list[str]) -> bool:
     if not candidates or candidates[0].startswith(_UNICODE) or body.isascii():
         return False
     try:
-        body.decode("utf-8")
+        text = body.decode("utf-8")
     except UnicodeDecodeError:
         return False
-    return True
+    if candidates[0] not in _DOUBLE_BYTE:
+        return True
+    # Two bytes of a Chinese, Japanese or Korean character can be a UTF-8 sequence by
+    # chance ("图片" in GBK is): a few such characters that also read in the label are
+    # taken as the label says.
+    if len(text) - len(text.encode("ascii", "ignore")) >= _DOUBLE_BYTE_EVIDENCE:
+        return True
+    try:
+        body.decode(candidates[0])
+    except UnicodeDecodeError:
+        return True
+    return False
 
 
 def _declared_over_default_charset(body: bytes, candidates: list[str]) -> str | None:

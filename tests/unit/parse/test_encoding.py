@@ -175,7 +175,7 @@ UTF8_UNDER_A_LEGACY_LABEL = [
     ("http", "shift_jis", "Café naïve Zürich"),
     ("http", "gbk", "日本語のニュース"),
     ("http", "euc-kr", "Новости"),
-    ("http", "big5", "Café"),
+    ("http", "big5", "Café naïve Zürich"),
     ("declaration", "ISO-8859-1", "Café naïve Zürich"),
     ("declaration", "windows-1252", "Café naïve Zürich"),
     ("declaration", "windows-1251", "Café — “quoted”"),
@@ -203,6 +203,18 @@ def test_utf8_bytes_under_any_legacy_label_are_read_as_utf8(
     assert feed.items[0].title == title
     assert "encoding_mismatch" in _codes(feed)
     assert "encoding_replaced" not in _codes(feed)
+
+
+@pytest.mark.parametrize(("label", "codec"), [("gbk", "gbk"), ("gb2312", "gb2312")])
+def test_a_few_double_byte_characters_that_read_in_their_label_keep_it(
+    label: str, codec: str
+) -> None:
+    # The GBK bytes of "图片" (CD BC C6 AC) happen to be UTF-8 ("ͼƬ") as well.
+    body = _rss("Photo 图片", label, codec)
+    assert body.decode("utf-8")  # valid UTF-8 indeed
+    feed = parse_feed(body, f"text/xml; charset={label}", URL)
+    assert feed.items[0].title == "Photo 图片"
+    assert not {"encoding_replaced", "encoding_mismatch"} & _codes(feed)
 
 
 def test_utf8_bytes_under_a_legacy_label_in_a_json_feed_are_read_as_utf8() -> None:
