@@ -110,7 +110,7 @@ class TapFeedDelta(Tap):
         error handling is set up)."""
         for path in value:
             if path != "ENV" and (why := _config_file_problem(path)):
-                cls.logger.error("config file %r %s", path, why)
+                cls.logger.error("config_invalid: config file %r %s", path, why)
                 ctx.exit(1)
         return super().cb_config(ctx, param, value)
 

@@ -263,7 +263,7 @@ def test_a_config_file_that_cannot_be_read_is_named_in_one_line(
         run = _run(tmp_path, "--config", str(path), *extra)
         assert run.returncode == 1, extra
         assert _errors(run.stderr) == [_errors(run.stderr)[0]]  # one line
-        assert f"config file {str(path)!r} {why}" in run.stderr
+        assert f"config_invalid: config file {str(path)!r} {why}" in run.stderr
         assert "Traceback" not in run.stderr and SECRET not in run.stderr
         assert run.stdout == ""
 
