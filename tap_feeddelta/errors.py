@@ -169,6 +169,12 @@ RUN_CODES: Final = {
 }
 
 
+class OutputClosed(BaseException):
+    """The target stopped reading the tap's output: the run stops. A BaseException, so
+    that no ``except Exception`` on the way (the SDK's stream sync logs any error and
+    raises it again) reports it as an error of its own."""
+
+
 class StateError(FeedDeltaError):
     """The input state cannot be used: the run stops before anything is emitted.
     ``code`` (one of RUN_CODES) says why."""

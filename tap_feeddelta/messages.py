@@ -32,6 +32,8 @@ from singer_sdk.contrib.msgspec import MsgSpecWriter, serialize_jsonl
 from singer_sdk.helpers._state import StateWriter
 from singer_sdk.singerlib import Message, RecordMessage, StateMessage
 
+from tap_feeddelta.errors import OutputClosed
+
 if TYPE_CHECKING:
     from singer_sdk.helpers.types import TapState
 
@@ -75,7 +77,10 @@ class FeedDeltaWriter(MsgSpecWriter):
     def flush(self) -> None:
         """Hand the records kept to the target (after a feed's records)."""
         self._write_pending()
-        sys.stdout.flush()
+        try:
+            sys.stdout.flush()
+        except BrokenPipeError:
+            raise OutputClosed from None
 
     def _write_pending(self) -> None:
         if not self._pending:
@@ -88,6 +93,8 @@ class FeedDeltaWriter(MsgSpecWriter):
                 self._pending.clear()
             while self._pending and fd is not None:
                 del self._pending[: os.write(fd, self._pending)]
+        except BrokenPipeError:
+            raise OutputClosed from None
         finally:
             self.is_writing = False
             action, self.after_write = self.after_write, None

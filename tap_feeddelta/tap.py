@@ -34,7 +34,7 @@ from tap_feeddelta.config import (
     settings_from_config,
     typed_from_text,
 )
-from tap_feeddelta.errors import StateError
+from tap_feeddelta.errors import OutputClosed, StateError
 from tap_feeddelta.messages import EncodedStateWriter, FeedDeltaWriter
 from tap_feeddelta.run import FeedRun
 from tap_feeddelta.sharding import feeds_of_other_shards
@@ -148,7 +148,7 @@ class TapFeedDelta(Tap):
         except StateError as exc:
             cls.logger.error("%s: %s", exc.code, exc)
             sys.exit(1)
-        except BrokenPipeError:
+        except (OutputClosed, BrokenPipeError):
             # Nothing more can reach the target, not even at exit (a flush of stdout).
             os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
             cls.logger.error(
