@@ -9,6 +9,7 @@ from datetime import UTC, datetime
 from typing import Any, Final, Literal
 
 from tap_feeddelta import __version__
+from tap_feeddelta.ports import BAD_PORTS
 from tap_feeddelta.sharding import shard_of
 
 PROJECT_URL: Final = "https://github.com/tap-feeddelta/tap-feeddelta"
@@ -370,9 +371,16 @@ def feed_key_and_refusal(url: str) -> tuple[str, str | None]:
     """(``feed_key(url)``, None) for a URL the fetcher takes; (``url``, why not) for one
     that ``parse_target`` refuses, in its words (which never quote the URL)."""
     plain = _PLAIN_URL.fullmatch(url)
-    # A URL with a port goes the long way: the fetcher refuses some ports (BAD_PORTS).
-    if plain is not None and plain[3] is None and len(plain[2]) < 253 and len(url) <= MAX_URL_BYTES:
-        scheme, host, _, path, query = plain.groups()
+    # A port the fetcher refuses (BAD_PORTS) goes the long way, to be refused in its words.
+    if (
+        plain is not None
+        and (plain[3] is None or (0 < int(plain[3]) < 65536 and int(plain[3]) not in BAD_PORTS))
+        and len(plain[2]) < 253
+        and len(url) <= MAX_URL_BYTES
+    ):
+        scheme, host, port, path, query = plain.groups()
+        if port is not None and (scheme, int(port)) not in (("http", 80), ("https", 443)):
+            host += f":{int(port)}"
         return f"{scheme}://{host}{path or '/'}{query or ''}", None
     return _fetcher_key_and_refusal(url)
 
