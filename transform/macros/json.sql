@@ -4,6 +4,9 @@
                            date-times as timestamp without time zone (UTC)
     target-duckdb 0.8.0:   objects and arrays as JSON, date-times as TIMESTAMP (UTC),
                            integers as HUGEINT
+    z3-target-bigquery 0.7.2 with denormalized: true (not run here: compiled only):
+                           objects as RECORD (STRUCT), arrays as REPEATED (ARRAY, never
+                           NULL), date-times as TIMESTAMP
   These macros give the staging models one way to read them (adapter dispatch).
 -#}
 
@@ -24,6 +27,10 @@
   cast({{ column }} as varchar)
 {%- endmacro %}
 
+{% macro bigquery__json_text(column) -%}
+  to_json_string({{ column }})
+{%- endmacro %}
+
 
 {#- A top-level field of a JSON object column, as text. -#}
 {% macro json_field_text(column, key) -%}
@@ -38,6 +45,10 @@
   json_extract_string({{ column }}, '$.{{ key }}')
 {%- endmacro %}
 
+{% macro bigquery__json_field_text(column, key) -%}
+  cast({{ column }}.{{ key }} as string)
+{%- endmacro %}
+
 
 {#- Number of elements of an array column (0 when null). -#}
 {% macro json_array_length(column) -%}
@@ -50,6 +61,10 @@
 
 {% macro postgres__json_array_length(column) -%}
   coalesce(cardinality({{ column }}), 0)
+{%- endmacro %}
+
+{% macro bigquery__json_array_length(column) -%}
+  array_length({{ column }})
 {%- endmacro %}
 
 
