@@ -114,7 +114,7 @@ def test_a_number_setting_that_is_not_finite_is_refused(
 @pytest.mark.parametrize(
     ("name", "value", "why"),
     [
-        ("MAX_CONCURENCY", "32", "is not a setting of this tap"),
+        ("MAX_CONCURENCY", "32-quoted-nowhere", "is not a setting of this tap"),
         ("FIRST_RUN_MOD", f"emit_all{SECRET}", "is not a setting of this tap"),
         (
             "BATCH_CONFIG",
