@@ -32,7 +32,7 @@ _MAX_ITEMS: Final = 10_000
 # A failure streak stops counting here (over 27 years of checks every ten minutes).
 MAX_FAILURES: Final = 1_500_000
 _URL_HASH: Final = re.compile(r"v1:[0-9a-f]{16}")
-_DATE: Final = re.compile(r"^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d{1,6})?Z$")
+_DATE: Final = re.compile(r"\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d{1,6})?Z")
 _FORMATS: Final = frozenset(
     {"rss-0.9x", "rss-1.0", "rss-2.0", "atom-0.3", "atom-1.0", "json-feed-1.0", "json-feed-1.1"}
 )
@@ -157,7 +157,7 @@ def decode_bookmark(partition: Any, where: str) -> FeedBookmark:
         values[name] = _optional_text(partition, name, where)
     for name in _DATE_FIELDS:
         value = _optional_text(partition, name, where)
-        if value is not None and not _DATE.match(value):
+        if value is not None and not _DATE.fullmatch(value):
             raise StateError(f"{where}: '{name}' is not a UTC RFC 3339 date-time")
         values[name] = value
     for name in _URL_HASH_FIELDS:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 
 import pytest
@@ -36,9 +37,7 @@ def item(n: int, **kw: object) -> ParsedItem:
 
 
 def baseline(items: list[ParsedItem], **kw: object) -> FeedBookmark:
-    delta = diff_items(
-        None, items, DeltaSettings(**{**SETTINGS.__dict__, **kw}) if kw else SETTINGS
-    )  # type: ignore[arg-type]
+    delta = diff_items(None, items, replace(SETTINGS, **kw) if kw else SETTINGS)  # type: ignore[arg-type]
     return FeedBookmark(success_at="2024-01-01T00:00:00Z", items=delta.remembered_items)
 
 
@@ -260,6 +259,14 @@ def test_bookmark_round_trip(bookmark: FeedBookmark) -> None:
         [{"context": {"monitor_id": "m", "feed_url": "u"}, "v": 1, "items": "", "etag": 5}],
         [{"context": {"monitor_id": "m", "feed_url": "u"}, "v": 1, "items": "", "bogus": 1}],
         [{"context": {"monitor_id": "m", "feed_url": "u"}, "v": 1, "items": "", "checked_at": "x"}],
+        [
+            {
+                "context": {"monitor_id": "m", "feed_url": "u"},
+                "v": 1,
+                "items": "",
+                "checked_at": "2024-01-01T00:00:00Z\n",  # a date and a line break
+            }
+        ],
         [{"context": {"monitor_id": "m", "feed_url": "u"}, "v": 1, "items": "", "failures": -1}],
         [{"context": {"monitor_id": "m", "feed_url": "u"}, "v": 1, "items": "", "failures": "2"}],
         [{"context": {"monitor_id": "m", "feed_url": "u"}, "v": 1, "items": "", "failures": True}],
