@@ -155,9 +155,8 @@ def _channel(
         elif name in ("dc:creator", "itunes:author", "author"):
             if len(child):
                 authors.extend(_element_authors(key, child, base, issues))
-            else:
-                found = fields.author(text_of(child), None, None, base, issues)
-                authors.extend([found] if found else [])
+            else:  # "Name", "email (Name)", a bare email: as an item's author reads
+                authors.extend(fields.rss_authors(text_of(child), base, issues))
     if not values.get("link") and "atomlink" in values:
         values["link"] = values["atomlink"]
     return _show_author(authors, editors, base, issues)
@@ -277,9 +276,7 @@ def _item(
             if len(child):
                 itunes_authors.extend(_element_authors(key, child, base, issues))
             else:
-                found = fields.author(text_of(child), None, None, base, issues)
-                if found is not None:
-                    itunes_authors.append(found)
+                itunes_authors.extend(fields.rss_authors(text_of(child), base, issues))
         elif name == "itunes:summary" and itunes_summary is None:
             # Raw markup (child elements) stays markup, as in description: its blocks
             # read as separate words.

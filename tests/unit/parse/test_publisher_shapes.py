@@ -387,6 +387,18 @@ def test_keywords_are_the_tags_of_an_item_that_has_no_category() -> None:
     ]
 
 
+def test_an_itunes_author_reads_as_an_rss_author_does() -> None:
+    """A bare email or "email (Name)" in itunes:author was taken for a name."""
+    body = f"""<rss version="2.0" xmlns:itunes="{_ITUNES}"><channel><title>Show</title>
+<itunes:author>host@show.example</itunes:author>
+<item><title>a</title><guid>1</guid></item>
+<item><title>b</title><guid>2</guid><itunes:author>jane@show.example (Jane Host)</itunes:author>
+</item></channel></rss>""".encode()
+    first, second = parse_feed(body, None, "https://show.example/rss").items
+    assert first.authors == (Author(None, "host@show.example", None),)
+    assert second.authors == (Author("Jane Host", "jane@show.example", None),)
+
+
 def test_jira_items_are_dated_by_their_created_and_updated_elements() -> None:
     """Jira's issue RSS (version 0.92) dates an item only with unprefixed <created> and
     <updated>. They are read when the item has no other date of that kind."""
