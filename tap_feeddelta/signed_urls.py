@@ -35,11 +35,18 @@ SIGNING_PARAMS: Final = frozenset(
         "token",
         "sig",
         "exp",
+        # Meta's CDN (Instagram, Threads, Facebook media: oh is the hash, oe the expiry)
+        "oh",
+        "oe",
+        # TikTok's CDN
+        "x-expires",
+        "x-signature",
     }
 )
 # S3 presigned URLs (Signature Version 4) and GCS signed URLs (V4): X-Amz-Signature,
-# X-Amz-Date, X-Amz-Credential, X-Goog-Signature, ...
-SIGNING_PARAM_PREFIXES: Final = ("x-amz-", "x-goog-")
+# X-Amz-Date, X-Amz-Credential, X-Goog-Signature, ...; Meta's CDN: _nc_ohc, _nc_gid,
+# _nc_ht, _nc_cat, ... (which cache and edge served it, changing from fetch to fetch).
+SIGNING_PARAM_PREFIXES: Final = ("x-amz-", "x-goog-", "_nc_")
 
 # Whether a (lower-cased) query holds one of them: a search in C, so that URLs with an
 # ordinary query (``?source=rss``) cost little more than a scan.

@@ -45,6 +45,16 @@ ROTATIONS = {
     "generic-sig": ("sig=a1&exp=1790000000", "sig=b2&exp=1790003600"),
     "upper-case": ("TOKEN=a1&EXPIRES=1", "TOKEN=b2&EXPIRES=2"),
     "with-others": ("id=123&token=a1&ep=5", "id=123&token=b2&ep=5"),
+    "meta": (
+        "stp=dst-jpg_e35&_nc_ht=scontent-a.cdninstagram.com&_nc_cat=1&_nc_ohc=AbC"
+        "&_nc_gid=x1&oh=00_AfA1&oe=6700AA00",
+        "stp=dst-jpg_e35&_nc_ht=scontent-b.cdninstagram.com&_nc_cat=1&_nc_ohc=DeF"
+        "&_nc_gid=y2&oh=00_AfB2&oe=6700BB00",
+    ),
+    "tiktok": (
+        "x-expires=1790000000&x-signature=abc%3D&lr=all",
+        "x-expires=1790003600&x-signature=def%3D&lr=all",
+    ),
 }
 
 
