@@ -121,12 +121,17 @@ class EncodedStateWriter(StateWriter):
         super().__init__(message_writer)
         self._writer = message_writer
         self._last_line: bytes | None = None
+        # Run before a STATE goes out: the tap writes there the feed_health rows of the
+        # feeds the state covers, so that no STATE can move past rows never written.
+        self.before_state: Callable[[], None] | None = None
 
     def mark_written(self, state: TapState) -> None:
         """Take ``state`` as written already: it is written only once it changes."""
         self._last_line = self._line(state)
 
     def write_state(self, state: TapState) -> None:
+        if self.before_state is not None:
+            self.before_state()
         line = self._line(state)
         # The same state again is written only after records: many targets confirm
         # (and the orchestrator stores) only a STATE that follows the last record.

@@ -128,10 +128,17 @@ class FeedHealthStream(_FeedStream):
     replication_key = None
     schema = load_schema("feed_health")
 
-    _started = False  # get_records was called: the SDK has written the SCHEMA
+    _schema_written = False
+
+    def _write_schema_message(self) -> None:
+        # Once: rows written before a STATE during feed_items (write_finished_rows) came
+        # after it already, and a SCHEMA again at the stream's start would be the run's
+        # last message instead of its STATE.
+        if not self._schema_written:
+            super()._write_schema_message()
+            self._schema_written = True
 
     def get_records(self, context: Any) -> Iterable[dict[str, Any]]:
-        self._started = True
         tap = self.feed_tap
         items_state = (tap.state.get("bookmarks") or {}).get(FeedItemsStream.name) or {}
         yield from tap.feed_run.health_records(items_state)
@@ -142,13 +149,12 @@ class FeedHealthStream(_FeedStream):
 
     def write_finished_rows(self) -> None:
         """Write now the rows of the feeds the run has finished and not reported yet:
-        for a run that ends early (SIGTERM), before its final STATE."""
+        before a STATE that covers those feeds (the end of feed_items, a SIGTERM)."""
         run = self.feed_tap.__dict__.get("feed_run")
         if not self.selected or run is None:
             return
         rows = run.finished_health_unsent()
-        if rows and not self._started:
+        if rows:
             self._write_schema_message()
-            self._started = True
         for row in rows:
             self._write_record_message(row)

@@ -102,6 +102,18 @@ class TapFeedDelta(Tap):
         if isinstance(self.message_writer, FeedDeltaWriter):
             # The SDK has no hook for its state writer (see messages.py for why).
             self._state_writer = EncodedStateWriter(self.message_writer)
+            self._state_writer.before_state = self._write_finished_health_rows
+
+    def _write_finished_health_rows(self) -> None:
+        """The feed_health rows of the feeds finished so far and not written yet: before
+        a STATE that covers those feeds, so that a run killed just after it (SIGKILL, out
+        of memory) does not leave them out for good."""
+        health = self.streams.get(FeedHealthStream.name) if self._streams else None
+        if isinstance(health, FeedHealthStream):
+            try:
+                health.write_finished_rows()
+            except Exception:  # the state matters more than the rows
+                self.logger.exception("Could not write the health rows of finished feeds")
 
     @classmethod
     def cb_config(cls, ctx: click.Context, param: click.Option, value: tuple[str, ...]) -> Any:
@@ -325,13 +337,9 @@ class TapFeedDelta(Tap):
         """After a signal: the health rows of the feeds finished, the final STATE, and
         the exit with 128 + the signal."""
         try:
-            health = self.streams.get(FeedHealthStream.name) if self._streams else None
-            if isinstance(health, FeedHealthStream):
-                try:
-                    health.write_finished_rows()
-                except Exception:  # the state matters more than the rows
-                    self.logger.exception("Could not write the health rows of finished feeds")
-            super()._handle_termination(signum, frame)  # the state; ends with sys.exit(0)
+            # The state, after the health rows of the feeds finished (write_state's
+            # before_state); ends with sys.exit(0).
+            super()._handle_termination(signum, frame)
         finally:
             # An interrupted run is not a success: 128 + the signal, by convention.
             self.logger.info("Stopped by signal %d before the end of the run", signum)

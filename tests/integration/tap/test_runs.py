@@ -867,10 +867,35 @@ def test_a_run_ends_on_a_state_and_never_echoes_the_incoming_one(server: FeedSer
         kinds = [m["type"] for m in run.messages]
         assert kinds[0] == "SCHEMA"  # no echo of the incoming state
         assert kinds[-1] == "STATE"
-        assert kinds.count("STATE") == 2  # after feed_items, and after the health rows
+        # One STATE, after every record: the health rows of the feeds a STATE covers go
+        # out before it (a run killed just after it must not lose them).
+        assert kinds.count("STATE") == 1
+        assert kinds.count("SCHEMA") == 2  # one per stream
         assert set(run.final_state or {}) == {"bookmarks"}
         assert set(run.final_state["bookmarks"]) == {"feed_items", "feed_health"}
     assert second.health[0]["status"] == "not_modified"
+
+
+def test_no_state_goes_out_before_the_health_rows_of_the_feeds_it_covers(
+    server: FeedServer,
+) -> None:
+    """A run killed (SIGKILL, out of memory) just after the STATE that ends feed_items
+    lost the run's health rows for good: the next run starts from that STATE."""
+    for n in range(4):
+        server.put(f"/f{n}.xml", rss(ITEMS))
+    run = run_tap({**config(server), "feed_urls": [server.url(f"/f{n}.xml") for n in range(4)]})
+    assert run.returncode == 0, run.stderr
+    for at, message in enumerate(run.messages):
+        if message["type"] != "STATE":
+            continue
+        partitions = message["value"]["bookmarks"]["feed_items"].get("partitions", [])
+        covered = {p["context"]["feed_url"] for p in partitions}
+        rows_before = {
+            m["record"]["feed_url"]
+            for m in run.messages[:at]
+            if m["type"] == "RECORD" and m["stream"] == "feed_health"
+        }
+        assert covered <= rows_before, covered - rows_before
 
 
 def test_about_offers_neither_activate_version_nor_batch() -> None:
