@@ -458,6 +458,7 @@ def _delta_settings(settings: Settings, feed_url: str) -> DeltaSettings:
         max_items_per_run=settings.max_items_per_run,
         max_state_items=settings.max_state_items,
         start_date=settings.start_date,
+        ignored_changes=settings.ignored_changes,
     )
 
 

@@ -9,6 +9,7 @@ from datetime import UTC, datetime
 from typing import Any, Final, Literal
 
 from tap_feeddelta import __version__
+from tap_feeddelta.models import FINGERPRINT_FIELDS
 from tap_feeddelta.ports import BAD_PORTS
 from tap_feeddelta.sharding import shard_of
 
@@ -106,6 +107,19 @@ CONFIG_SCHEMA: Final[dict[str, Any]] = {
                 "RFC 3339 date-time: items dated before it are not emitted (undated items are)."
             ),
         },
+        "ignored_changes": {
+            "type": ["array"],
+            "default": [],
+            "uniqueItems": True,
+            "items": {"type": "string", "enum": list(FINGERPRINT_FIELDS)},
+            "description": (
+                "Item fields whose edits do not make an item updated, for feeds that change "
+                "them on every fetch (YouTube's updated date, the points in a Hacker News "
+                "description): any of " + ", ".join(FINGERPRINT_FIELDS) + ". Records still "
+                "carry every field's current value; their fingerprint and delivery_id "
+                "depend on this list (default none)."
+            ),
+        },
         "discover_from_websites": {
             "type": ["boolean"],
             "default": False,
@@ -188,6 +202,7 @@ class Settings:
     max_state_items: int = 5_000
     content_mode: ContentMode = "excerpts"
     start_date: str | None = None  # normalized to YYYY-MM-DDTHH:MM:SSZ
+    ignored_changes: tuple[str, ...] = ()  # names of FINGERPRINT_FIELDS
     discover_from_websites: bool = False
     stale_after_days: int = 30
     max_feed_bytes: int = 4_194_304
@@ -207,6 +222,8 @@ def settings_from_config(config: dict[str, Any]) -> Settings:
     known = set(Settings.__slots__)
     values = {k: v for k, v in config.items() if k in known and v is not None}
     values["feed_urls"] = tuple(config["feed_urls"])
+    if "ignored_changes" in values:
+        values["ignored_changes"] = tuple(values["ignored_changes"])
     if "start_date" in values:
         values["start_date"] = normalize_start_date(values["start_date"])
     if "request_timeout_seconds" in values:

@@ -3,11 +3,11 @@
 Identity of an item: the feed's own id; else its URL; else its first enclosure's URL (a
 podcast episode without guid or link); else a hash of its title, date and summary
 (``derived``). Items of one document that share an id but differ take ids derived from it
-(see _identify); exact repeats are dropped. Its fingerprint covers what a user sees of it,
-independent of the tap's settings (see FINGERPRINT_FIELDS), so changing content_mode never
-makes items look updated. Enclosure URLs are compared, and identify items, without their
-signature and expiry parameters (signed_urls), which private feeds re-issue on every
-fetch. No clock, no I/O.
+(see _identify); exact repeats are dropped. Its fingerprint covers what a user sees of it
+(see FINGERPRINT_FIELDS), whatever content_mode says, so changing that never makes items
+look updated; the fields ignored_changes lists are left out. Enclosure URLs are compared,
+and identify items, without their signature and expiry parameters (signed_urls), which
+private feeds re-issue on every fetch. No clock, no I/O.
 """
 
 from __future__ import annotations
@@ -15,13 +15,14 @@ from __future__ import annotations
 import hashlib
 import re
 import unicodedata
-from collections.abc import Hashable, Iterable, Sequence
+from collections.abc import Collection, Hashable, Iterable, Sequence
 from dataclasses import dataclass
+from functools import partial
 from typing import Final, Literal, NamedTuple, TypeVar
 
 from tap_feeddelta.config import FirstRunMode
 from tap_feeddelta.errors import Issue
-from tap_feeddelta.models import ParsedItem
+from tap_feeddelta.models import FINGERPRINT_FIELDS, ParsedItem
 from tap_feeddelta.signed_urls import unsigned_url
 from tap_feeddelta.state import ITEM_BYTES, FeedBookmark, pack_items, unpack_items
 
@@ -30,19 +31,13 @@ IdSourceOut = Literal["guid", "atom_id", "json_id", "url", "enclosure", "derived
 ChangeType = Literal["new", "updated"]
 
 FINGERPRINT_VERSION: Final = "v1"
-# The fields of a record a user can see, in this order; text is already plain text with
-# collapsed whitespace, so markup- or whitespace-only edits do not change it.
-FINGERPRINT_FIELDS: Final = (
-    "url",
-    "title",
-    "summary",
-    "content_text",
-    "authors",
-    "tags",
-    "published_at",
-    "updated_at",
-    "enclosures",
-)
+# FINGERPRINT_FIELDS: the fields of a record a user can see, in the fingerprint's order;
+# text is already plain text with collapsed whitespace, so markup- or whitespace-only
+# edits do not change it.
+_FIELD_INDEX: Final = {name: index for index, name in enumerate(FINGERPRINT_FIELDS)}
+# What an ignored field (ignored_changes) is hashed as: no field's value can be it (no
+# text of an item holds a control character) nor can a missing field's (_NONE).
+_IGNORED: Final = "\x1a"
 # Items remembered per feed: at least its largest document's, and history of gone
 # items up to this many times that, or this many more (see _memory_bound).
 HISTORY_FACTOR: Final = 4
@@ -64,6 +59,8 @@ class DeltaSettings:
     max_items_per_run: int = 500
     max_state_items: int = 5_000
     start_date: str | None = None  # YYYY-MM-DDTHH:MM:SSZ
+    # Fields of FINGERPRINT_FIELDS whose edits do not make an item updated.
+    ignored_changes: tuple[str, ...] = ()
 
 
 # Built per item: a NamedTuple is immutable too, and five times cheaper to make than a
@@ -149,9 +146,11 @@ def fingerprint_bytes(
     tags_in_document_order: bool = False,
     keep_signatures: bool = False,
     text_as_given: bool = False,
+    ignored: Collection[str] = (),
 ) -> bytes:
-    """The item's content hash. The keyword arguments give the hashes earlier versions
-    computed (see _earlier_content_hashes)."""
+    """The item's content hash, with the fields named in ``ignored`` (ignored_changes)
+    left out: each hashed as a placeholder. The other keyword arguments give the hashes
+    earlier versions computed (see _earlier_content_hashes)."""
     # Tags are a set: a feed that lists them in another order on every request (built
     # from a hash set, say) would otherwise give an update on every run.
     tags = item.tags if tags_in_document_order or len(item.tags) < 2 else sorted(item.tags)
@@ -172,6 +171,9 @@ def fingerprint_bytes(
             [f"{unsigned(e.url)}|{e.type or ''}|{e.length_bytes or ''}" for e in item.enclosures]
         ),
     ]
+    if ignored:
+        for name in ignored:
+            parts[_FIELD_INDEX[name]] = _IGNORED
     material = "\x1e".join(parts)
     if not text_as_given and not material.isascii():
         material = _as_read(material)
@@ -190,13 +192,14 @@ def _as_given(url: str) -> str:
     return url
 
 
-def _earlier_content_hashes(item: ParsedItem) -> list[int]:
-    """What earlier versions of the tap remembered of this content, where it differs from
-    this version's hash: the hash of the text as given (before it was hashed as read),
+def _earlier_content_hashes(item: ParsedItem, ignored: tuple[str, ...] = ()) -> list[int]:
+    """What runs with another ignored_changes (see _hashes_under_other_lists) and earlier
+    versions of the tap remembered of this content, where it differs from this run's
+    hash. Earlier versions: the hash of the text as given (before it was hashed as read),
     also with enclosure URLs as given (before signatures were dropped), and with tags in
     document order too (before tags were sorted). Only for
     items that look changed or renamed, so it costs nothing on unchanged ones."""
-    hashes: list[int] = []
+    hashes = [_short(full) for full in _hashes_under_other_lists(item, ignored)]
     as_given = fingerprint_bytes(item, text_as_given=True)
     if as_given != fingerprint_bytes(item):  # text hashed as read (see _as_read)
         hashes.append(_short(as_given))
@@ -208,6 +211,20 @@ def _earlier_content_hashes(item: ParsedItem) -> list[int]:
         )
         hashes.append(_short(legacy))
     return hashes
+
+
+def _hashes_under_other_lists(item: ParsedItem, ignored: tuple[str, ...]) -> list[bytes]:
+    """The item's hash as a run with an ignored_changes one step from ``ignored``
+    remembered it: with nothing ignored (so turning the setting on, with any number of
+    fields, gives no wave of updates), with one field fewer, and with one field more (so
+    turning it off from one field gives none either). At most ten hashes."""
+    lists: list[tuple[str, ...]] = []
+    if ignored:
+        lists.append(())
+        if len(ignored) > 1:
+            lists += [tuple(other for other in ignored if other != name) for name in ignored]
+    lists += [(*ignored, name) for name in FINGERPRINT_FIELDS if name not in ignored]
+    return [fingerprint_bytes(item, ignored=names) for names in lists]
 
 
 def fingerprint(item: ParsedItem) -> str:
@@ -229,7 +246,9 @@ def _key_hash(item_id: str) -> int:
     return int.from_bytes(digest, "big")
 
 
-def _identify(items: Sequence[ParsedItem]) -> tuple[list[_Identified], int]:
+def _identify(
+    items: Sequence[ParsedItem], ignored: tuple[str, ...] = ()
+) -> tuple[list[_Identified], int]:
     """Items with their identity, in document order; and how many exact repeats were dropped.
 
     Ids depend on the document alone, never on memory, so a run without state gives the
@@ -237,8 +256,10 @@ def _identify(items: Sequence[ParsedItem]) -> tuple[list[_Identified], int]:
     status page whose every item links to its home page, a CMS giving every item one
     guid), each of them takes its title id instead, and those whose title ids are shared
     too take their content id (``shared_id``). An item that repeats an earlier one
-    exactly is dropped.
+    exactly (but for the ``ignored`` fields) is dropped.
     """
+    # Chosen once: the default (nothing ignored) costs not even a keyword argument.
+    hashed = partial(fingerprint_bytes, ignored=ignored) if ignored else fingerprint_bytes
     entries: list[_Identified] = []
     keys: set[int] = set()
     versions: set[tuple[int, bytes]] = set()  # (id hash, fingerprint)
@@ -247,7 +268,7 @@ def _identify(items: Sequence[ParsedItem]) -> tuple[list[_Identified], int]:
     for item in items:
         item_id, id_source, issues = item_identity(item)
         key = _key_hash(item_id)
-        full = fingerprint_bytes(item)
+        full = hashed(item)
         if (key, full) in versions:
             duplicates += 1  # the same item again
             continue
@@ -331,7 +352,9 @@ def _earlier_ids(entry: _Identified) -> list[str]:
     return [item_id for item_id in ids if item_id != entry.item_id]
 
 
-def _carry_over_renamed(identified: list[_Identified], remembered: dict[int, int]) -> None:
+def _carry_over_renamed(
+    identified: list[_Identified], remembered: dict[int, int], ignored: tuple[str, ...]
+) -> None:
     """Items whose id changed (they began or stopped sharing one, or an earlier version
     gave them another) with their content remembered under an earlier id (as this version
     or an earlier one hashed it): moved to their id in ``remembered``, so they are
@@ -347,7 +370,7 @@ def _carry_over_renamed(identified: list[_Identified], remembered: dict[int, int
                 continue
             if old != entry.content_hash:
                 if earlier_hashes is None:
-                    earlier_hashes = _earlier_content_hashes(entry.item)
+                    earlier_hashes = _earlier_content_hashes(entry.item, ignored)
                 if old not in earlier_hashes:
                     continue
             del remembered[key]
@@ -415,7 +438,8 @@ def diff_items(
     (a web page now advertises another feed first). If none of its items is remembered,
     it is a feed never read before, and its items are read as on a first run.
     """
-    identified, duplicates = _identify(items)
+    ignored = settings.ignored_changes
+    identified, duplicates = _identify(items, ignored)
     remembered = unpack_items(bookmark.items) if bookmark else {}
     # Only as many items as can be remembered are tracked: an item that cannot be
     # remembered would come out as new on every run.
@@ -423,7 +447,7 @@ def diff_items(
     if untracked:
         identified = _newest_tracked(identified, settings.max_state_items, dates_not_after)
     if remembered:
-        _carry_over_renamed(identified, remembered)
+        _carry_over_renamed(identified, remembered, ignored)
     is_first_run = bookmark is None or not bookmark.has_baseline
     issues: list[Issue] = []
     if (
@@ -447,7 +471,7 @@ def diff_items(
         old = remembered.get(entry.key_hash)
         if old is None:
             changed.append((entry, "new"))
-        elif old != entry.content_hash and old not in _earlier_content_hashes(entry.item):
+        elif old != entry.content_hash and old not in _earlier_content_hashes(entry.item, ignored):
             changed.append((entry, "updated"))
         else:
             unchanged += 1

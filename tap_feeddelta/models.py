@@ -7,7 +7,7 @@ seconds), so that they compare correctly as strings and serialize without work.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Literal, NamedTuple
+from typing import Final, Literal, NamedTuple
 
 from tap_feeddelta.errors import Issue
 
@@ -58,6 +58,21 @@ class ParsedItem(NamedTuple):
     enclosures: tuple[Enclosure, ...] = ()
     source_pointer: str = ""  # where the item stands in the document, e.g. "/rss/channel/item[3]"
     issues: tuple[Issue, ...] = ()
+
+
+# The fields of an item a user can see, which its fingerprint covers (delta.py), in this
+# order; also the names ignored_changes takes (config.py).
+FINGERPRINT_FIELDS: Final = (
+    "url",
+    "title",
+    "summary",
+    "content_text",
+    "authors",
+    "tags",
+    "published_at",
+    "updated_at",
+    "enclosures",
+)
 
 
 @dataclass(frozen=True, slots=True)

@@ -435,6 +435,14 @@ def test_records_leave_in_config_order(server: FeedServer) -> None:
         ({"feed_urls": ["http://u@[::1/feed"]}, "config['feed_urls'][0]: "),
         ({"request_timeout_seconds": 0.5}, "request_timeout_seconds"),
         (
+            {"ignored_changes": ["updated_at", "views"]},
+            "config_invalid: config['ignored_changes'][1]: must be one of ['url', 'title'",
+        ),
+        (
+            {"ignored_changes": ["summary", "summary"]},
+            "config_invalid: config['ignored_changes']: has repeated items",
+        ),
+        (
             {
                 "batch_config": {
                     "encoding": {"format": "jsonl", "compression": "none"},
