@@ -160,6 +160,13 @@ class FeedRun:
         """The health rows of this run: those of the items pass, or (feed_items not
         selected) a run of its own that reads the state but does not move it."""
         if self._health is None:
+            self.logger.warning(
+                "feed_health is selected without feed_items: this run does not move the"
+                " state (ETags, failure streaks, remembered items stay as the last"
+                " feed_items run left them). A pipeline that never selects feed_items"
+                " fetches every feed in full each run, and its rows know nothing of"
+                " earlier runs."
+            )
             for _ in self.outcomes(stream_state, commit=False):
                 pass
         rows = self._health or []

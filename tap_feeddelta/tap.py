@@ -7,18 +7,19 @@ import copy
 import logging
 import math
 import os
+import re
 import signal
 import sys
 import threading
 from functools import cached_property
 from pathlib import Path
 from types import FrameType
-from typing import IO, Any, cast
+from typing import IO, Any, Final, cast
 
 import click
 from singer_sdk import Stream, Tap
 from singer_sdk.configuration._dict_config import parse_environment_config
-from singer_sdk.exceptions import ConfigValidationError
+from singer_sdk.exceptions import ConfigValidationError, MappingError
 from singer_sdk.helpers._classproperty import classproperty
 from singer_sdk.helpers._typing import is_string_array_type
 from singer_sdk.helpers._util import load_json
@@ -43,6 +44,8 @@ from tap_feeddelta.streams import FeedHealthStream, FeedItemsStream
 
 # Seconds a run stopped by a signal has to write its last records, health rows and STATE.
 TERMINATION_GRACE_SECONDS = 30
+# The end of a date-time that names its zone: "Z" or an offset ("+02:00", "-0500").
+_NAMES_ITS_ZONE: Final = re.compile(r"(?:[Zz]|[+-]\d{2}:?\d{2})\s*$")
 
 
 def _config_file_problem(path: str) -> str | None:
@@ -159,6 +162,9 @@ class TapFeedDelta(Tap):
             cls._invoke(state=state, **options)
         except StateError as exc:
             cls.logger.error("%s: %s", exc.code, exc)
+            sys.exit(1)
+        except MappingError as exc:  # a stream map the SDK cannot set up or evaluate
+            cls.logger.error("config_invalid: config['stream_maps']: %s", exc)
             sys.exit(1)
         except (OutputClosed, BrokenPipeError):
             # Nothing more can reach the target, not even at exit (a flush of stdout).
@@ -302,6 +308,13 @@ class TapFeedDelta(Tap):
         from tap_feeddelta.fetch import Fetcher, FetchPolicy
 
         settings = self.feed_settings
+        start = self.config.get("start_date")
+        if isinstance(start, str) and "T" in start.upper() and not _NAMES_ITS_ZONE.search(start):
+            self.logger.warning(
+                "start_date %s names no UTC offset: read as UTC. (In meltano.yml, quote a"
+                " date-time with an offset: YAML and Meltano drop an unquoted one's.)",
+                start,
+            )
         policy = FetchPolicy(
             user_agent=settings.user_agent,
             max_feed_bytes=settings.max_feed_bytes,

@@ -32,6 +32,7 @@ SDK_BUILTIN_SETTINGS = {
 }
 # the expected Meltano kind for each JSON Schema type of the tap's config
 MELTANO_KINDS = {
+    "object": {"object"},
     "array": {"array"},
     "boolean": {"boolean"},
     "integer": {"integer"},
@@ -64,7 +65,11 @@ def test_meltano_settings_match_tap_config_schema() -> None:
     schema = TapFeedDelta.config_jsonschema["properties"]
     tap_settings = set(schema) - SDK_BUILTIN_SETTINGS
     declared = {s["name"]: s for s in tap_extractor()["settings"]}
-    assert set(declared) == tap_settings
+    # The SDK's settings are declared too (so that Meltano types them), but batch_config,
+    # which the tap refuses.
+    assert set(declared) == tap_settings | (SDK_BUILTIN_SETTINGS - {"batch_config"})
+    TapFeedDelta.append_builtin_config(TapFeedDelta.config_jsonschema)
+    schema = TapFeedDelta.config_jsonschema["properties"]
     for name, setting in declared.items():
         prop = schema[name]
         raw_types = prop.get("type", [])
@@ -87,7 +92,14 @@ def test_meltano_settings_match_tap_config_schema() -> None:
 
 def test_meltano_capabilities() -> None:
     tap = tap_extractor()
-    assert set(tap["capabilities"]) == {"catalog", "discover", "state", "about", "stream-maps"}
+    assert set(tap["capabilities"]) == {
+        "catalog",
+        "discover",
+        "state",
+        "about",
+        "stream-maps",
+        "schema-flattening",
+    }
     assert tap["pip_url"] == "-e ."
 
 

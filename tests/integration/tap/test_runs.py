@@ -779,6 +779,39 @@ def _catalog_without_feed_items() -> dict[str, Any]:
     return catalog
 
 
+@pytest.mark.parametrize(
+    ("start_date", "warned"),
+    [
+        ("2024-01-03T05:00:00", True),  # as Meltano passes an unquoted YAML timestamp
+        ("2024-01-03T05:00:00+02:00", False),
+        ("2024-01-03T05:00:00Z", False),
+        ("2024-01-03", False),
+    ],
+)
+def test_a_start_date_without_an_offset_is_read_as_utc_with_a_warning(
+    server: FeedServer, start_date: str, warned: bool
+) -> None:
+    server.put("/feed.xml", rss(ITEMS))
+    run = run_tap(config(server, "/feed.xml", start_date=start_date))
+    assert run.returncode == 0, run.stderr
+    assert ("names no UTC offset" in run.stderr) is warned
+
+
+@pytest.mark.parametrize(
+    "stream_maps",
+    [
+        {"feed_items": {"t2": "title.("}},  # an expression that does not parse
+        {"feed_health": {"monitor_id": "__NULL__"}},  # a key property removed
+    ],
+)
+def test_a_stream_map_the_sdk_refuses_is_one_config_line(stream_maps: dict[str, Any]) -> None:
+    run = run_tap({"feed_urls": ["https://example.org/feed.xml"], "stream_maps": stream_maps})
+    assert run.returncode == 1
+    assert "config_invalid: config['stream_maps']: " in run.stderr
+    assert "Traceback" not in run.stderr
+    assert run.stdout == ""
+
+
 def test_health_alone_reads_state_but_never_moves_it(server: FeedServer, tmp_path: Path) -> None:
     server.put("/feed.xml", rss(ITEMS))
     cfg = config(server, "/feed.xml")
@@ -789,6 +822,7 @@ def test_health_alone_reads_state_but_never_moves_it(server: FeedServer, tmp_pat
     health_only = run_tap(cfg, first.final_state, catalog=str(catalog))
     assert health_only.returncode == 0, health_only.stderr
     assert health_only.items == []
+    assert "feed_health is selected without feed_items" in health_only.stderr
     [row] = health_only.health
     assert row["conditional_request"]["etag_sent"] is True  # validators came from the state
     assert row["item_counts"]["new"] == 1
