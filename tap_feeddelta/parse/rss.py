@@ -10,8 +10,8 @@ from tap_feeddelta.parse import fields
 from tap_feeddelta.parse.limits import MAX_ENCLOSURES, MAX_ITEMS_READ
 from tap_feeddelta.parse.media import (
     fallback_title,
-    is_avatar,
     keyword_tags,
+    media_enclosures,
     media_tags,
     media_text,
 )
@@ -264,7 +264,7 @@ def _item(
             if plain_updated is None:
                 plain_updated = text_of(child)
         elif name == "media:content" or name == "media:group":
-            _media(key, child, base, has_xml_base, media, issues)
+            media_enclosures(key, child, base, has_xml_base, media, issues)
             media_elements.append(child)
         elif name in _MEDIA_TEXTS:
             media_elements.append(child)
@@ -384,31 +384,3 @@ def _fallback_summary(
         raw, kind = media_text(key, media_elements, "media:description")
         return fields.summary(raw, kind, issues)
     return None
-
-
-def _media(
-    key: TagKey,
-    element: etree._Element,
-    base: str | None,
-    has_xml_base: bool,
-    found: list[Enclosure],
-    issues: list[Issue],
-) -> None:
-    """Media RSS ``media:content``, alone or in a ``media:group``, other than an author's
-    picture."""
-    if key[element.tag] == "media:content":
-        contents = [element]
-    else:
-        contents = [child for child in element if key[child.tag] == "media:content"]
-        base = child_base(element, base, issues) if has_xml_base else base
-    for content in contents:
-        if len(found) > MAX_ENCLOSURES:
-            return  # one past the cap is read, to be reported
-        if is_avatar(key, content):
-            continue  # the author's picture (WordPress.com's Gravatar), not the item's media
-        media_base = child_base(content, base, issues) if has_xml_base else base
-        enc = fields.enclosure(
-            content.get("url"), content.get("type"), content.get("fileSize"), media_base, issues
-        )
-        if enc is not None:
-            found.append(enc)
