@@ -93,11 +93,14 @@ def rss_feed(doc: XmlDocument, feed_format: FeedFormat, url: str) -> ParsedFeed:
         for index, element in enumerate(item_elements, 1)
     )
     feed_title = feed_values.get("title")
+    feed_description = feed_values.get("description")
     return ParsedFeed(
         format=feed_format,
         title=fields.title(feed_title, fields.rss_title_kind(feed_title), issues),
         link=fields.url(feed_values.get("link"), base, "feed", issues),
-        description=fields.summary(feed_values.get("description"), "html", issues),
+        description=fields.summary(
+            feed_description, fields.rss_description_kind(feed_description), issues
+        ),
         language=fields.language(feed_values.get("language")),
         updated_at=fields.date(feed_values.get("updated"), "feed updated", issues),
         items=items,
@@ -312,7 +315,7 @@ def _item(
             url = fields.url(native_id, None, "item", issues)
         elif native_id.startswith("/"):  # a site generator without its base URL
             url = fields.url(native_id, base, "item", issues)
-    summary = fields.summary(description, "html", issues)
+    summary = fields.summary(description, fields.rss_description_kind(description), issues)
     if summary is None:  # no description, or one without words ("<![CDATA[ ]]>")
         summary = _fallback_summary(key, itunes_summary, media_elements, issues)
     if original_enclosures:
