@@ -13,7 +13,7 @@ from tap_feeddelta.models import Author, Enclosure, FeedFormat, ParsedFeed, Pars
 from tap_feeddelta.parse import fields
 from tap_feeddelta.parse.fields import TextKind
 from tap_feeddelta.parse.limits import MAX_ENCLOSURES, MAX_ITEMS_READ, MAX_RAW_TEXT_CHARS
-from tap_feeddelta.parse.media import fallback_title, media_tags, media_text
+from tap_feeddelta.parse.media import fallback_title, media_enclosures, media_tags, media_text
 from tap_feeddelta.parse.names import (
     ATOM_HOME,
     XML_LANG,
@@ -214,6 +214,7 @@ def _entry(
     source_authors: tuple[Author, ...] = ()
     tags: list[str] = []
     enclosures: list[Enclosure] = []
+    media: list[Enclosure] = []  # Media RSS media:content, for an entry with no enclosure
     media_elements: list[etree._Element] = []  # read for a missing title or summary
     original_enclosures: list[tuple[int, str]] = []  # FeedBurner's, by enclosure index
     for child in element:
@@ -279,6 +280,8 @@ def _entry(
             source_base = child_base(child, base, issues) if has_xml_base else base
             source_authors = _source_authors(key, child, source_base, has_xml_base, issues)
         elif name.startswith("media:"):
+            if name == "media:content" or name == "media:group":
+                media_enclosures(key, child, base, has_xml_base, media, issues)
             media_elements.append(child)
         elif name == "feedburner:origlink":
             if original_link is None:
@@ -318,7 +321,7 @@ def _entry(
         fields.item_tags(tags, issues),  # tags
         fields.date(published or issued or created, "published", issues),  # published_at
         fields.date(updated, "updated", issues),  # updated_at
-        fields.first_enclosures(enclosures, issues),  # enclosures
+        fields.first_enclosures(enclosures or media, issues),  # enclosures
         pointer,  # source_pointer
         tuple(issues) if len(issues) < 2 else fields.distinct_issues(issues),  # issues
     )

@@ -37,6 +37,7 @@ from tap_feeddelta.parse.text import (
     id_text,
     plain_text,
     references_replaced,
+    shows_markup,
     utf8_length,
     without_controls,
 )
@@ -86,6 +87,28 @@ def rss_title_kind(raw: str | None) -> TextKind:
     if not raw or ("<" not in raw and "&" not in raw):
         return "text"
     return "html" if _rss_title_is_html(raw) else "text"
+
+
+# How most HTML descriptions begin, each markup by text.shows_markup's rules: told at once.
+_HTML_STARTS: Final = (
+    "<p>", "<p ", "<br>", "<br/", "<br ", "<img ", "<a href=", "<div>", "<li>", "<ul>", "<ol>",
+    "<b>", "<i>", "<em>", "<strong>", "<span>", "<table>", "<blockquote>", "<h1>", "<h2>",
+    "<h3>", "<h4>", "<!--", "<iframe ",
+)  # fmt: skip
+
+
+def rss_description_kind(raw: str | None) -> TextKind:
+    """How to read an RSS description: HTML by the spec, but bridges of plain-text posts
+    (Bluesky's profile RSS) put a post's raw text there, where "Vec<String>" or
+    "a<b and c>d" read as HTML would lose words. Text holding "<" that shows no markup
+    (``text.shows_markup``) is plain text, when its plain reading shows none either
+    (removing a control character can join "<scr" and "ipt>")."""
+    start = raw.find("<") if raw else -1
+    if raw is None or start < 0 or raw.startswith(_HTML_STARTS, start):
+        return "html"  # nothing a reading could lose, or the usual HTML
+    if shows_markup(raw) or shows_markup(plain_text(raw)):
+        return "html"
+    return "text"
 
 
 def looks_like_html(raw: str) -> bool:

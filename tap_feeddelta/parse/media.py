@@ -1,4 +1,5 @@
-"""Media RSS (``media:``): an item's title, description and tags when it gives none itself.
+"""Media RSS (``media:``): an item's title, description, tags and enclosures when it gives
+none itself, in RSS and Atom alike.
 
 YouTube's Atom feed and many video and photo feeds say what an item is only in Media RSS
 elements, which may sit on the item, in a ``media:group`` or in a ``media:content``.
@@ -13,9 +14,12 @@ from typing import Final
 from lxml import etree
 
 from tap_feeddelta.errors import Issue
+from tap_feeddelta.models import Enclosure
 from tap_feeddelta.parse import fields
 from tap_feeddelta.parse.fields import TextKind
+from tap_feeddelta.parse.limits import MAX_ENCLOSURES
 from tap_feeddelta.parse.names import TagKey, markup_of, text_of
+from tap_feeddelta.parse.xmldoc import child_base
 
 _GROUP: Final = frozenset({"media:group"})
 _HOLDERS: Final = frozenset({"media:group", "media:content"})
@@ -105,6 +109,36 @@ def is_avatar(key: TagKey, element: etree._Element) -> bool:
     if "wp-content" in folders:
         return any("avatar" in folder for folder in folders[folders.index("wp-content") :])
     return False
+
+
+def media_enclosures(
+    key: TagKey,
+    element: etree._Element,
+    base: str | None,
+    has_xml_base: bool,
+    found: list[Enclosure],
+    issues: list[Issue],
+) -> None:
+    """Add to ``found`` the enclosures of a Media RSS ``media:content`` or of the
+    ``media:content``s of a ``media:group`` (an RSS item's or an Atom entry's child), other
+    than an author's picture; an item uses them when it has no enclosure of its own.
+    Reading stops one past ``MAX_ENCLOSURES``: that one is enough to report the cut."""
+    if key[element.tag] == "media:content":
+        contents = [element]
+    else:
+        contents = [child for child in element if key[child.tag] == "media:content"]
+        base = child_base(element, base, issues) if has_xml_base else base
+    for content in contents:
+        if len(found) > MAX_ENCLOSURES:
+            return  # one past the cap is read, to be reported
+        if is_avatar(key, content):
+            continue  # the author's picture (WordPress.com's Gravatar), not the item's media
+        media_base = child_base(content, base, issues) if has_xml_base else base
+        enc = fields.enclosure(
+            content.get("url"), content.get("type"), content.get("fileSize"), media_base, issues
+        )
+        if enc is not None:
+            found.append(enc)
 
 
 def _declared_kind(element: etree._Element) -> str | None:

@@ -10,8 +10,8 @@ from tap_feeddelta.parse import fields
 from tap_feeddelta.parse.limits import MAX_ENCLOSURES, MAX_ITEMS_READ
 from tap_feeddelta.parse.media import (
     fallback_title,
-    is_avatar,
     keyword_tags,
+    media_enclosures,
     media_tags,
     media_text,
 )
@@ -93,11 +93,14 @@ def rss_feed(doc: XmlDocument, feed_format: FeedFormat, url: str) -> ParsedFeed:
         for index, element in enumerate(item_elements, 1)
     )
     feed_title = feed_values.get("title")
+    feed_description = feed_values.get("description")
     return ParsedFeed(
         format=feed_format,
         title=fields.title(feed_title, fields.rss_title_kind(feed_title), issues),
         link=fields.url(feed_values.get("link"), base, "feed", issues),
-        description=fields.summary(feed_values.get("description"), "html", issues),
+        description=fields.summary(
+            feed_description, fields.rss_description_kind(feed_description), issues
+        ),
         language=fields.language(feed_values.get("language")),
         updated_at=fields.date(feed_values.get("updated"), "feed updated", issues),
         items=items,
@@ -264,7 +267,7 @@ def _item(
             if plain_updated is None:
                 plain_updated = text_of(child)
         elif name == "media:content" or name == "media:group":
-            _media(key, child, base, has_xml_base, media, issues)
+            media_enclosures(key, child, base, has_xml_base, media, issues)
             media_elements.append(child)
         elif name in _MEDIA_TEXTS:
             media_elements.append(child)
@@ -312,7 +315,7 @@ def _item(
             url = fields.url(native_id, None, "item", issues)
         elif native_id.startswith("/"):  # a site generator without its base URL
             url = fields.url(native_id, base, "item", issues)
-    summary = fields.summary(description, "html", issues)
+    summary = fields.summary(description, fields.rss_description_kind(description), issues)
     if summary is None:  # no description, or one without words ("<![CDATA[ ]]>")
         summary = _fallback_summary(key, itunes_summary, media_elements, issues)
     if original_enclosures:
@@ -384,31 +387,3 @@ def _fallback_summary(
         raw, kind = media_text(key, media_elements, "media:description")
         return fields.summary(raw, kind, issues)
     return None
-
-
-def _media(
-    key: TagKey,
-    element: etree._Element,
-    base: str | None,
-    has_xml_base: bool,
-    found: list[Enclosure],
-    issues: list[Issue],
-) -> None:
-    """Media RSS ``media:content``, alone or in a ``media:group``, other than an author's
-    picture."""
-    if key[element.tag] == "media:content":
-        contents = [element]
-    else:
-        contents = [child for child in element if key[child.tag] == "media:content"]
-        base = child_base(element, base, issues) if has_xml_base else base
-    for content in contents:
-        if len(found) > MAX_ENCLOSURES:
-            return  # one past the cap is read, to be reported
-        if is_avatar(key, content):
-            continue  # the author's picture (WordPress.com's Gravatar), not the item's media
-        media_base = child_base(content, base, issues) if has_xml_base else base
-        enc = fields.enclosure(
-            content.get("url"), content.get("type"), content.get("fileSize"), media_base, issues
-        )
-        if enc is not None:
-            found.append(enc)

@@ -85,6 +85,41 @@ _USUAL_INLINE_TAG: Final = re.compile(
     r"</?(?:" + "|".join(_INLINE_NAMES) + r")(?=[\s/>])" + _TAG_REST
 )
 _TAG: Final = re.compile(r"<(?:/?[A-Za-z](?:" + _TAG_REST + r"|[^>]*(?:>|\Z))|[!?][^>]*(?:>|\Z))")
+# What shows that text holding "<" is HTML, not plain text that names a type or a tag (a
+# post's "Vec<String>", "a<b and c>d" or "Use <details>", as Bluesky's profile RSS gives
+# it): a comment, declaration or processing instruction; an end tag; a tag with an
+# attribute value (any "=" in it); in any shape, an element HTML writes without an end tag
+# (void, or whose end tag is optional) or one that is active or not words (script, style,
+# iframe, svg, form…); a formatting element written bare ("<b>", "<div/>": a fragment cut
+# before its end tag). Other names ("<details>", "<T>", "<b and c>") need another sign.
+_ALWAYS_MARKUP_NAMES: Final = frozenset({
+    *_DROPPED_NAMES,
+    "area", "base", "basefont", "bgsound", "br", "col", "embed", "frame", "hr", "image",
+    "img", "input", "isindex", "keygen", "link", "meta", "param", "source", "spacer", "track",
+    "wbr", "p", "li", "dt", "dd", "tr", "td", "th", "thead", "tbody", "tfoot", "option",
+    "optgroup", "colgroup", "caption", "rb", "rt", "rtc", "rp", "html", "body", "frameset",
+    "form", "button", "textarea", "video", "audio", "canvas", "picture", "title", "xmp",
+    "plaintext", "listing", "noembed", "noframes", "marquee", "blink", "portal",
+})  # fmt: skip
+_BARE_MARKUP_NAMES: Final = frozenset({
+    "a", "abbr", "b", "big", "blockquote", "center", "cite", "code", "del", "dfn", "div", "dl",
+    "em", "font", "h1", "h2", "h3", "h4", "h5", "h6", "i", "ins", "kbd", "mark", "nobr", "ol",
+    "pre", "q", "s", "samp", "small", "span", "strike", "strong", "sub", "sup", "table", "tt",
+    "u", "ul", "var",
+})  # fmt: skip
+# A "<" that may start markup: a comment, declaration or processing instruction, an end
+# tag, or a start tag: its name (with any prefix, "<svg:script>") and the rest up to the
+# next "<" or ">". Each scan stops there and gives nothing back: linear.
+_MARKUP_START: Final = re.compile(r"<(?:[!?]|/[A-Za-z]|([A-Za-z_][\w.:-]*+)([^<>]*+))")
+# The usual markup of descriptions, found in one search (most HTML shows some at once):
+# only what the rules above count as markup, the rest is left to them.
+_USUAL_MARKUP: Final = re.compile(
+    r"<(?:[!?]|/[A-Za-z]|[A-Za-z][^<>=]*+="
+    r"|(?:p|br|img|hr|li|tr|td|th|iframe|script|style|video|audio|source|embed)(?=[\s/>])"
+    r"|(?:a|b|i|u|s|em|strong|span|div|h[1-6]|ul|ol|table|blockquote|pre|code|small|sub|sup)"
+    r"\s*+/?\s*+>)",
+    re.ASCII | re.IGNORECASE,
+)
 # C0 controls and DEL (those Python counts as whitespace are collapsed instead), the C1
 # range, lone surrogates and non-characters that JSON or entity decoding can produce.
 _CONTROL: Final = re.compile(r"[\x00-\x08\x0e-\x1b\x7f-\x84\x86-\x9f\ud800-\udfff\ufffe\uffff]")
@@ -151,6 +186,30 @@ def references_replaced(raw: str, text: str) -> bool:
     """Whether ``text``, read from ``raw``, has more U+FFFD than it: a character reference
     to no character (a lone UTF-16 surrogate, zero, past U+10FFFF) was replaced."""
     return "\ufffd" in text and text.count("\ufffd") > raw.count("\ufffd")
+
+
+def shows_markup(text: str) -> bool:
+    """Whether text holding ``<`` shows HTML (see ``_ALWAYS_MARKUP_NAMES``) or a character
+    or entity reference, which HTML reading would decode (``&amp;``, also ``&amp``)."""
+    if _USUAL_MARKUP.search(text) is not None:
+        return True
+    match = _MARKUP_START.search(text)
+    while match is not None:
+        name, rest = match.groups()
+        if name is None:
+            return True  # a comment, declaration, processing instruction or end tag
+        name = name.casefold()
+        if ":" in name:  # a prefix or the local name may be one ("<svg:x>", "<x:script>")
+            parts = name.split(":")
+            if not _ALWAYS_MARKUP_NAMES.isdisjoint(parts):
+                return True
+            name = parts[-1]
+        if name in _ALWAYS_MARKUP_NAMES or "=" in rest:
+            return True
+        if name in _BARE_MARKUP_NAMES and rest.strip() in ("", "/"):
+            return True
+        match = _MARKUP_START.search(text, match.end())
+    return "&" in text and unescape(text) != text
 
 
 def _short_decimal_reference(match: re.Match[str]) -> str:

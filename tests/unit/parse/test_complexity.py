@@ -21,6 +21,7 @@ from hypothesis import strategies as st
 
 from tap_feeddelta.models import ParsedFeed
 from tap_feeddelta.parse import fields, parse_feed, repair
+from tap_feeddelta.parse import text as parse_text
 from tap_feeddelta.parse.limits import MAX_PERSON_TEXT_CHARS
 
 URL = "http://example.com/feed"
@@ -287,3 +288,38 @@ def test_items_nested_away_by_recovery_are_found_in_linear_work(
         for counter in counters:
             counter.calls = 0
     assert _grows_linearly(work)
+
+
+# 4. Plain-text RSS descriptions: every "<" is looked at once, and no scan passes the next.
+
+
+@pytest.mark.parametrize(
+    "piece",
+    [
+        "<b and c",
+        "<Vec<",
+        "<a:",
+        "<x y ",
+        "<String>",
+        "<svg:x",
+        "<" + "a" * 1000,
+        "<b " + "a " * 500,
+    ],
+    ids=["words", "nested", "prefix", "open", "closed", "prefixed", "long-name", "long-rest"],
+)
+def test_a_description_is_told_plain_or_html_in_linear_work(
+    monkeypatch: pytest.MonkeyPatch, piece: str
+) -> None:
+    counting = _counting(monkeypatch, parse_text, "_MARKUP_START")
+    work = []
+    for n in (250, 500, 1000, 2000):
+        counting.calls = 0
+        fields.rss_description_kind("Post: " + piece * n)
+        work.append(counting.calls)
+    assert _grows_linearly(work)
+    # A megabyte of it, through the reader: the scans give nothing back (a guard only).
+    escaped = (piece * ((1 << 20) // len(piece))).replace("<", "&lt;")
+    body = f'<rss version="2.0"><channel><item><title>a</title><description>{escaped}'
+    with _deadline():
+        feed = parse_feed((body + "</description></item></channel></rss>").encode(), None, URL)
+    assert [item.title for item in feed.items] == ["a"]

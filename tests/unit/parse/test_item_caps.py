@@ -196,7 +196,7 @@ def test_feedburner_original_enclosures_stay_with_theirs_under_the_cap() -> None
     assert _urls(item) == _KEPT and _codes(item.issues) == ["limit_exceeded"]
 
 
-def test_atom_enclosures_and_json_attachments_are_capped() -> None:
+def test_atom_enclosures_media_contents_and_json_attachments_are_capped() -> None:
     links = "".join(
         f'<link rel="enclosure" href="https://t.example/{n}.mp3"/>'
         for n in range(MAX_ENCLOSURES + 5)
@@ -205,6 +205,14 @@ def test_atom_enclosures_and_json_attachments_are_capped() -> None:
 <entry><id>urn:1</id><title>x</title>{links}</entry></feed>"""
     (entry,) = parse_feed(atom.encode(), None, URL).items
     assert _urls(entry) == _KEPT and _codes(entry.issues) == ["limit_exceeded"]
+    contents = "".join(
+        f'<media:content url="https://t.example/{n}.mp3"/>' for n in range(MAX_ENCLOSURES + 5)
+    )
+    atom = f"""<feed xmlns="http://www.w3.org/2005/Atom" xmlns:media="http://search.yahoo.com/mrss/">
+<title>t</title><entry><id>urn:1</id><title>x</title>{contents}</entry>
+<entry><id>urn:2</id><title>x</title><media:group>{contents}</media:group></entry></feed>"""
+    for entry in parse_feed(atom.encode(), None, URL).items:
+        assert _urls(entry) == _KEPT and _codes(entry.issues) == ["limit_exceeded"]
     document = {
         "version": "https://jsonfeed.org/version/1.1",
         "items": [

@@ -2,11 +2,17 @@
 
 from __future__ import annotations
 
+import re
+from unittest import mock
+
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from tap_feeddelta.errors import Issue
-from tap_feeddelta.parse import parse_feed
-from tap_feeddelta.parse.text import decoded_references, html_text
+from tap_feeddelta.parse import fields, parse_feed
+from tap_feeddelta.parse import text as parse_text
+from tap_feeddelta.parse.text import decoded_references, html_text, plain_text, shows_markup
 
 URL = "http://example.com/feed"
 
@@ -401,3 +407,152 @@ def test_a_surrogate_pair_of_xml_references_is_the_one_character(cdata: bool) ->
     feed = parse_feed(body.encode(), None, URL)
     assert feed.items[0].title == "Launch \U0001f600 today \ufffd"
     assert "xml_recovered" in _codes(feed.issues)
+
+
+def _rss_descriptions(*escaped_descriptions: str, channel: str = "bio") -> bytes:
+    items = "".join(
+        f"<item><guid>{n}</guid><description>{description}</description></item>"
+        for n, description in enumerate(escaped_descriptions)
+    )
+    return (
+        '<?xml version="1.0"?><rss version="2.0"><channel><title>t</title>'
+        f"<description>{channel}</description>{items}</channel></rss>"
+    ).encode()
+
+
+def test_plain_text_rss_descriptions_keep_words_that_look_like_tags() -> None:
+    """Bluesky's profile RSS (and other bridges of plain-text posts) put a post's raw text
+    in <description>: a description whose "<" starts no markup (no end tag, comment or
+    attribute value, no element written bare as markup is, no reference) is plain text."""
+    feed = parse_feed(
+        _rss_descriptions(
+            "TIL: Rust's Vec&lt;String&gt; is Java's List&lt;String&gt;.",
+            "Math: if a&lt;b and c&gt;d then we are done.",
+            "Use &lt;details&gt; and &lt;summary&gt; for disclosure widgets, no JS needed.",
+            "Either&lt;A, B&gt; and template&lt;typename T&gt;, AT&amp;T &amp; R&amp;D",
+            "Mail &lt;alice@example.com&gt; or see &lt;https://example.com/a&gt; &lt;3",
+            "Custom &lt;my-widget&gt; tags,\n  and &lt;Component /&gt; in JSX",
+            channel="Code &lt;T&gt; and &lt;String&gt;",
+        ),
+        None,
+        URL,
+    )
+    assert feed.description == "Code <T> and <String>"
+    assert [item.summary for item in feed.items] == [
+        "TIL: Rust's Vec<String> is Java's List<String>.",
+        "Math: if a<b and c>d then we are done.",
+        "Use <details> and <summary> for disclosure widgets, no JS needed.",
+        "Either<A, B> and template<typename T>, AT&T & R&D",
+        "Mail <alice@example.com> or see <https://example.com/a> <3",
+        "Custom <my-widget> tags, and <Component /> in JSX",
+    ]
+    assert all(not item.issues for item in feed.items)
+
+
+def test_rss_descriptions_that_show_any_markup_are_read_as_html() -> None:
+    """A description that shows one sign of HTML is read as HTML, as before: an end tag, a
+    comment, a tag with an attribute value, a void element, one whose end tag is optional
+    or an active one (script, style, iframe, svg…) in any shape, a formatting element
+    written bare (a fragment cut before its end tag), or a character or entity reference."""
+    feed = parse_feed(
+        _rss_descriptions(
+            "&lt;p&gt;One&lt;p&gt;Two &lt;T&gt;",
+            "Line&lt;br&gt;two Vec&lt;String&gt;",
+            "&lt;b&gt;Bold intro of a post cut short",
+            "&lt;details&gt;Spoiler&lt;/details&gt; &lt;T&gt;",
+            "&lt;x-card title=Hi&gt;Card",
+            "&lt;!-- note --&gt;Text &lt;T&gt;",
+            "Fish &amp;amp; chips &lt;T&gt;",
+            "Fish &amp;amp chips &lt;T&gt;",  # a reference without its ";", as HTML reads it
+            "Safe &lt;SCRIPT async&gt;alert(1)",
+            "Safe &lt;svg:script&gt;alert(1)",
+            "Safe &lt;style&gt;p{}",
+            "Safe &lt;img/src/onerror=alert(1)&gt;",
+            "Safe &lt;scr&#x81;ipt&gt;alert(1)",  # a C1 control, removed from plain text
+        ),
+        None,
+        URL,
+    )
+    assert [item.summary for item in feed.items] == [
+        "One Two",
+        "Line two Vec",
+        "Bold intro of a post cut short",
+        "Spoiler",
+        "Card",
+        "Text",
+        "Fish & chips",
+        "Fish & chips",
+        "Safe",
+        "Safe",
+        "Safe",
+        "Safe",
+        "Safe",
+    ]
+
+
+_FRAGMENTS = [
+    "<", ">", "/", "!", "?", "=", " ", "\n", "&", "amp;", "#60;", "lt;", "x", "T", "b", "p",
+    "script", "SCRIPT", "scr", "ipt", "svg:", "img", "details", "--", "'", '"', "\x81", "\u200b",
+]  # fmt: skip
+_ACTIVE_TAG = re.compile(r"</?(?:\w+:)?(?:script|style|img|svg)(?![\w-])", re.I)
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.lists(st.sampled_from(_FRAGMENTS), max_size=16).map("".join))
+def test_a_description_reads_as_html_or_as_plain_text_that_shows_no_markup(raw: str) -> None:
+    """Whatever a description holds, its summary is its HTML reading, or its plain reading
+    when that shows no markup at all: no active tag ever survives the plain reading."""
+    escaped = raw.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+    escaped = escaped.replace("\x81", "&#x81;")
+    body = (
+        '<rss version="2.0"><channel><title>t</title><item><guid>1</guid>'
+        f"<description>{escaped}</description></item></channel></rss>"
+    )
+    summary = parse_feed(body.encode(), None, URL).items[0].summary
+    if summary == (html_text(raw) or None):
+        return
+    assert summary == (plain_text(raw) or None)
+    assert not shows_markup(summary) and not _ACTIVE_TAG.search(summary)
+
+
+@pytest.mark.parametrize(
+    "sample",
+    [
+        *(start + "x>" for start in fields._HTML_STARTS),
+        *("<" + name + " x=1>" for name in ("p", "br", "img", "a", "div", "x-card")),
+        *(
+            "<" + name + f"{space}>"
+            for name in ("P", "Br", "iframe", "h6", "sup")
+            for space in ("", " /")
+        ),
+        "</b>",
+        "<!-- c -->",
+        "<?php",
+    ],
+)
+def test_the_quick_checks_tell_only_what_the_rules_tell(
+    monkeypatch: pytest.MonkeyPatch, sample: str
+) -> None:
+    """The usual starts of HTML descriptions and the usual markup, found at once, are each
+    markup by the rules that read every "<" one by one."""
+    assert fields.rss_description_kind(sample) == "html"
+    assert parse_text._USUAL_MARKUP.search(sample) or sample.startswith(fields._HTML_STARTS)
+    monkeypatch.setattr(parse_text, "_USUAL_MARKUP", re.compile("(?!)"))
+    assert shows_markup(sample)
+
+
+_TAG_FRAGMENTS = [
+    "<", ">", "/", "=", " ", "\n", "\xa0", "p", "P", "br", "img", "a", " href=", "div", "b",
+    "h1", "li", "!", "?", "x", ":", "-", "\u017f", "\u212a", "script", "<p>", "<br/",
+]  # fmt: skip
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.lists(st.sampled_from(_TAG_FRAGMENTS), max_size=10).map("".join))
+def test_the_quick_checks_never_see_markup_the_rules_do_not(raw: str) -> None:
+    start = raw.find("<")
+    quick = parse_text._USUAL_MARKUP.search(raw) is not None or (
+        start >= 0 and raw.startswith(fields._HTML_STARTS, start)
+    )
+    with mock.patch.object(parse_text, "_USUAL_MARKUP", re.compile("(?!)")):
+        assert not quick or shows_markup(raw)

@@ -466,3 +466,54 @@ def test_google_s_redirect_links_are_read_as_the_page_they_lead_to() -> None:
 <link>{hrefs[0]}</link></item></channel></rss>""".encode()
     (item,) = parse_feed(rss, None, "https://www.google.com/alerts/feeds/1/2").items
     assert item.url == "https://news.example.com/2025/06/03/acme-recall"
+
+
+def test_media_contents_are_an_atom_entry_s_enclosures_as_an_rss_item_s() -> None:
+    """YouTube's Atom feed names a video only in media:group/media:content, and photo and
+    video Atom feeds put media:content on the entry: when an entry has no enclosure link,
+    they are its enclosures, read as RSS reads them (an author's picture is none)."""
+    avatar = f"https://secure.gravatar.com/avatar/{_HASH}?s=96"
+    media = [
+        # YouTube: the group's content (not its thumbnail) is the video.
+        '<media:group><media:title>Clip</media:title><media:content url="https://www.youtube'
+        '.com/v/1?version=3" type="application/x-shockwave-flash" width="640" height="390"/>'
+        '<media:thumbnail url="https://i.ytimg.com/vi/1/hqdefault.jpg"/></media:group>',
+        # On the entry and in a group, in document order; the avatar is left out.
+        '<media:content url="https://cdn.example/p.jpg" type="image/jpeg" fileSize="2345"/>'
+        f'<media:content url="{avatar}" medium="image"/><media:group><media:content '
+        'url="https://cdn.example/v.mp4" type="video/mp4" fileSize="1234567"/></media:group>',
+        # The entry's own enclosure link wins.
+        '<link rel="enclosure" href="https://cdn.example/own.mp3" type="audio/mpeg"/>'
+        '<media:content url="https://cdn.example/not-this.mp3"/>',
+        # Only the author's picture, or a content without a usable URL: none.
+        f'<media:content url="{avatar}" medium="image"/><media:content url="javascript:x"/>'
+        "<media:content/>",
+    ]
+    atom_entries = "".join(
+        f"<entry><id>urn:{n}</id><title>e</title>{m}</entry>" for n, m in enumerate(media)
+    )
+    rss_items = "".join(
+        f"<item><guid>{n}</guid><title>e</title>{m.replace('<link', '<atom:link')}</item>"
+        for n, m in enumerate(media)
+    )
+    atom = f"""<feed xmlns="http://www.w3.org/2005/Atom" xmlns:media="{_MEDIA}"><title>t</title>
+{atom_entries}</feed>""".encode()
+    rss = f"""<rss version="2.0" xmlns:media="{_MEDIA}" xmlns:atom="http://www.w3.org/2005/Atom">
+<channel><title>t</title>{rss_items}</channel></rss>""".encode()
+    entries = parse_feed(atom, None, "https://t.example/atom").items
+    items = parse_feed(rss, None, "https://t.example/rss").items
+    found = [[(e.url, e.type, e.length_bytes) for e in entry.enclosures] for entry in entries]
+    assert found == [
+        [("https://www.youtube.com/v/1?version=3", "application/x-shockwave-flash", None)],
+        [
+            ("https://cdn.example/p.jpg", "image/jpeg", 2345),
+            ("https://cdn.example/v.mp4", "video/mp4", 1234567),
+        ],
+        [("https://cdn.example/own.mp3", "audio/mpeg", None)],
+        [],
+    ]
+    # The same media in RSS (an RSS item's atom:link is no enclosure): the same enclosures.
+    assert [item.enclosures for item in items[:2]] == [entry.enclosures for entry in entries[:2]]
+    assert [item.enclosures for item in items[3:]] == [entry.enclosures for entry in entries[3:]]
+    assert [[i.code for i in entry.issues] for entry in entries] == [[], [], [], ["unsafe_url"]]
+    assert items[3].issues == entries[3].issues
