@@ -190,8 +190,11 @@ def references_replaced(raw: str, text: str) -> bool:
 
 def shows_markup(text: str) -> bool:
     """Whether text holding ``<`` shows HTML (see ``_ALWAYS_MARKUP_NAMES``) or a character
-    or entity reference, which HTML reading would decode (``&amp;``, also ``&amp``)."""
-    if _USUAL_MARKUP.search(text) is not None:
+    or entity reference, which HTML reading would decode (``&amp;``, also ``&amp``). Any
+    ``=`` counts: an attribute's value (an event handler, a URL) needs one, and HTML lets
+    a tag's attribute names hold ``<`` (``<details a<1 open ontoggle=…>``), so no scan that
+    ends a tag at the next ``<`` may decide that a tag has none."""
+    if "=" in text or _USUAL_MARKUP.search(text) is not None:
         return True
     match = _MARKUP_START.search(text)
     while match is not None:
