@@ -141,7 +141,8 @@ def _surrogate_character(match: re.Match[bytes]) -> bytes:
 def repaired(data: bytes) -> bytes:
     """The data with stray ``&`` and ``<`` escaped, XML's named references made numeric
     ones (outside CDATA sections and comments), HTML named entities made characters,
-    references to surrogates made U+FFFD and control characters removed. Every
+    references to surrogates made U+FFFD and control characters removed (inside CDATA
+    sections and comments too: recovery reads one there as garbage). Every
     reference it writes is numeric (``&#38;``), as recovery keeps those."""
     if b"<![CDATA[" in data or b"<!--" in data:
         return _repaired_by_match(data)
@@ -175,8 +176,8 @@ def _html_entity_bytes(name: bytes) -> bytes:
 def _repaired_by_match(data: bytes) -> bytes:
     def fix(match: re.Match[bytes]) -> bytes:
         kind = match.lastgroup
-        if kind == "keep":
-            return match.group(0)
+        if kind == "keep":  # read as written, but for the control characters XML refuses
+            return _CONTROL_BYTES.sub(b"", match.group(0))
         if kind == "name":
             name = match.group("name")
             numeric = _XML_ENTITY_REFS.get(name)

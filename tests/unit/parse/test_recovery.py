@@ -518,3 +518,18 @@ def test_references_after_a_malformed_tag_are_kept(malformed: bytes) -> None:
     assert item.native_id == "g&amp;1"  # a CDATA section is text as it stands
     assert item.tags == ('R&B <live> "',)  # HTML names of markup characters, too
     assert item.enclosures[0].url == 'http://example.com/e.mp3?a=1&b="2'
+
+
+def test_a_control_character_in_a_cdata_section_is_removed_before_recovery() -> None:
+    # Recovery handed back undecodable bytes for the CDATA text after it (a
+    # UnicodeDecodeError out of the parser: every item of the feed lost on every run).
+    doc = (
+        b"<?xml version='1.0' encoding='utf-8'?><rss version='2.0'><channel><title>t</title>"
+        b"<item><guid>g1</guid><title>fine</title></item>"
+        b"<item><guid>g2</guid><title><![CDATA[Rust: \x01 lone surrogates like &#xD800;]]>"
+        b"</title></item></channel></rss>"
+    )
+    feed = parse_feed(doc, "application/rss+xml", "https://example.org/f")
+    assert feed.items[0].title == "fine"
+    second = feed.items[1].title or ""
+    assert second.startswith("Rust: lone surrogates like") and "\x01" not in second
