@@ -44,6 +44,8 @@ from tap_feeddelta.streams import FeedHealthStream, FeedItemsStream
 
 # Seconds a run stopped by a signal has to write its last records, health rows and STATE.
 TERMINATION_GRACE_SECONDS = 30
+# A date with a time ("2024-01-03T05:00", "2024-01-03 05:00").
+_HAS_A_TIME: Final = re.compile(r"\d[Tt ]\d")
 # The end of a date-time that names its zone: "Z" or an offset ("+02:00", "-0500").
 _NAMES_ITS_ZONE: Final = re.compile(r"(?:[Zz]|[+-]\d{2}:?\d{2})\s*$")
 
@@ -309,7 +311,11 @@ class TapFeedDelta(Tap):
 
         settings = self.feed_settings
         start = self.config.get("start_date")
-        if isinstance(start, str) and "T" in start.upper() and not _NAMES_ITS_ZONE.search(start):
+        if (
+            isinstance(start, str)
+            and _HAS_A_TIME.search(start)
+            and not _NAMES_ITS_ZONE.search(start)
+        ):
             self.logger.warning(
                 "start_date %s names no UTC offset: read as UTC. (In meltano.yml, quote a"
                 " date-time with an offset: YAML and Meltano drop an unquoted one's.)",

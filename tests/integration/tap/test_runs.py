@@ -783,6 +783,7 @@ def _catalog_without_feed_items() -> dict[str, Any]:
     ("start_date", "warned"),
     [
         ("2024-01-03T05:00:00", True),  # as Meltano passes an unquoted YAML timestamp
+        ("2024-01-03 05:00:00", True),
         ("2024-01-03T05:00:00+02:00", False),
         ("2024-01-03T05:00:00Z", False),
         ("2024-01-03", False),
