@@ -259,7 +259,7 @@ class TapFeedDelta(Tap):
             if raise_errors:
                 raise _config_invalid(errors, self.config_jsonschema)
             return errors
-        problems = config_problems(dict(self.config))
+        problems = config_problems(dict(self.config)) + _flattening_problems(dict(self.config))
         if problems and raise_errors:
             raise _config_invalid(problems, self.config_jsonschema)
         return problems
@@ -412,6 +412,33 @@ def _exit_after(seconds: float, code: int, logger: logging.Logger) -> None:
 
 if __name__ == "__main__":
     TapFeedDelta.cli()
+
+
+def _flattening_problems(config: dict[str, Any]) -> list[str]:
+    """Flattening settings under which the SDK cannot flatten the streams' schemas (it
+    raises a bare ValueError mid-run): a key length so short that two columns get one
+    name."""
+    from singer_sdk.helpers._flattening import FlatteningOptions, flatten_schema
+
+    from tap_feeddelta.streams import FeedHealthStream, FeedItemsStream
+
+    try:
+        options = FlatteningOptions.from_dict(cast("Any", config))
+    except ConfigValidationError:
+        return []  # the SDK says what is wrong itself
+    if not options.enabled:
+        return []
+    for schema in (FeedItemsStream.schema, FeedHealthStream.schema):
+        try:
+            flatten_schema(
+                schema, options.max_level, options.separator, max_key_length=options.max_key_length
+            )
+        except ValueError:
+            return [
+                f"config['flattening_max_key_length']: {options.max_key_length} is too short: "
+                "two flattened columns would get the same name"
+            ]
+    return []
 
 
 def _config_invalid(

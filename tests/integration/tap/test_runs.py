@@ -813,6 +813,14 @@ def test_a_stream_map_the_sdk_refuses_is_one_config_line(stream_maps: dict[str, 
     assert run.stdout == ""
 
 
+def test_a_flattening_key_length_too_short_for_the_fields_is_one_config_line() -> None:
+    base = {"feed_urls": ["https://example.org/feed.xml"], "flattening_enabled": True}
+    run = run_tap({**base, "flattening_max_depth": 3, "flattening_max_key_length": 10})
+    assert run.returncode == 1
+    assert "config_invalid: config['flattening_max_key_length']: 10 is too short" in run.stderr
+    assert "Traceback" not in run.stderr
+
+
 def test_health_alone_reads_state_but_never_moves_it(server: FeedServer, tmp_path: Path) -> None:
     server.put("/feed.xml", rss(ITEMS))
     cfg = config(server, "/feed.xml")
