@@ -12,7 +12,7 @@ from importlib import resources
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from singer_sdk import Stream
+from singer_sdk import Stream, metrics
 from singer_sdk.helpers.conform import TypeConformanceLevel
 from singer_sdk.singerlib import RecordMessage, SchemaMessage
 
@@ -129,6 +129,20 @@ class FeedHealthStream(_FeedStream):
     schema = load_schema("feed_health")
 
     _schema_written = False
+    _written_early = 0  # rows written before a STATE (write_finished_rows)
+
+    def get_record_counter(
+        self,
+        *,
+        endpoint: str | None = None,
+        log_interval: float = metrics.DEFAULT_LOG_INTERVAL,
+    ) -> metrics.Counter:
+        # The SDK counts the records get_records yields: the rows written before the
+        # STATE that ended feed_items count too.
+        counter = super().get_record_counter(endpoint=endpoint, log_interval=log_interval)
+        counter.value += self._written_early
+        self._written_early = 0
+        return counter
 
     def _write_schema_message(self) -> None:
         # Once: rows written before a STATE during feed_items (write_finished_rows) came
@@ -158,3 +172,4 @@ class FeedHealthStream(_FeedStream):
             self._write_schema_message()
         for row in rows:
             self._write_record_message(row)
+        self._written_early += len(rows)

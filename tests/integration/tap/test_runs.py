@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import base64
 import json
+import re
 import ssl
 import subprocess
 from datetime import UTC, datetime, timedelta
@@ -947,6 +948,13 @@ def test_no_state_goes_out_before_the_health_rows_of_the_feeds_it_covers(
             if m["type"] == "RECORD" and m["stream"] == "feed_health"
         }
         assert covered <= rows_before, covered - rows_before
+    # The SDK's record count of feed_health counts the rows written before the STATE.
+    counts = [
+        metric["value"]
+        for metric in map(json.loads, re.findall(r"METRIC: (\{.*\})", run.stderr))
+        if metric.get("metric") == "record_count" and metric["tags"].get("stream") == "feed_health"
+    ]
+    assert sum(counts) == 4, counts
 
 
 def test_about_offers_neither_activate_version_nor_batch() -> None:
