@@ -410,17 +410,11 @@ def _exit_after(seconds: float, code: int, logger: logging.Logger) -> None:
     timer.start()
 
 
-if __name__ == "__main__":
-    TapFeedDelta.cli()
-
-
 def _flattening_problems(config: dict[str, Any]) -> list[str]:
     """Flattening settings under which the SDK cannot flatten the streams' schemas (it
     raises a bare ValueError mid-run): a key length so short that two columns get one
     name."""
     from singer_sdk.helpers._flattening import FlatteningOptions, flatten_schema
-
-    from tap_feeddelta.streams import FeedHealthStream, FeedItemsStream
 
     try:
         options = FlatteningOptions.from_dict(cast("Any", config))
@@ -450,3 +444,7 @@ def _config_invalid(
         errors=[f"config_invalid: {problem}" for problem in problems],
         schema=schema,
     )
+
+
+if __name__ == "__main__":
+    TapFeedDelta.cli()
