@@ -207,7 +207,7 @@ def shows_markup(text: str) -> bool:
             if not _ALWAYS_MARKUP_NAMES.isdisjoint(parts):
                 return True
             name = parts[-1]
-        if name in _ALWAYS_MARKUP_NAMES or "=" in rest:
+        if name in _ALWAYS_MARKUP_NAMES:  # (an "=" anywhere returned above)
             return True
         if name in _BARE_MARKUP_NAMES and rest.strip() in ("", "/"):
             return True
