@@ -415,8 +415,14 @@ def _newest_date(item: ParsedItem, not_after: str | None) -> str | None:
 def _newest_first(candidates: list[_Identified], not_after: str | None) -> list[_Identified]:
     """Items newest first as newest_item_at reads them, then those without such a date
     (undated, or dated only ahead of ``not_after``) in document order."""
-    dated = [(date, c) for c in candidates if (date := _newest_date(c.item, not_after))]
-    undated = [c for c in candidates if not _newest_date(c.item, not_after)]
+    dated: list[tuple[str, _Identified]] = []
+    undated: list[_Identified] = []
+    for candidate in candidates:
+        date = _newest_date(candidate.item, not_after)
+        if date:
+            dated.append((date, candidate))
+        else:
+            undated.append(candidate)
     dated.sort(key=lambda pair: pair[0], reverse=True)
     return [c for _, c in dated] + undated
 
