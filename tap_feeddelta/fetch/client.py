@@ -438,8 +438,7 @@ class Fetcher:
         bytes read go to ``progress`` however the reading ends."""
         max_bytes = self._policy.max_feed_bytes
         fields = head.fields
-        lengths = fields.get_all("Content-Length")
-        members = {member.strip() for value in lengths for member in value.split(",")}
+        members = _length_members(head)
         if len(members) > 1:
             raise FetchError("bad_response", "The response has conflicting Content-Lengths.")
         if members and not head.transfer_codings and head.length is None and head.status >= 200:
@@ -554,14 +553,18 @@ class Fetcher:
         return (target.scheme, target.host, target.port, addresses[0]), None
 
 
+def _length_members(head: Head) -> set[str]:
+    """The values of every Content-Length field, each list member apart ("6, 6")."""
+    lengths = head.fields.get_all("Content-Length")
+    return {member.strip() for value in lengths for member in value.split(",")}
+
+
 def _declares_body(head: Head) -> bool:
     """Whether a bodiless answer (a 304) has a Transfer-Encoding or a Content-Length
     other than 0: its server may send that body after it."""
-    fields = head.fields
-    if fields.get("Transfer-Encoding") is not None:
+    if head.fields.get("Transfer-Encoding") is not None:
         return True
-    lengths = fields.get_all("Content-Length")
-    return any(member.strip() != "0" for value in lengths for member in value.split(","))
+    return bool(_length_members(head) - {"0"})
 
 
 def _stray_answer(exc: Exception) -> bool:
