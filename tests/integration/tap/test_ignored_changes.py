@@ -3,12 +3,9 @@ moves with every like or view, served by a loopback server."""
 
 from __future__ import annotations
 
-import json
-from typing import Any
-
 from tests.feedserver import FeedServer
 from tests.integration.tap.configs import config
-from tests.tapharness import run_tap
+from tests.tapharness import run_tap, without_validators
 
 VIDEOS = ["dQw4w9WgXcQ", "9bZkp7q19f0", "kJQP7kiw5Fk"]
 
@@ -36,17 +33,6 @@ def channel(minute: int, titles: dict[str, str] | None = None) -> str:
     )
 
 
-def _without_validators(state: dict[str, Any] | None) -> dict[str, Any]:
-    """The state, as if the server had sent no ETag or Last-Modified: the next run reads
-    the same document again instead of getting a 304."""
-    assert state is not None
-    state = json.loads(json.dumps(state))
-    for partition in state["bookmarks"]["feed_items"]["partitions"]:
-        partition.pop("etag", None)
-        partition.pop("last_modified", None)
-    return state
-
-
 def test_a_bumped_updated_date_is_no_update_with_updated_at_ignored(server: FeedServer) -> None:
     server.put("/videos.xml", channel(0))
     plain = config(server, "/videos.xml")
@@ -56,7 +42,7 @@ def test_a_bumped_updated_date_is_no_update_with_updated_at_ignored(server: Feed
     assert first.health[0]["item_counts"]["remembered"] == 3
 
     # Turned on over a state kept without it: the same document reads as unchanged.
-    turned_on = run_tap(ignoring, _without_validators(first.final_state))
+    turned_on = run_tap(ignoring, without_validators(first.final_state))
     assert turned_on.returncode == 0, turned_on.stderr
     assert turned_on.items == []
     assert turned_on.health[0]["item_counts"]["unchanged"] == 3

@@ -17,7 +17,7 @@ import trustme
 
 from tests.feedserver import FeedServer, rss
 from tests.integration.tap.configs import config
-from tests.tapharness import TAP, run_tap
+from tests.tapharness import TAP, run_tap, without_validators
 
 ITEMS = [(f"id-{n}", f"Title {n}", f"<p>Summary <b>{n}</b></p>") for n in range(5)]
 
@@ -191,19 +191,10 @@ def test_content_mode_change_causes_no_updates(server: FeedServer) -> None:
     server.put("/feed.xml", rss(ITEMS), headers={"X-Changed": "1"})  # same body, new run
     second = run_tap(
         config(server, "/feed.xml", content_mode="feed_content"),
-        _without_validators(first.final_state),
+        without_validators(first.final_state),
     )
     assert second.items == []
     assert second.health[0]["item_counts"]["unchanged"] == 5
-
-
-def _without_validators(state: dict[str, Any] | None) -> dict[str, Any]:
-    assert state is not None
-    state = json.loads(json.dumps(state))
-    for partition in state["bookmarks"]["feed_items"]["partitions"]:
-        partition.pop("etag", None)
-        partition.pop("last_modified", None)
-    return state
 
 
 def test_same_change_resent_has_same_delivery_id(server: FeedServer) -> None:
