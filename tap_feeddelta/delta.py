@@ -7,7 +7,8 @@ podcast episode without guid or link); else a hash of its title, date and summar
 (see FINGERPRINT_FIELDS), whatever content_mode says, so changing that never makes items
 look updated; the fields ignored_changes lists are left out. Enclosure URLs are compared,
 and identify items, without their signature and expiry parameters (signed_urls), which
-private feeds re-issue on every fetch. No clock, no I/O.
+private feeds re-issue on every fetch, and without the tracking prefixes podcast hosts add
+and drop (tracking_prefixes). No clock, no I/O.
 """
 
 from __future__ import annotations
@@ -25,6 +26,7 @@ from tap_feeddelta.errors import Issue
 from tap_feeddelta.models import FINGERPRINT_FIELDS, ParsedItem
 from tap_feeddelta.signed_urls import unsigned_url
 from tap_feeddelta.state import ITEM_BYTES, FeedBookmark, pack_items, unpack_items
+from tap_feeddelta.tracking_prefixes import without_tracking_prefixes
 
 H = TypeVar("H", bound=Hashable)
 IdSourceOut = Literal["guid", "atom_id", "json_id", "url", "enclosure", "derived"]
@@ -114,9 +116,15 @@ def item_identity(item: ParsedItem) -> tuple[str, IdSourceOut, tuple[Issue, ...]
         return item.url, "url", ()
     if item.enclosures:  # what podcast apps use for an episode without guid or link
         issue = Issue("derived_id", "the item has no id or link; its id is its enclosure's URL")
-        return unsigned_url(item.enclosures[0].url), "enclosure", (issue,)
+        return comparable_enclosure_url(item.enclosures[0].url), "enclosure", (issue,)
     issue = Issue("derived_id", "the item has no id or link; its id is a hash of its content")
     return _derived_id(_text_parts(item)), "derived", (issue,)
+
+
+def comparable_enclosure_url(url: str) -> str:
+    """An enclosure URL as change detection sees it: without signature or expiry and
+    without tracking prefixes; the same object when it has none."""
+    return unsigned_url(without_tracking_prefixes(url))
 
 
 def _text_parts(item: ParsedItem) -> list[str]:
@@ -145,6 +153,7 @@ def fingerprint_bytes(
     *,
     tags_in_document_order: bool = False,
     keep_signatures: bool = False,
+    keep_tracking_prefixes: bool = False,
     text_as_given: bool = False,
     ignored: Collection[str] = (),
 ) -> bytes:
@@ -154,10 +163,16 @@ def fingerprint_bytes(
     # Tags are a set: a feed that lists them in another order on every request (built
     # from a hash set, say) would otherwise give an update on every run.
     tags = item.tags if tags_in_document_order or len(item.tags) < 2 else sorted(item.tags)
-    # A signature re-issued on every fetch is no edit. An enclosure URL without signing
-    # parameters goes in as it is, so the hash of an ordinary item is the one earlier
-    # versions remembered.
-    unsigned = _as_given if keep_signatures else unsigned_url
+    # A signature re-issued on every fetch, or a tracking prefix added or dropped, is no
+    # edit. An enclosure URL without either goes in as it is, so the hash of an ordinary
+    # item is the one earlier versions remembered. (Signatures were dropped before
+    # prefixes, so keeping them keeps the prefixes too.)
+    if keep_signatures:
+        comparable = _as_given
+    elif keep_tracking_prefixes:
+        comparable = unsigned_url
+    else:
+        comparable = comparable_enclosure_url
     parts: list[str] = [
         item.url or _NONE,
         item.title or _NONE,
@@ -168,7 +183,7 @@ def fingerprint_bytes(
         item.published_at or _NONE,
         item.updated_at or _NONE,
         _SEP.join(
-            [f"{unsigned(e.url)}|{e.type or ''}|{e.length_bytes or ''}" for e in item.enclosures]
+            [f"{comparable(e.url)}|{e.type or ''}|{e.length_bytes or ''}" for e in item.enclosures]
         ),
     ]
     if ignored:
@@ -195,13 +210,20 @@ def _as_given(url: str) -> str:
 def _earlier_content_hashes(item: ParsedItem, ignored: tuple[str, ...] = ()) -> list[int]:
     """What runs with another ignored_changes (see _hashes_under_other_lists) and earlier
     versions of the tap remembered of this content, where it differs from this run's
-    hash. Earlier versions: the hash of the text as given (before it was hashed as read),
-    also with enclosure URLs as given (before signatures were dropped), and with tags in
-    document order too (before tags were sorted). Only for
-    items that look changed or renamed, so it costs nothing on unchanged ones."""
+    hash. Earlier versions: the hash with tracking prefixes kept (before they were
+    dropped), of the text as given too (before it was hashed as read), also with enclosure
+    URLs as given (before signatures were dropped), and with tags in document order too
+    (before tags were sorted). Only for items that look changed or renamed, so it costs
+    nothing on unchanged ones."""
     hashes = [_short(full) for full in _hashes_under_other_lists(item, ignored)]
-    as_given = fingerprint_bytes(item, text_as_given=True)
-    if as_given != fingerprint_bytes(item):  # text hashed as read (see _as_read)
+    prefixed = any(
+        without_tracking_prefixes(enclosure.url) is not enclosure.url
+        for enclosure in item.enclosures
+    )
+    if prefixed:
+        hashes.append(_short(fingerprint_bytes(item, keep_tracking_prefixes=True, ignored=ignored)))
+    as_given = fingerprint_bytes(item, text_as_given=True, keep_tracking_prefixes=prefixed)
+    if as_given != fingerprint_bytes(item, keep_tracking_prefixes=prefixed):  # see _as_read
         hashes.append(_short(as_given))
     if any(unsigned_url(enclosure.url) is not enclosure.url for enclosure in item.enclosures):
         hashes.append(_short(fingerprint_bytes(item, keep_signatures=True, text_as_given=True)))
@@ -341,13 +363,16 @@ def _as_shared(entry: _Identified, item_id: str) -> _Identified:
 def _earlier_ids(entry: _Identified) -> list[str]:
     """The ids the item may have had before: its own, title and content ids (it shared
     its id then, or no longer does); for an item identified by its enclosure, the hash of
-    its text (before enclosures identified items) and its signed URL (before signatures
-    were dropped)."""
+    its text (before enclosures identified items), its URL with tracking prefixes (before
+    they were dropped) and its signed URL (before signatures were dropped)."""
     primary = _primary_id(entry)
     ids = [primary, _title_id(entry.item, primary), _content_id(primary, entry.fingerprint)]
     if entry.id_source == "enclosure":
         ids.append(_derived_id(_text_parts(entry.item)))
-        if (signed := entry.item.enclosures[0].url) != primary:
+        signed = entry.item.enclosures[0].url
+        if (prefixed := unsigned_url(signed)) != primary:
+            ids.append(prefixed)
+        if signed not in (primary, prefixed):
             ids.append(signed)
     return [item_id for item_id in ids if item_id != entry.item_id]
 
