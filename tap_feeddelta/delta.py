@@ -510,12 +510,17 @@ def diff_items(
     to_emit = _select_for_emission(changed, is_first_run, settings, dates_not_after)
     if len(to_emit) > settings.max_items_per_run:
         # New items go first: a wave of updates (every enclosure URL of an archive
-        # changed) must not hold back this week's episode for runs. Within each kind the
-        # oldest go first: a feed that keeps publishing at the cap's pace would otherwise
-        # push its backlog back run after run until it leaves the feed.
-        to_emit = _oldest_first([c for c in to_emit if c[1] == "new"]) + _oldest_first(
-            [c for c in to_emit if c[1] == "updated"]
-        )
+        # changed) must not hold back this week's episode for runs. New items go oldest
+        # first: a feed that keeps publishing at the cap's pace would otherwise push its
+        # backlog back run after run until it leaves the feed. Updates go newest first:
+        # a feed that changes its whole archive on every fetch (dynamic ad insertion
+        # announcing another enclosure length) would otherwise give the same oldest
+        # items run after run and never an edit of this week's. A deferred update keeps
+        # its old hash, so it comes again next run.
+        updated = [entry for entry, kind in to_emit if kind == "updated"]
+        to_emit = _oldest_first([c for c in to_emit if c[1] == "new"]) + [
+            (entry, "updated") for entry in _newest_first(updated, dates_not_after)
+        ]
     emit_ids = {id(entry) for entry, _ in to_emit[: settings.max_items_per_run]}
     deferred = [entry for entry, _ in to_emit[settings.max_items_per_run :]]
     deferred_ids = {id(entry) for entry in deferred}

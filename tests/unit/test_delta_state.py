@@ -390,7 +390,8 @@ def test_a_capped_run_emits_the_oldest_changes_first_and_drains_the_backlog() ->
 
 def test_a_capped_run_emits_new_items_before_updates() -> None:
     """A show drops an analytics prefix from every enclosure the week it publishes two
-    episodes: the wave of updates waits behind the new episodes, each group oldest first."""
+    episodes: the wave of updates waits behind the new episodes (those oldest first), the
+    newest updates first; every deferred update comes on a later run."""
     s = DeltaSettings("m", "u", max_items_per_run=5)
 
     def episode(n: int, host: str) -> ParsedItem:
@@ -402,9 +403,9 @@ def test_a_capped_run_emits_new_items_before_updates() -> None:
     assert [(c.item_id, c.change_type) for c in delta.changes] == [
         ("id-21", "new"),
         ("id-20", "new"),
-        ("id-2", "updated"),
-        ("id-1", "updated"),
-        ("id-0", "updated"),
+        ("id-19", "updated"),
+        ("id-18", "updated"),
+        ("id-17", "updated"),
     ]  # in document order
     assert delta.counts.deferred == 17
     delivered = [c.item_id for c in delta.changes]
@@ -552,3 +553,27 @@ def test_the_newest_item_date_is_the_latest_one_stated_and_never_a_future_one() 
     assert newest_item_at([typo, half_typo], limit) == "2025-05-05T00:00:00Z"
     assert newest_item_at([typo, undated], limit) is None
     assert newest_item_at([ParsedItem("e", updated_at=limit)], limit) == limit
+
+
+def test_a_capped_run_lets_an_edit_of_a_recent_item_through_churn_of_the_archive() -> None:
+    """Dynamic ad insertion: a host announces another enclosure length (and query) for
+    every episode on every fetch, more episodes than the cap. The host fixes the newest
+    episode's title: the fix comes out on that run, not behind the archive's churn."""
+    s = DeltaSettings("m", "u", max_items_per_run=5)
+
+    def episode(n: int, fetch: int, title: str | None = None) -> ParsedItem:
+        url = f"https://cdn.example/{n}.mp3?updated={fetch}"
+        return dated(n, title=title or f"Ep {n}",
+                     enclosures=(Enclosure(url, "audio/mpeg", 1000 + fetch),))  # fmt: skip
+
+    bookmark = baseline([episode(n, 0) for n in range(19, -1, -1)])
+    for fetch in (1, 2, 3):
+        title = "Ep 19: fixed" if fetch == 2 else None
+        document = [episode(19, fetch, title)] + [episode(n, fetch) for n in range(18, -1, -1)]
+        delta = diff_items(bookmark, document, s)
+        # the newest updates go first; still written in document order
+        assert [c.item_id for c in delta.changes] == [f"id-{n}" for n in range(19, 14, -1)]
+        assert delta.counts.deferred == 15
+        if fetch == 2:
+            assert delta.changes[0].item.title == "Ep 19: fixed"
+        bookmark = FeedBookmark(success_at="x", items=delta.remembered_items)
