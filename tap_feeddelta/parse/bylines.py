@@ -3,7 +3,7 @@
 arXiv's RSS lists a paper's authors so in one ``dc:creator``. A comma also sits inside one
 name written "Family, Given" (as Dublin Core advises: "Smith, John", "Li, B."), so a byline
 is split only when it cannot be one such name: three parts or more, or names joined by a
-final "and", and every part a full name.
+final "and" or "&", and every part a full name.
 """
 
 from __future__ import annotations
@@ -71,33 +71,44 @@ _MAX_NAME_WORDS: Final = 6
 def byline_names(raw: str) -> list[str] | None:
     """The names of a plain-text byline that lists several people, or ``None`` when it
     is (or may be) one name. Parts are separated by commas, the last two also by "and"
-    (", and"). It is a list when it has three parts or more, or two joined by "and", and
+    or "&" (", and", ", &"). It is a list when it has three parts or more, or two joined
+    by "and" or "&" (podcast co-hosts: "Jane Doe & John Smith"), and
     every part is a full name: two to six words, not only initials, each starting with a
     letter, capitalized (or of a script without case) unless it is a family-name particle
     ("van", "de", "al-"; the last word only joined: "al-Sayed"), none of them a role or
     organisation word ("Jane Doe, Senior Fellow, Brookings Institution" is one name). Two
-    parts separated by a comma alone stay one name: "García Márquez, Gabriel José". Parts
-    separated by semicolons are names, each also "Family, Given"."""
+    parts separated by a comma alone stay one name: "García Márquez, Gabriel José", and a
+    company joined by "and" or "&" stays one: "Procter and Gamble", "Simon & Schuster".
+    Parts separated by semicolons are names, each also "Family, Given"."""
     if ";" in raw:  # no name holds one: "Smith, John; Doe, Jane"
         parts = [part.strip() for part in raw.split(";") if part.strip()]
         if len(parts) > 1 and all(map(_is_full_or_inverted_name, parts)):
             return parts
         return None
-    if "," not in raw and " and " not in raw:
+    if "," not in raw and " and " not in raw and " & " not in raw:
         return None
     parts = [part.strip() for part in raw.split(",")]
     joined_by_and = False
     last = parts[-1]
-    if last.startswith("and ") and len(parts) > 2:  # "A, B, and C"
-        parts[-1] = last[4:].lstrip()
+    if last.startswith(("and ", "& ")) and len(parts) > 2:  # "A, B, and C", "A, B, & C"
+        parts[-1] = last.partition(" ")[2].lstrip()
         joined_by_and = True
-    elif " and " in last:
-        head, _, tail = last.rpartition(" and ")
-        parts[-1:] = [head.strip(), tail.strip()]
+    elif (split := _split_at_last_and(last)) is not None:
+        parts[-1:] = [split[0].strip(), split[1].strip()]
         joined_by_and = True
     if len(parts) < 2 or (len(parts) == 2 and not joined_by_and):
         return None
     return parts if all(_is_full_name(part) for part in parts) else None
+
+
+def _split_at_last_and(text: str) -> tuple[str, str] | None:
+    """``text`` before and after its last " and " or " & ", or ``None`` without one."""
+    at_and, at_ampersand = text.rfind(" and "), text.rfind(" & ")
+    if at_and > at_ampersand:
+        return text[:at_and], text[at_and + len(" and ") :]
+    if at_ampersand >= 0:
+        return text[:at_ampersand], text[at_ampersand + len(" & ") :]
+    return None
 
 
 def _is_full_or_inverted_name(part: str) -> bool:

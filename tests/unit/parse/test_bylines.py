@@ -31,6 +31,16 @@ BYLINES = [
     ("Li B., Shen Y., Yang J.", ["Li B.", "Shen Y.", "Yang J."]),  # "Family Initials"
     ("J. R., K. L., M. N.", ["J. R., K. L., M. N."]),
     ("Procter and Gamble", ["Procter and Gamble"]),
+    # "&" joins the last two names as "and" does (podcast co-hosts in itunes:author), and
+    # a company written with it stays one name, as with "and": its parts are one word.
+    ("Jane Doe & John Smith", ["Jane Doe", "John Smith"]),
+    ("Jane Doe, John Smith & Bob Lee", ["Jane Doe", "John Smith", "Bob Lee"]),
+    ("Jane Doe, John Smith, & Bob Lee", ["Jane Doe", "John Smith", "Bob Lee"]),
+    ("Simon & Schuster", ["Simon & Schuster"]),
+    ("Johnson & Johnson", ["Johnson & Johnson"]),
+    ("Simon & Schuster Audio", ["Simon & Schuster Audio"]),
+    ("Jane Doe & Associates Consulting", ["Jane Doe & Associates Consulting"]),
+    ("Jane Doe, Smith & Wesson", ["Jane Doe, Smith & Wesson"]),
     ("Jane Doe, Staff Writer, The Daily News", ["Jane Doe, Staff Writer, The Daily News"]),
     ("Jane Doe, Senior Editor, Acme Labs", ["Jane Doe, Senior Editor, Acme Labs"]),
     # One person with a job title and an employer: guest posts, press releases, think tanks.
@@ -152,20 +162,23 @@ _ORGS = st.tuples(
 
 
 @settings(max_examples=300, deadline=None)
-@given(_PEOPLE, _ROLES, _ORGS, st.sampled_from([", ", " and "]))
+@given(_PEOPLE, _ROLES, _ORGS, st.sampled_from([", ", " and ", " & "]))
 def test_a_name_with_a_role_and_an_organisation_is_never_split(
     person: str, role: str, org: str, last_joint: str
 ) -> None:
     for raw in (f"{person}, {role}, {org}", f"{person}, {role}{last_joint}{org}"):
         (author,) = fields.rss_authors(raw, None, [])
         assert author.name == raw
-    raw = f"{person} and {org}"
-    (author,) = fields.rss_authors(raw, None, [])
-    assert author.name == raw
+    for raw in (f"{person} and {org}", f"{person} & {org}"):
+        (author,) = fields.rss_authors(raw, None, [])
+        assert author.name == raw
 
 
 @settings(max_examples=300, deadline=None)
-@given(st.lists(_PEOPLE, min_size=3, max_size=12), st.sampled_from([", ", " and ", ", and "]))
+@given(
+    st.lists(_PEOPLE, min_size=3, max_size=12),
+    st.sampled_from([", ", " and ", ", and ", " & ", ", & "]),
+)
 def test_an_arxiv_style_list_of_full_names_is_split(names: list[str], last_joint: str) -> None:
     raw = ", ".join(names[:-1]) + last_joint + names[-1]
     assert [author.name for author in fields.rss_authors(raw, None, [])] == names
