@@ -23,7 +23,7 @@ from tap_feeddelta.config import Settings
 from tap_feeddelta.delta import DeltaSettings, ItemCounts, diff_items, newest_item_at
 from tap_feeddelta.errors import Issue, ParseError
 from tap_feeddelta.fetch.headers import RETRY_AFTER_CAP, usable_last_modified
-from tap_feeddelta.fetch.urls import upgraded_to_https
+from tap_feeddelta.fetch.urls import display_url, upgraded_to_https
 from tap_feeddelta.models import FetchResult, ParsedFeed
 from tap_feeddelta.records import FeedContext, HealthFacts, health_record, item_record
 from tap_feeddelta.shownurl import (
@@ -162,6 +162,7 @@ async def check_feed(
 
     result = await _fetch(fetcher, task.feed_url, bookmark, task.feed_url, None)
     fetch_ms, redirects, received = result.fetch_ms, result.redirects, result.bytes_received
+    moved = _moved_issues(result)  # the configured URL's, not that of a feed a page links
 
     parse_ms = 0
     discovered_from: str | None = None
@@ -225,9 +226,8 @@ async def check_feed(
         # The document is the one read before.
         known = _known(bookmark, started, settings.stale_after_days)
         known["last_success_at"] = ctx.checked_at
-        facts = HealthFacts(
-            "not_modified", issues=_stale_issues(known["is_stale"]), **known, **common
-        )
+        issues = _stale_issues(known["is_stale"]) + moved
+        facts = HealthFacts("not_modified", issues=issues, **known, **common)
         kept = replace(
             bookmark or FeedBookmark(),
             advertised_url_hash=advertised_hash,
@@ -246,6 +246,7 @@ async def check_feed(
             bookmark,
             started,
             settings,
+            moved,
             retry_after_at=result.retry_after_at,
             **common,
         )
@@ -292,6 +293,7 @@ async def check_feed(
     if discovered_from and "feed_discovered" not in {issue.code for issue in delta.issues}:
         how = " (its http:// link was asked for over https)" if upgraded else ""
         issues += (Issue("feed_discovered", f"the feed was found through a web page{how}"),)
+    issues += moved
     facts = HealthFacts(
         "ok",
         feed=feed,
@@ -492,16 +494,18 @@ def _failure_facts(
     bookmark: FeedBookmark | None,
     now: datetime,
     settings: Settings,
+    moved: tuple[Issue, ...] = (),
     **fetched: Any,
 ) -> HealthFacts:
     """The row of a check that failed or was skipped: its error, the streak with it, and
-    what the state keeps of the document read before (staleness included)."""
+    what the state keeps of the document read before (staleness included); ``moved``:
+    the URL redirects permanently."""
     known = _known(bookmark, now, settings.stale_after_days)
     return HealthFacts(
         status,
         error=error,
         consecutive_failures=_failures(bookmark),
-        issues=(error, *_stale_issues(known["is_stale"])),
+        issues=(error, *_stale_issues(known["is_stale"]), *moved),
         **known,
         **fetched,
     )
@@ -518,6 +522,15 @@ def _is_stale(newest: str | None, now: datetime, stale_after_days: int) -> bool 
     if newest is None:
         return None
     return newest < utc_text(now - timedelta(days=stale_after_days))
+
+
+def _moved_issues(result: FetchResult) -> tuple[Issue, ...]:
+    """``feed_moved`` when the URL's first redirects were permanent: naming where they led
+    as scheme, host and path (a token the redirect handed out is not shown)."""
+    if result.moved_to is None:
+        return ()
+    where = display_url(result.moved_to)
+    return (Issue("feed_moved", f"the URL redirects permanently (301/308) to {where}"),)
 
 
 def _stale_issues(is_stale: bool | None) -> tuple[Issue, ...]:

@@ -77,6 +77,9 @@ CODES: Final[dict[str, CodeInfo]] = {
     "possible_gap": CodeInfo(
         "warning", False, "None of the document's items was seen before: some may have been missed."
     ),
+    "feed_moved": CodeInfo(
+        "info", False, "The feed URL redirects permanently (301/308): the feed moved."
+    ),
     # -- document-level recovery (feed or item issues) ----------------------------------
     "xml_recovered": CodeInfo("warning", False, "Malformed XML was read by recovery."),
     "encoding_replaced": CodeInfo(

@@ -65,6 +65,7 @@ from tap_feeddelta.models import FetchResult, FetchStatus
 log = logging.getLogger("tap_feeddelta.fetch")
 
 REDIRECT_STATUSES = frozenset((301, 302, 303, 307, 308))
+PERMANENT_REDIRECT_STATUSES = frozenset((301, 308))
 RATE_LIMIT_STATUSES = frozenset((429, 503))
 # 203 is a 200 whose headers or body a proxy changed: still the whole document (RFC 9110).
 DOCUMENT_STATUSES = frozenset((200, 203))
@@ -82,6 +83,8 @@ class _Progress:
     etag_sent: bool = False
     last_modified_sent: bool = False
     redirects: int = 0
+    moved_to: str | None = None  # where the first hops led, while all were permanent
+    hops_all_permanent: bool = True
     retry_after_at: str | None = None
     doing: str = "starting"  # what the fetch is waiting for, should the deadline pass
     queued_seconds: float = 0.0  # waiting for a host's connection slot, outside the budget
@@ -98,6 +101,7 @@ class _Progress:
             etag_sent=self.etag_sent,
             last_modified_sent=self.last_modified_sent,
             redirects=self.redirects,
+            moved_to=self.moved_to,
             retry_after_at=self.retry_after_at,
             fetch_ms=fetch_ms,
             **answer,
@@ -397,7 +401,12 @@ class Fetcher:
                 location = head.fields.joined("Location")  # the body is never read
                 if location is None:
                     raise FetchError("bad_response", f"A {status} redirect had no Location.")
-                return redirect_target(target, location)
+                next_target = redirect_target(target, location)
+                if status not in PERMANENT_REDIRECT_STATUSES:
+                    progress.hops_all_permanent = False
+                elif progress.hops_all_permanent:
+                    progress.moved_to = next_target.url
+                return next_target
             if status == 304:
                 # A 304 has no body by definition; one that declares a body anyway may
                 # well send it, to be read as the next answer on this connection.

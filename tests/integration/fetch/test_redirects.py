@@ -36,6 +36,37 @@ def test_redirects_are_followed_and_counted(
 
 
 @pytest.mark.parametrize(
+    ("statuses", "moved_to"),
+    [
+        ((301, 308, 302), "/b1"),  # where the permanent hops led, up to the temporary one
+        ((308,), "/b0"),
+        ((301, 307, 301), "/b0"),  # a permanent hop after a temporary one is not the feed's
+        ((302, 301), None),  # the feed's URL itself did not move
+        ((307,), None),
+        ((303,), None),
+        ((), None),
+    ],
+    ids=["301-308-302", "308", "301-307-301", "302-301", "307", "303", "none"],
+)
+def test_permanent_first_hops_tell_where_the_feed_moved(
+    statuses: tuple[int, ...],
+    moved_to: str | None,
+    server: Server,
+    fetchers: Callable[..., Fetcher],
+) -> None:
+    path = "/start"
+    for hop, status in enumerate(statuses):
+        server.routes[path] = redirect_handler(f"/b{hop}?token=t{hop}", status)
+        path = f"/b{hop}"
+    server.routes[path] = ok_handler(b"<rss/>")
+    result = fetchers(allow_private_networks=True).fetch(server.url("/start"))
+    assert result.status == "ok", result.error
+    assert result.redirects == len(statuses)
+    expected = None if moved_to is None else server.url(f"{moved_to}?token=t{moved_to[2:]}")
+    assert result.moved_to == expected
+
+
+@pytest.mark.parametrize(
     "location", ["feed", "./feed", "../feed", "//127.0.0.1:{port}/feed", "/feed#frag"]
 )
 def test_relative_locations_are_resolved_first(

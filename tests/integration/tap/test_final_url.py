@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable
+from typing import Any
 from urllib.parse import quote
 
 import pytest
@@ -266,3 +267,49 @@ def test_a_state_kept_under_another_spelling_the_fetcher_sends_alike_keeps_its_b
     assert second.final_state is not None
     [partition] = second.final_state["bookmarks"]["feed_items"]["partitions"]
     assert partition["context"]["feed_url"] == server.url("/feed.xml")
+
+
+def _moved(row: dict[str, Any]) -> list[str]:
+    return [issue["message"] for issue in row["issues"] if issue["code"] == "feed_moved"]
+
+
+def test_a_permanent_redirect_tells_where_the_feed_moved(server: FeedServer) -> None:
+    """A show moved with a 301 must update its URL (the old host drops the redirect after
+    a while); behind a 302 it must keep the old one. The row names the new URL as
+    scheme, host and path: the token the redirect hands out is not shown."""
+    server.put("/new-home", rss(ITEMS))
+    server.put("/new-home?token=s3cret", rss(ITEMS))
+    server.put("/moved", b"", status=301, headers={"Location": "/new-home"})
+    server.put("/signed", b"", status=301, headers={"Location": "/new-home?token=s3cret"})
+    server.put("/temporary", b"", status=302, headers={"Location": "/new-home"})
+    server.put("/hop", b"", status=308, headers={"Location": "/moved"})
+    server.put("/gone", b"", status=301, headers={"Location": "/nowhere"})
+    cfg = config(server, "/moved", "/temporary", "/hop", "/gone", "/signed")
+    first = run_tap(cfg)
+    moved, temporary, hop, gone, signed = first.health
+    assert moved["status"] == "ok"
+    [message] = _moved(moved)
+    assert server.url("/new-home") in message
+    assert "permanent" in message
+    assert {i["severity"] for i in moved["issues"] if i["code"] == "feed_moved"} == {"info"}
+    [message] = _moved(signed)
+    assert message.endswith(server.url("/new-home"))
+    assert "s3cret" not in json.dumps(signed["issues"])
+    assert _moved(temporary) == []
+    [message] = _moved(hop)  # two permanent hops: where the last one led
+    assert server.url("/new-home") in message
+    assert (gone["status"], gone["error_code"]) == ("error", "http_error")
+    [message] = _moved(gone)  # moved, and the new URL fails: both are told
+    assert server.url("/nowhere") in message
+
+    second = run_tap(cfg, first.final_state)  # a 304 after the redirect: still moved
+    moved, temporary, *_ = second.health
+    assert moved["status"] == "not_modified"
+    assert len(_moved(moved)) == 1
+    assert _moved(temporary) == []
+
+    # The user follows the move: the feed keeps its baseline (nothing comes out again).
+    alone = run_tap(config(server, "/moved"))
+    followed = run_tap(config(server, "/new-home", first_run_mode="emit_all"), alone.final_state)
+    [row] = followed.health
+    assert (row["status"], followed.items, _moved(row)) == ("not_modified", [], [])
