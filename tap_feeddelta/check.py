@@ -294,6 +294,9 @@ async def check_feed(
         how = " (its http:// link was asked for over https)" if upgraded else ""
         issues += (Issue("feed_discovered", f"the feed was found through a web page{how}"),)
     issues += moved
+    if feed.new_feed_url:
+        where = display_url(feed.new_feed_url)
+        issues += (Issue("feed_moved", f"the feed's itunes:new-feed-url names {where}"),)
     facts = HealthFacts(
         "ok",
         feed=feed,
@@ -305,8 +308,9 @@ async def check_feed(
         **common,
     )
     # Deferred changes must be fetched again next run: drop the validators so that
-    # the server cannot answer 304 before they are out.
-    keep_validators = delta.counts.deferred == 0
+    # the server cannot answer 304 before they are out. So for a feed that says it moved:
+    # a frozen feed would answer 304 ever after, and its rows stop telling it.
+    keep_validators = delta.counts.deferred == 0 and not feed.new_feed_url
     new_bookmark = FeedBookmark(
         etag=result.etag if keep_validators else None,
         last_modified=usable_last_modified(result.last_modified, started)

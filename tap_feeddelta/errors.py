@@ -78,7 +78,10 @@ CODES: Final[dict[str, CodeInfo]] = {
         "warning", False, "None of the document's items was seen before: some may have been missed."
     ),
     "feed_moved": CodeInfo(
-        "info", False, "The feed URL redirects permanently (301/308): the feed moved."
+        "info",
+        False,
+        "The feed moved: its URL redirects permanently (301/308), or its "
+        "itunes:new-feed-url names another URL.",
     ),
     # -- document-level recovery (feed or item issues) ----------------------------------
     "xml_recovered": CodeInfo("warning", False, "Malformed XML was read by recovery."),

@@ -85,6 +85,8 @@ class ParsedFeed:
     updated_at: str | None = None
     items: tuple[ParsedItem, ...] = ()
     is_truncated: bool = False
+    # Where the feed says it moved (RSS itunes:new-feed-url); never the document's own URL.
+    new_feed_url: str | None = None
     issues: tuple[Issue, ...] = field(default=())
 
 

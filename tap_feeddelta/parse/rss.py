@@ -94,6 +94,7 @@ def rss_feed(doc: XmlDocument, feed_format: FeedFormat, url: str) -> ParsedFeed:
     )
     feed_title = feed_values.get("title")
     feed_description = feed_values.get("description")
+    new_feed_url = fields.url(feed_values.get("new_feed_url"), base, "new feed", issues)
     return ParsedFeed(
         format=feed_format,
         title=fields.title(feed_title, fields.rss_title_kind(feed_title), issues),
@@ -105,6 +106,7 @@ def rss_feed(doc: XmlDocument, feed_format: FeedFormat, url: str) -> ParsedFeed:
         updated_at=fields.date(feed_values.get("updated"), "feed updated", issues),
         items=items,
         is_truncated=is_truncated or has_more,
+        new_feed_url=None if new_feed_url == url else new_feed_url,
         issues=tuple(issues),
     )
 
@@ -155,6 +157,8 @@ def _channel(
                 values["updated"] = text_of(child)
         elif name == "managingeditor":
             editors.append(text_of(child))
+        elif name == "itunes:new-feed-url" and not values.get("new_feed_url"):
+            values["new_feed_url"] = text_of(child)  # Apple's way to move a podcast
         elif name in ("dc:creator", "itunes:author", "author"):
             if len(child):
                 authors.extend(_element_authors(key, child, base, issues))

@@ -313,3 +313,31 @@ def test_a_permanent_redirect_tells_where_the_feed_moved(server: FeedServer) -> 
     followed = run_tap(config(server, "/new-home", first_run_mode="emit_all"), alone.final_state)
     [row] = followed.health
     assert (row["status"], followed.items, _moved(row)) == ("not_modified", [], [])
+
+
+def test_itunes_new_feed_url_tells_where_the_show_moved(server: FeedServer) -> None:
+    """Apple's way to move a podcast: the old feed, frozen, names the new one in
+    itunes:new-feed-url (often with no redirect). Every run's row tells it, the new URL
+    as scheme, host and path (a private feed's token is not shown)."""
+    body = rss(ITEMS, title="Show")
+    server.put("/old/rss", body)
+    cfg = config(server, "/old/rss")
+    first = run_tap(cfg)
+    assert _moved(first.health[0]) == []
+
+    new = "https://new-host.example/show/feed.xml?auth=s3cret"
+    moved = body.replace(
+        "<title>Show</title>",
+        f"<title>Show</title><itunes:new-feed-url>{new}</itunes:new-feed-url>",
+    ).replace("<rss ", '<rss xmlns:itunes="http://www.itunes.com/dtds/podcast-1.0.dtd" ')
+    server.put("/old/rss", moved)
+    state = first.final_state
+    for _ in range(2):  # the next run reads the document again, not a 304
+        run = run_tap(cfg, state)
+        [row] = run.health
+        assert (row["status"], run.items, row["advertised_feeds"]) == ("ok", [], [])
+        [message] = _moved(row)
+        assert "itunes:new-feed-url" in message
+        assert message.endswith("https://new-host.example/show/feed.xml")
+        assert "s3cret" not in json.dumps(row)
+        state = run.final_state

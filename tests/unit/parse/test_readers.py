@@ -430,3 +430,36 @@ def test_the_show_s_author_does_not_depend_on_element_order(channel: str, expect
 <channel><title>Dev Hour</title>{channel}
 <item><title>Ep 1</title><guid>e1</guid></item></channel></rss>""".encode()
     assert parse_feed(body, None, URL).items[0].authors == (expected,)
+
+
+_ITUNES = 'xmlns:itunes="http://www.itunes.com/dtds/podcast-1.0.dtd"'
+
+
+@pytest.mark.parametrize(
+    ("element", "expected"),
+    [
+        ("https://new.example/show.xml", "https://new.example/show.xml"),
+        (" /moved/feed.xml ", "http://example.com/moved/feed.xml"),  # resolved on the base
+        ("https://user:pw@new.example/rss", "https://new.example/rss"),  # no credentials
+        (URL, None),  # the document's own URL: no move
+        ("", None),
+        ("javascript:alert(1)", None),
+    ],
+    ids=["absolute", "relative", "credentials", "itself", "empty", "unsafe"],
+)
+def test_itunes_new_feed_url_is_where_the_show_says_it_moved(
+    element: str, expected: str | None
+) -> None:
+    body = f"""<rss version="2.0" {_ITUNES}><channel><title>Show</title>
+<itunes:new-feed-url>{element}</itunes:new-feed-url>
+<item><title>Ep 1</title><guid>e1</guid></item></channel></rss>""".encode()
+    feed = parse_feed(body, None, URL)
+    assert feed.new_feed_url == expected
+
+
+def test_an_item_s_itunes_new_feed_url_is_no_move_of_the_feed() -> None:
+    body = f"""<rss version="2.0" {_ITUNES}><channel><title>Show</title>
+<item><title>Ep 1</title><guid>e1</guid>
+<itunes:new-feed-url>https://new.example/rss</itunes:new-feed-url></item>
+</channel></rss>""".encode()
+    assert parse_feed(body, None, URL).new_feed_url is None
