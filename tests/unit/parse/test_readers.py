@@ -463,3 +463,29 @@ def test_an_item_s_itunes_new_feed_url_is_no_move_of_the_feed() -> None:
 <itunes:new-feed-url>https://new.example/rss</itunes:new-feed-url></item>
 </channel></rss>""".encode()
     assert parse_feed(body, None, URL).new_feed_url is None
+
+
+def test_podcast_episode_fields_are_not_carried_and_their_edits_are_no_change() -> None:
+    """As the README says (feed_items): episode type, duration, season and number, artwork,
+    transcript, chapters and alternate enclosures are not read, so a trailer turned into
+    the full episode, or a transcript added, reads as the same item."""
+
+    def episode(kind: str, extra: str) -> bytes:
+        return f"""<rss version="2.0" {_ITUNES}
+ xmlns:podcast="https://podcastindex.org/namespace/1.0"><channel><title>Show</title>
+<item><title>Ep 1</title><guid>e1</guid>
+<itunes:episodeType>{kind}</itunes:episodeType><itunes:duration>01:02:03</itunes:duration>
+<itunes:season>2</itunes:season><itunes:episode>7</itunes:episode>{extra}
+<enclosure url="https://cdn.example/1.mp3" length="5" type="audio/mpeg"/></item>
+</channel></rss>""".encode()
+
+    later = (
+        '<itunes:image href="https://img.example/e1.jpg"/>'
+        '<podcast:transcript url="https://t.example/1.vtt" type="text/vtt"/>'
+        '<podcast:chapters url="https://t.example/1.json" type="application/json+chapters"/>'
+        '<podcast:alternateEnclosure type="audio/opus" length="3">'
+        '<podcast:source uri="https://cdn.example/1.opus"/></podcast:alternateEnclosure>'
+    )
+    trailer = parse_feed(episode("trailer", ""), None, URL).items
+    full = parse_feed(episode("full", later), None, URL).items
+    assert trailer == full
