@@ -308,9 +308,10 @@ async def check_feed(
         **common,
     )
     # Deferred changes must be fetched again next run: drop the validators so that
-    # the server cannot answer 304 before they are out. So for a feed that says it moved:
-    # a frozen feed would answer 304 ever after, and its rows stop telling it.
-    keep_validators = delta.counts.deferred == 0 and not feed.new_feed_url
+    # the server cannot answer 304 before they are out. (A feed naming a new URL keeps
+    # them: many such feeds stay live, and a full download every run costs the
+    # publisher; the move is told whenever the document is read.)
+    keep_validators = delta.counts.deferred == 0
     new_bookmark = FeedBookmark(
         etag=result.etag if keep_validators else None,
         last_modified=usable_last_modified(result.last_modified, started)
