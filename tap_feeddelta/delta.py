@@ -1,55 +1,47 @@
 """Pure change detection: (old bookmark, parsed feed, settings) → changes + new item memory.
 
-Identity of an item: the feed's own id; else its URL; else its first enclosure's URL (a
-podcast episode without guid or link); else a hash of its title, date and summary
-(``derived``). Items of one document that share an id but differ take ids derived from it
-(see _identify); exact repeats are dropped. Its fingerprint covers what a user sees of it
-(see FINGERPRINT_FIELDS), whatever content_mode says, so changing that never makes items
-look updated; the fields ignored_changes lists are left out. Enclosure URLs are compared,
-and identify items, without their signature and expiry parameters (signed_urls), which
-private feeds re-issue on every fetch, and without the tracking prefixes podcast hosts add
-and drop (tracking_prefixes). No clock, no I/O.
+Each item's identity and fingerprint come from fingerprints.py. Items of one document
+that share an id but differ take ids derived from it (see _identify); exact repeats are
+dropped. The fingerprint covers what a user sees of an item whatever content_mode says,
+so changing that never makes items look updated. No clock, no I/O.
 """
 
 from __future__ import annotations
 
 import hashlib
-import re
-import unicodedata
-from collections.abc import Collection, Hashable, Iterable, Sequence
+from collections.abc import Hashable, Iterable, Sequence
 from dataclasses import dataclass
 from functools import partial
 from typing import Final, Literal, NamedTuple, TypeVar
 
 from tap_feeddelta.config import FirstRunMode
 from tap_feeddelta.errors import Issue
-from tap_feeddelta.models import FINGERPRINT_FIELDS, ParsedItem
+from tap_feeddelta.fingerprints import (
+    FINGERPRINT_VERSION,
+    SEP,
+    IdSourceOut,
+    content_id,
+    delivery_prefix,
+    derived_id,
+    earlier_content_hashes,
+    fingerprint_bytes,
+    item_identity,
+    key_hash,
+    short_hash,
+    text_parts,
+    title_id,
+)
+from tap_feeddelta.models import ParsedItem
 from tap_feeddelta.signed_urls import unsigned_url
 from tap_feeddelta.state import ITEM_BYTES, FeedBookmark, pack_items, unpack_items
-from tap_feeddelta.tracking_prefixes import without_tracking_prefixes
 
 H = TypeVar("H", bound=Hashable)
-IdSourceOut = Literal["guid", "atom_id", "json_id", "url", "enclosure", "derived"]
 ChangeType = Literal["new", "updated"]
 
-FINGERPRINT_VERSION: Final = "v1"
-# FINGERPRINT_FIELDS: the fields of a record a user can see, in the fingerprint's order;
-# text is already plain text with collapsed whitespace, so markup- or whitespace-only
-# edits do not change it.
-_FIELD_INDEX: Final = {name: index for index, name in enumerate(FINGERPRINT_FIELDS)}
-# What an ignored field (ignored_changes) is hashed as: no field's value can be it (no
-# text of an item holds a control character) nor can a missing field's (_NONE).
-_IGNORED: Final = "\x1a"
 # Items remembered per feed: at least its largest document's, and history of gone
 # items up to this many times that, or this many more (see _memory_bound).
 HISTORY_FACTOR: Final = 4
 MIN_HISTORY_ITEMS: Final = 100
-_SEP: Final = "\x1f"
-_NONE: Final = "\x00"
-# Characters that change no reading of a text: soft hyphen, zero-width space, direction
-# marks and embeddings, word joiner, BOM. (Zero-width joiner and non-joiner are kept:
-# they change how emoji and some scripts render.)
-_INVISIBLE: Final = re.compile("[\u00ad\u200b\u200e\u200f\u202a-\u202e\u2060\u2066-\u2069\ufeff]")
 
 
 @dataclass(frozen=True, slots=True)
@@ -108,166 +100,6 @@ class _Identified(NamedTuple):
     issues: tuple[Issue, ...]
 
 
-def item_identity(item: ParsedItem) -> tuple[str, IdSourceOut, tuple[Issue, ...]]:
-    """The item's id, where it came from, and an issue when it had to be derived."""
-    if item.native_id and item.native_id_source:
-        return item.native_id, item.native_id_source, ()
-    if item.url:
-        return item.url, "url", ()
-    if item.enclosures:  # what podcast apps use for an episode without guid or link
-        issue = Issue("derived_id", "the item has no id or link; its id is its enclosure's URL")
-        return comparable_enclosure_url(item.enclosures[0].url), "enclosure", (issue,)
-    issue = Issue("derived_id", "the item has no id or link; its id is a hash of its content")
-    return _derived_id(_text_parts(item)), "derived", (issue,)
-
-
-def comparable_enclosure_url(url: str) -> str:
-    """An enclosure URL as change detection sees it: without signature or expiry and
-    without tracking prefixes; the same object when it has none."""
-    return unsigned_url(without_tracking_prefixes(url))
-
-
-def _text_parts(item: ParsedItem) -> list[str]:
-    date = item.published_at or item.updated_at
-    return [item.title or _NONE, date or _NONE, item.summary or _NONE]
-
-
-def _derived_id(parts: list[str]) -> str:
-    digest = hashlib.blake2b(_SEP.join(parts).encode("utf-8"), digest_size=16).hexdigest()
-    return f"derived:{digest}"
-
-
-def _title_id(item: ParsedItem, shared_id: str) -> str:
-    """The id of an item that shares ``shared_id`` with other items of its document: from
-    it, the title and the publication date (not the update date, which an edit moves)."""
-    return _derived_id([shared_id, item.title or _NONE, item.published_at or _NONE])
-
-
-def _content_id(shared_id: str, fingerprint: bytes) -> str:
-    """The id of an item whose title id is shared too: from its whole content."""
-    return _derived_id([shared_id, fingerprint.hex()])
-
-
-def fingerprint_bytes(
-    item: ParsedItem,
-    *,
-    tags_in_document_order: bool = False,
-    keep_signatures: bool = False,
-    keep_tracking_prefixes: bool = False,
-    text_as_given: bool = False,
-    ignored: Collection[str] = (),
-) -> bytes:
-    """The item's content hash, with the fields named in ``ignored`` (ignored_changes)
-    left out: each hashed as a placeholder. The other keyword arguments give the hashes
-    earlier versions computed (see _earlier_content_hashes)."""
-    # Tags are a set: a feed that lists them in another order on every request (built
-    # from a hash set, say) would otherwise give an update on every run.
-    tags = item.tags if tags_in_document_order or len(item.tags) < 2 else sorted(item.tags)
-    # A signature re-issued on every fetch, or a tracking prefix added or dropped, is no
-    # edit. An enclosure URL without either goes in as it is, so the hash of an ordinary
-    # item is the one earlier versions remembered. (Signatures were dropped before
-    # prefixes, so keeping them keeps the prefixes too.)
-    if keep_signatures:
-        comparable = _as_given
-    elif keep_tracking_prefixes:
-        comparable = unsigned_url
-    else:
-        comparable = comparable_enclosure_url
-    parts: list[str] = [
-        item.url or _NONE,
-        item.title or _NONE,
-        item.summary or _NONE,
-        item.content_text or _NONE,
-        _SEP.join([f"{a.name or ''}|{a.email or ''}|{a.url or ''}" for a in item.authors]),
-        _SEP.join(tags),
-        item.published_at or _NONE,
-        item.updated_at or _NONE,
-        _SEP.join(
-            [f"{comparable(e.url)}|{e.type or ''}|{e.length_bytes or ''}" for e in item.enclosures]
-        ),
-    ]
-    if ignored:
-        for name in ignored:
-            parts[_FIELD_INDEX[name]] = _IGNORED
-    material = "\x1e".join(parts)
-    if not text_as_given and not material.isascii():
-        material = _as_read(material)
-    return hashlib.blake2b(material.encode("utf-8"), digest_size=16).digest()
-
-
-def _as_read(text: str) -> str:
-    """``text`` as a reader sees it: the same characters however composed (NFC: "é" as
-    one code point or as "e" and a combining accent), without the invisible ones."""
-    if not unicodedata.is_normalized("NFC", text):
-        text = unicodedata.normalize("NFC", text)
-    return _INVISIBLE.sub("", text)
-
-
-def _as_given(url: str) -> str:
-    return url
-
-
-def _earlier_content_hashes(item: ParsedItem, ignored: tuple[str, ...] = ()) -> list[int]:
-    """What runs with another ignored_changes (see _hashes_under_other_lists) and earlier
-    versions of the tap remembered of this content, where it differs from this run's
-    hash. Earlier versions: the hash with tracking prefixes kept (before they were
-    dropped), of the text as given too (before it was hashed as read), also with enclosure
-    URLs as given (before signatures were dropped), and with tags in document order too
-    (before tags were sorted). Only for items that look changed or renamed, so it costs
-    nothing on unchanged ones."""
-    hashes = [_short(full) for full in _hashes_under_other_lists(item, ignored)]
-    prefixed = any(
-        without_tracking_prefixes(enclosure.url) is not enclosure.url
-        for enclosure in item.enclosures
-    )
-    if prefixed:
-        hashes.append(_short(fingerprint_bytes(item, keep_tracking_prefixes=True, ignored=ignored)))
-    as_given = fingerprint_bytes(item, text_as_given=True, keep_tracking_prefixes=prefixed)
-    if as_given != fingerprint_bytes(item, keep_tracking_prefixes=prefixed):  # see _as_read
-        hashes.append(_short(as_given))
-    if any(unsigned_url(enclosure.url) is not enclosure.url for enclosure in item.enclosures):
-        hashes.append(_short(fingerprint_bytes(item, keep_signatures=True, text_as_given=True)))
-    if len(item.tags) > 1 and list(item.tags) != sorted(item.tags):
-        legacy = fingerprint_bytes(
-            item, tags_in_document_order=True, keep_signatures=True, text_as_given=True
-        )
-        hashes.append(_short(legacy))
-    return hashes
-
-
-def _hashes_under_other_lists(item: ParsedItem, ignored: tuple[str, ...]) -> list[bytes]:
-    """The item's hash as a run with an ignored_changes one step from ``ignored``
-    remembered it: with nothing ignored (so turning the setting on, with any number of
-    fields, gives no wave of updates), with one field fewer, and with one field more (so
-    turning it off from one field gives none either). At most ten hashes."""
-    lists: list[tuple[str, ...]] = []
-    if ignored:
-        lists.append(())
-        if len(ignored) > 1:
-            lists += [tuple(other for other in ignored if other != name) for name in ignored]
-    lists += [(*ignored, name) for name in FINGERPRINT_FIELDS if name not in ignored]
-    return [fingerprint_bytes(item, ignored=names) for names in lists]
-
-
-def fingerprint(item: ParsedItem) -> str:
-    return f"{FINGERPRINT_VERSION}:{fingerprint_bytes(item).hex()}"
-
-
-def delivery_id(monitor_id: str, feed_url: str, item_id: str, item_fingerprint: str) -> str:
-    material = _SEP.join([monitor_id, feed_url, item_id, item_fingerprint])
-    return hashlib.blake2b(material.encode("utf-8"), digest_size=16).hexdigest()
-
-
-def _delivery_prefix(monitor_id: str, feed_url: str) -> hashlib.blake2b:
-    """``delivery_id``'s hash with one feed's part already fed in (copied per item)."""
-    return hashlib.blake2b(f"{monitor_id}{_SEP}{feed_url}{_SEP}".encode(), digest_size=16)
-
-
-def _key_hash(item_id: str) -> int:
-    digest = hashlib.blake2b(item_id.encode("utf-8"), digest_size=8).digest()
-    return int.from_bytes(digest, "big")
-
-
 def _identify(
     items: Sequence[ParsedItem], ignored: tuple[str, ...] = ()
 ) -> tuple[list[_Identified], int]:
@@ -289,7 +121,7 @@ def _identify(
     duplicates = 0
     for item in items:
         item_id, id_source, issues = item_identity(item)
-        key = _key_hash(item_id)
+        key = key_hash(item_id)
         full = hashed(item)
         if (key, full) in versions:
             duplicates += 1  # the same item again
@@ -304,7 +136,7 @@ def _identify(
                 id_source,
                 key,
                 full,
-                _short(full),
+                short_hash(full),
                 item.issues + issues if issues else item.issues,
             )
         )
@@ -319,17 +151,18 @@ def _with_shared_ids_told_apart(entries: list[_Identified]) -> list[_Identified]
     content id, which differs unless the items do (exact repeats are gone already)."""
     shared = _repeated(entry.key_hash for entry in entries)
     title_ids = {
-        index: _title_id(entry.item, entry.item_id)
+        index: title_id(entry.item, entry.item_id)
         for index, entry in enumerate(entries)
         if entry.key_hash in shared
     }
     colliding = _repeated(title_ids.values())
     out = list(entries)
-    for index, title_id in title_ids.items():
+    for index, its_title_id in title_ids.items():
         entry = entries[index]
-        if title_id in colliding:
-            title_id = _content_id(entry.item_id, entry.fingerprint)
-        out[index] = _as_shared(entry, title_id)
+        shared_id = its_title_id
+        if its_title_id in colliding:
+            shared_id = content_id(entry.item_id, entry.fingerprint)
+        out[index] = _as_shared(entry, shared_id)
     return out
 
 
@@ -355,7 +188,7 @@ def _as_shared(entry: _Identified, item_id: str) -> _Identified:
     return entry._replace(
         item_id=item_id,
         id_source="derived",
-        key_hash=_key_hash(item_id),
+        key_hash=key_hash(item_id),
         issues=(*entry.issues, issue),
     )
 
@@ -366,9 +199,9 @@ def _earlier_ids(entry: _Identified) -> list[str]:
     its text (before enclosures identified items), its URL with tracking prefixes (before
     they were dropped) and its signed URL (before signatures were dropped)."""
     primary = _primary_id(entry)
-    ids = [primary, _title_id(entry.item, primary), _content_id(primary, entry.fingerprint)]
+    ids = [primary, title_id(entry.item, primary), content_id(primary, entry.fingerprint)]
     if entry.id_source == "enclosure":
-        ids.append(_derived_id(_text_parts(entry.item)))
+        ids.append(derived_id(text_parts(entry.item)))
         signed = entry.item.enclosures[0].url
         if (prefixed := unsigned_url(signed)) != primary:
             ids.append(prefixed)
@@ -389,13 +222,13 @@ def _carry_over_renamed(
             continue
         earlier_hashes: list[int] | None = None
         for item_id in _earlier_ids(entry):
-            key = _key_hash(item_id)
+            key = key_hash(item_id)
             old = remembered.get(key)
             if old is None:
                 continue
             if old != entry.content_hash:
                 if earlier_hashes is None:
-                    earlier_hashes = _earlier_content_hashes(entry.item, ignored)
+                    earlier_hashes = earlier_content_hashes(entry.item, ignored)
                 if old not in earlier_hashes:
                     continue
             del remembered[key]
@@ -502,7 +335,7 @@ def diff_items(
         old = remembered.get(entry.key_hash)
         if old is None:
             changed.append((entry, "new"))
-        elif old != entry.content_hash and old not in _earlier_content_hashes(entry.item, ignored):
+        elif old != entry.content_hash and old not in earlier_content_hashes(entry.item, ignored):
             changed.append((entry, "updated"))
         else:
             unchanged += 1
@@ -525,7 +358,7 @@ def diff_items(
     deferred = [entry for entry, _ in to_emit[settings.max_items_per_run :]]
     deferred_ids = {id(entry) for entry in deferred}
 
-    prefix = _delivery_prefix(settings.monitor_id, settings.feed_url)
+    prefix = delivery_prefix(settings.monitor_id, settings.feed_url)
     # Emitted in document order, whatever order chose them.
     changes = tuple(
         [
@@ -629,10 +462,6 @@ def _oldest_first(
     return dated + undated[::-1]
 
 
-def _short(full: bytes) -> int:
-    return int.from_bytes(full[:4], "big")
-
-
 def _select_for_emission(
     changed: list[tuple[_Identified, ChangeType]],
     is_first_run: bool,
@@ -663,7 +492,7 @@ def _select_for_emission(
 def _change(entry: _Identified, change_type: ChangeType, prefix: hashlib.blake2b) -> ItemChange:
     item_fingerprint = f"{FINGERPRINT_VERSION}:{entry.fingerprint.hex()}"
     hashed = prefix.copy()  # == delivery_id(monitor_id, feed_url, item_id, item_fingerprint)
-    hashed.update(f"{entry.item_id}{_SEP}{item_fingerprint}".encode())
+    hashed.update(f"{entry.item_id}{SEP}{item_fingerprint}".encode())
     return ItemChange(
         entry.item,
         entry.item_id,

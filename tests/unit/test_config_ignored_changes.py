@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from tap_feeddelta.config import CONFIG_SCHEMA, schema_problems, settings_from_config
-from tap_feeddelta.delta import FINGERPRINT_FIELDS
+from tap_feeddelta.models import FINGERPRINT_FIELDS
 
 FEEDS = {"feed_urls": ["https://example.org/feed"]}
 

@@ -210,11 +210,17 @@ def test_an_episode_remembered_under_its_old_text_id_moves_to_its_enclosure() ->
 
 def _memory_of_text_id(item: ParsedItem) -> bytes:
     """The memory an earlier version left for ``item``: its text hash as its id."""
-    from tap_feeddelta.delta import _derived_id, _key_hash, _short, _text_parts, fingerprint_bytes
+    from tap_feeddelta.fingerprints import (
+        derived_id,
+        fingerprint_bytes,
+        key_hash,
+        short_hash,
+        text_parts,
+    )
     from tap_feeddelta.state import pack_items
 
-    key = _key_hash(_derived_id(_text_parts(item)))
-    return pack_items([(key, _short(fingerprint_bytes(item)))])
+    key = key_hash(derived_id(text_parts(item)))
+    return pack_items([(key, short_hash(fingerprint_bytes(item)))])
 
 
 def test_new_ids_on_items_no_newer_than_before_are_no_gap() -> None:

@@ -9,8 +9,9 @@ from typing import Any
 
 import pytest
 
-from tap_feeddelta.delta import FINGERPRINT_FIELDS, DeltaSettings, diff_items, fingerprint_bytes
-from tap_feeddelta.models import Author, Enclosure, ParsedItem
+from tap_feeddelta.delta import DeltaSettings, diff_items
+from tap_feeddelta.fingerprints import fingerprint_bytes
+from tap_feeddelta.models import FINGERPRINT_FIELDS, Author, Enclosure, ParsedItem
 from tap_feeddelta.state import FeedBookmark, unpack_items
 
 SETTINGS = DeltaSettings(monitor_id="m", feed_url="https://example.org/feed")

@@ -9,7 +9,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from tap_feeddelta.delta import Delta, DeltaSettings, diff_items, fingerprint_bytes
+from tap_feeddelta.delta import Delta, DeltaSettings, diff_items
+from tap_feeddelta.fingerprints import fingerprint_bytes, key_hash, short_hash
 from tap_feeddelta.models import Author, Enclosure, ParsedItem
 from tap_feeddelta.signed_urls import SIGNING_PARAMS, unsigned_url
 from tap_feeddelta.state import FeedBookmark, pack_items, unpack_items
@@ -223,11 +224,9 @@ def test_ordinary_feeds_keep_their_fingerprints_ids_and_memory() -> None:
         ("https://cdn.example/c.mp3?id=3", "enclosure"),
         ("https://cdn.example/d.m4a", "enclosure"),
     ]
-    from tap_feeddelta.delta import _key_hash, _short
-
     old_memory = pack_items(
         [
-            (_key_hash(c.item_id), _short(_fingerprint_of_the_version_before(c.item)))
+            (key_hash(c.item_id), short_hash(_fingerprint_of_the_version_before(c.item)))
             for c in delta.changes
         ]
     )
@@ -237,9 +236,7 @@ def test_ordinary_feeds_keep_their_fingerprints_ids_and_memory() -> None:
 
 
 def _memory_of_the_version_before(item: ParsedItem, item_id: str) -> FeedBookmark:
-    from tap_feeddelta.delta import _key_hash, _short
-
-    memory = pack_items([(_key_hash(item_id), _short(_fingerprint_of_the_version_before(item)))])
+    memory = pack_items([(key_hash(item_id), short_hash(_fingerprint_of_the_version_before(item)))])
     return FeedBookmark(success_at="x", items=memory)
 
 
@@ -261,11 +258,9 @@ def test_a_state_from_before_signatures_were_dropped_sends_nothing_again(
 
 
 def test_a_state_from_before_tags_were_sorted_with_a_signed_enclosure() -> None:
-    from tap_feeddelta.delta import _key_hash, _short
-
     signed = episode(f"{AUDIO}?token=a")._replace(tags=("zeta", "alpha"))
-    oldest = _short(_fingerprint_of_the_version_before(signed, sorted_tags=False))
-    bookmark = FeedBookmark(success_at="x", items=pack_items([(_key_hash("ep-1"), oldest)]))
+    oldest = short_hash(_fingerprint_of_the_version_before(signed, sorted_tags=False))
+    bookmark = FeedBookmark(success_at="x", items=pack_items([(key_hash("ep-1"), oldest)]))
     delta = diff_items(bookmark, [signed], SETTINGS)
     assert (delta.changes, delta.counts.unchanged) == ((), 1)
     assert delta.remembered_items == diff_items(None, [signed], SETTINGS).remembered_items

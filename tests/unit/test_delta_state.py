@@ -11,8 +11,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from tap_feeddelta.check import utc_text
-from tap_feeddelta.delta import DeltaSettings, diff_items, fingerprint, newest_item_at
+from tap_feeddelta.delta import DeltaSettings, diff_items, newest_item_at
 from tap_feeddelta.errors import StateError
+from tap_feeddelta.fingerprints import fingerprint
 from tap_feeddelta.models import Author, Enclosure, ParsedItem
 from tap_feeddelta.state import (
     FeedBookmark,
@@ -300,7 +301,7 @@ def test_damaged_state_is_refused(partitions: object) -> None:
 def test_ids_fingerprints_and_state_bytes_never_change_between_versions() -> None:
     """delivery_id is the target's primary key and the state is kept across upgrades:
     the same item must give the same values in every version of the tap."""
-    from tap_feeddelta.delta import delivery_id
+    from tap_feeddelta.fingerprints import delivery_id
     from tap_feeddelta.models import Enclosure
 
     items = [
@@ -483,7 +484,7 @@ def test_tags_in_another_order_are_no_update() -> None:
 def test_a_state_from_before_tags_were_sorted_sends_no_wave_of_updates() -> None:
     """Versions before kept the hash of tags in document order: the same content must
     still read as unchanged, and the new memory holds the new hash."""
-    from tap_feeddelta.delta import fingerprint_bytes
+    from tap_feeddelta.fingerprints import fingerprint_bytes
     from tap_feeddelta.state import pack_items, unpack_items
 
     unsorted = item(1, tags=("zeta", "alpha"))
@@ -521,7 +522,7 @@ def test_an_edit_no_reader_can_see_is_no_update(respelled: str) -> None:
 
 
 def test_a_state_from_before_text_was_hashed_as_read_sends_no_wave_of_updates() -> None:
-    from tap_feeddelta.delta import fingerprint_bytes
+    from tap_feeddelta.fingerprints import fingerprint_bytes
     from tap_feeddelta.state import pack_items, unpack_items
 
     decomposed = item(1, title="Cafe\u0301\u200b", tags=("zeta", "alpha"))

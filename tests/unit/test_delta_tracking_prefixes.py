@@ -8,7 +8,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from tap_feeddelta.delta import _key_hash, _short, diff_items, fingerprint_bytes
+from tap_feeddelta.delta import diff_items
+from tap_feeddelta.fingerprints import fingerprint_bytes, key_hash, short_hash
 from tap_feeddelta.models import ParsedItem
 from tap_feeddelta.state import FeedBookmark, pack_items, unpack_items
 from tap_feeddelta.tracking_prefixes import MAX_STACKED_PREFIXES, without_tracking_prefixes
@@ -119,10 +120,10 @@ def test_a_state_from_before_prefixes_were_dropped_sends_nothing_again(
     no change either."""
     prefixed = episode(f"https://chrt.fm/track/A1/{FILE}", guid=guid)._replace(title=title)
     old_id = guid or prefixed.enclosures[0].url
-    old_hash = _short(fingerprint_bytes(prefixed, keep_tracking_prefixes=True))
+    old_hash = short_hash(fingerprint_bytes(prefixed, keep_tracking_prefixes=True))
     if title.isascii():  # the copy of the version before knows no text "as read"
-        assert old_hash == _short(_fingerprint_of_the_version_before(prefixed))
-    runs = Runs(FeedBookmark(success_at="x", items=pack_items([(_key_hash(old_id), old_hash)])))
+        assert old_hash == short_hash(_fingerprint_of_the_version_before(prefixed))
+    runs = Runs(FeedBookmark(success_at="x", items=pack_items([(key_hash(old_id), old_hash)])))
     upgraded = runs.run([prefixed])
     assert (upgraded.changes, upgraded.counts.unchanged) == ((), 1)
     assert runs.bookmark is not None
@@ -139,10 +140,10 @@ def test_an_ordinary_enclosure_keeps_its_fingerprint() -> None:
 def test_with_ignored_changes_a_state_from_before_sends_nothing_again() -> None:
     settings = dataclasses.replace(SETTINGS, ignored_changes=("updated_at",))
     prefixed = episode(f"https://pdst.fm/e/{FILE}")
-    old_hash = _short(
+    old_hash = short_hash(
         fingerprint_bytes(prefixed, keep_tracking_prefixes=True, ignored=("updated_at",))
     )
-    bookmark = FeedBookmark(success_at="x", items=pack_items([(_key_hash("ep-1"), old_hash)]))
+    bookmark = FeedBookmark(success_at="x", items=pack_items([(key_hash("ep-1"), old_hash)]))
     upgraded = diff_items(
         bookmark, [prefixed._replace(updated_at="2026-09-02T00:00:00Z")], settings
     )

@@ -1,0 +1,207 @@
+"""What change detection knows of one item: its identity and its fingerprint.
+
+Identity: the feed's own id; else its URL; else its first enclosure's URL (a podcast
+episode without guid or link); else a hash of its title, date and summary (``derived``).
+Fingerprint: a hash over what a user sees of the item (FINGERPRINT_FIELDS), the text as
+a reader reads it; the fields ignored_changes lists are left out. Enclosure URLs are
+compared, and identify items, without their signature and expiry parameters
+(signed_urls) and without the tracking prefixes podcast hosts add and drop
+(tracking_prefixes). The hashes earlier versions computed are here too, so a state they
+wrote is read as they wrote it. Pure: no clock, no I/O, no state.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+import unicodedata
+from collections.abc import Collection
+from typing import Final, Literal
+
+from tap_feeddelta.errors import Issue
+from tap_feeddelta.models import FINGERPRINT_FIELDS, ParsedItem
+from tap_feeddelta.signed_urls import unsigned_url
+from tap_feeddelta.tracking_prefixes import without_tracking_prefixes
+
+IdSourceOut = Literal["guid", "atom_id", "json_id", "url", "enclosure", "derived"]
+
+FINGERPRINT_VERSION: Final = "v1"
+# FINGERPRINT_FIELDS: the fields of a record a user can see, in the fingerprint's order;
+# text is already plain text with collapsed whitespace, so markup- or whitespace-only
+# edits do not change it.
+_FIELD_INDEX: Final = {name: index for index, name in enumerate(FINGERPRINT_FIELDS)}
+# What an ignored field (ignored_changes) is hashed as: no field's value can be it (no
+# text of an item holds a control character) nor can a missing field's (_NONE).
+_IGNORED: Final = "\x1a"
+SEP: Final = "\x1f"
+_NONE: Final = "\x00"
+# Characters that change no reading of a text: soft hyphen, zero-width space, direction
+# marks and embeddings, word joiner, BOM. (Zero-width joiner and non-joiner are kept:
+# they change how emoji and some scripts render.)
+_INVISIBLE: Final = re.compile("[\u00ad\u200b\u200e\u200f\u202a-\u202e\u2060\u2066-\u2069\ufeff]")
+
+
+def item_identity(item: ParsedItem) -> tuple[str, IdSourceOut, tuple[Issue, ...]]:
+    """The item's id, where it came from, and an issue when it had to be derived."""
+    if item.native_id and item.native_id_source:
+        return item.native_id, item.native_id_source, ()
+    if item.url:
+        return item.url, "url", ()
+    if item.enclosures:  # what podcast apps use for an episode without guid or link
+        issue = Issue("derived_id", "the item has no id or link; its id is its enclosure's URL")
+        return comparable_enclosure_url(item.enclosures[0].url), "enclosure", (issue,)
+    issue = Issue("derived_id", "the item has no id or link; its id is a hash of its content")
+    return derived_id(text_parts(item)), "derived", (issue,)
+
+
+def comparable_enclosure_url(url: str) -> str:
+    """An enclosure URL as change detection sees it: without signature or expiry and
+    without tracking prefixes; the same object when it has none."""
+    return unsigned_url(without_tracking_prefixes(url))
+
+
+def text_parts(item: ParsedItem) -> list[str]:
+    date = item.published_at or item.updated_at
+    return [item.title or _NONE, date or _NONE, item.summary or _NONE]
+
+
+def derived_id(parts: list[str]) -> str:
+    digest = hashlib.blake2b(SEP.join(parts).encode("utf-8"), digest_size=16).hexdigest()
+    return f"derived:{digest}"
+
+
+def title_id(item: ParsedItem, shared_id: str) -> str:
+    """The id of an item that shares ``shared_id`` with other items of its document: from
+    it, the title and the publication date (not the update date, which an edit moves)."""
+    return derived_id([shared_id, item.title or _NONE, item.published_at or _NONE])
+
+
+def content_id(shared_id: str, fingerprint: bytes) -> str:
+    """The id of an item whose title id is shared too: from its whole content."""
+    return derived_id([shared_id, fingerprint.hex()])
+
+
+def fingerprint_bytes(
+    item: ParsedItem,
+    *,
+    tags_in_document_order: bool = False,
+    keep_signatures: bool = False,
+    keep_tracking_prefixes: bool = False,
+    text_as_given: bool = False,
+    ignored: Collection[str] = (),
+) -> bytes:
+    """The item's content hash, with the fields named in ``ignored`` (ignored_changes)
+    left out: each hashed as a placeholder. The other keyword arguments give the hashes
+    earlier versions computed (see earlier_content_hashes)."""
+    # Tags are a set: a feed that lists them in another order on every request (built
+    # from a hash set, say) would otherwise give an update on every run.
+    tags = item.tags if tags_in_document_order or len(item.tags) < 2 else sorted(item.tags)
+    # A signature re-issued on every fetch, or a tracking prefix added or dropped, is no
+    # edit. An enclosure URL without either goes in as it is, so the hash of an ordinary
+    # item is the one earlier versions remembered. (Signatures were dropped before
+    # prefixes, so keeping them keeps the prefixes too.)
+    if keep_signatures:
+        comparable = _as_given
+    elif keep_tracking_prefixes:
+        comparable = unsigned_url
+    else:
+        comparable = comparable_enclosure_url
+    parts: list[str] = [
+        item.url or _NONE,
+        item.title or _NONE,
+        item.summary or _NONE,
+        item.content_text or _NONE,
+        SEP.join([f"{a.name or ''}|{a.email or ''}|{a.url or ''}" for a in item.authors]),
+        SEP.join(tags),
+        item.published_at or _NONE,
+        item.updated_at or _NONE,
+        SEP.join(
+            [f"{comparable(e.url)}|{e.type or ''}|{e.length_bytes or ''}" for e in item.enclosures]
+        ),
+    ]
+    if ignored:
+        for name in ignored:
+            parts[_FIELD_INDEX[name]] = _IGNORED
+    material = "\x1e".join(parts)
+    if not text_as_given and not material.isascii():
+        material = as_read(material)
+    return hashlib.blake2b(material.encode("utf-8"), digest_size=16).digest()
+
+
+def as_read(text: str) -> str:
+    """``text`` as a reader sees it: the same characters however composed (NFC: "é" as
+    one code point or as "e" and a combining accent), without the invisible ones."""
+    if not unicodedata.is_normalized("NFC", text):
+        text = unicodedata.normalize("NFC", text)
+    return _INVISIBLE.sub("", text)
+
+
+def _as_given(url: str) -> str:
+    return url
+
+
+def earlier_content_hashes(item: ParsedItem, ignored: tuple[str, ...] = ()) -> list[int]:
+    """What runs with another ignored_changes (see hashes_under_other_lists) and earlier
+    versions of the tap remembered of this content, where it differs from this run's
+    hash. Earlier versions: the hash with tracking prefixes kept (before they were
+    dropped), of the text as given too (before it was hashed as read), also with enclosure
+    URLs as given (before signatures were dropped), and with tags in document order too
+    (before tags were sorted). Only for items that look changed or renamed, so it costs
+    nothing on unchanged ones."""
+    hashes = [short_hash(full) for full in hashes_under_other_lists(item, ignored)]
+    prefixed = any(
+        without_tracking_prefixes(enclosure.url) is not enclosure.url
+        for enclosure in item.enclosures
+    )
+    if prefixed:
+        hashes.append(
+            short_hash(fingerprint_bytes(item, keep_tracking_prefixes=True, ignored=ignored))
+        )
+    as_given = fingerprint_bytes(item, text_as_given=True, keep_tracking_prefixes=prefixed)
+    if as_given != fingerprint_bytes(item, keep_tracking_prefixes=prefixed):  # see as_read
+        hashes.append(short_hash(as_given))
+    if any(unsigned_url(enclosure.url) is not enclosure.url for enclosure in item.enclosures):
+        hashes.append(short_hash(fingerprint_bytes(item, keep_signatures=True, text_as_given=True)))
+    if len(item.tags) > 1 and list(item.tags) != sorted(item.tags):
+        legacy = fingerprint_bytes(
+            item, tags_in_document_order=True, keep_signatures=True, text_as_given=True
+        )
+        hashes.append(short_hash(legacy))
+    return hashes
+
+
+def hashes_under_other_lists(item: ParsedItem, ignored: tuple[str, ...]) -> list[bytes]:
+    """The item's hash as a run with an ignored_changes one step from ``ignored``
+    remembered it: with nothing ignored (so turning the setting on, with any number of
+    fields, gives no wave of updates), with one field fewer, and with one field more (so
+    turning it off from one field gives none either). At most ten hashes."""
+    lists: list[tuple[str, ...]] = []
+    if ignored:
+        lists.append(())
+        if len(ignored) > 1:
+            lists += [tuple(other for other in ignored if other != name) for name in ignored]
+    lists += [(*ignored, name) for name in FINGERPRINT_FIELDS if name not in ignored]
+    return [fingerprint_bytes(item, ignored=names) for names in lists]
+
+
+def fingerprint(item: ParsedItem) -> str:
+    return f"{FINGERPRINT_VERSION}:{fingerprint_bytes(item).hex()}"
+
+
+def delivery_id(monitor_id: str, feed_url: str, item_id: str, item_fingerprint: str) -> str:
+    material = SEP.join([monitor_id, feed_url, item_id, item_fingerprint])
+    return hashlib.blake2b(material.encode("utf-8"), digest_size=16).hexdigest()
+
+
+def delivery_prefix(monitor_id: str, feed_url: str) -> hashlib.blake2b:
+    """``delivery_id``'s hash with one feed's part already fed in (copied per item)."""
+    return hashlib.blake2b(f"{monitor_id}{SEP}{feed_url}{SEP}".encode(), digest_size=16)
+
+
+def key_hash(item_id: str) -> int:
+    digest = hashlib.blake2b(item_id.encode("utf-8"), digest_size=8).digest()
+    return int.from_bytes(digest, "big")
+
+
+def short_hash(full: bytes) -> int:
+    return int.from_bytes(full[:4], "big")
