@@ -9,7 +9,9 @@ of the loop and one of the consumer, a tenth of what a feed answering 304 costs)
 
 With a ``weight`` (a result's size), the driver also starts no work while the results
 finished but not yet taken weigh ``max_weight`` or more, so results held in order behind
-one slow item take bounded memory, whatever the window.
+one slow item take bounded memory, whatever the window. A result is weighed once, when
+it is done; the consumer gives that same figure back. The weight is checked before work
+starts only: work started before the bound was reached still finishes, and is held too.
 """
 
 from __future__ import annotations
@@ -36,7 +38,7 @@ class _End:
 
 @dataclass(slots=True)
 class _Shared(Generic[R]):
-    results: queue.SimpleQueue[R | _Failed | _End]
+    results: queue.SimpleQueue[tuple[R, int] | _Failed | _End]  # (result, its weight)
     loop: asyncio.AbstractEventLoop | None = None
     room: asyncio.Semaphore | None = None
     held_weight: int = 0  # of results finished and not yet taken; changed on the loop only
@@ -77,10 +79,10 @@ def ordered_results(
                 break
             if isinstance(got, _Failed):
                 raise got.error
-            yield got
+            result, its_weight = got
+            yield result
             consumed += 1
-            if weight is not None:
-                consumed_weight += weight(got)
+            consumed_weight += its_weight
             if consumed == batch:
                 _give_back(shared, consumed, consumed_weight)
                 consumed = consumed_weight = 0
@@ -118,10 +120,10 @@ async def _drive(
     weight_taken = shared.weight_taken = asyncio.Event()
     running = asyncio.Semaphore(max_concurrency)
     # Started work in input order, then None (all started) or the input's failure.
-    order: asyncio.Queue[asyncio.Task[R] | _Failed | None] = asyncio.Queue()
-    started: set[asyncio.Task[R]] = set()
+    order: asyncio.Queue[asyncio.Task[tuple[R, int]] | _Failed | None] = asyncio.Queue()
+    started: set[asyncio.Task[tuple[R, int]]] = set()
 
-    async def limited(position: int, item: T) -> R:
+    async def limited(position: int, item: T) -> tuple[R, int]:
         async with running:
             # Held back while the results waiting weigh too much, except the one to be
             # delivered next: every held result waits for it, so it must always run.
@@ -131,9 +133,9 @@ async def _drive(
                 weight_taken.clear()
                 await weight_taken.wait()
             result = await work(item)
-        if weight is not None:
-            shared.held_weight += weight(result)
-        return result
+        its_weight = weight(result) if weight is not None else 0
+        shared.held_weight += its_weight
+        return result, its_weight
 
     async def deliver() -> None:
         while isinstance(entry := await order.get(), asyncio.Task):

@@ -58,7 +58,13 @@ from tap_feeddelta.fetch.resolve import (
     unresolved,
     usable_answers,
 )
-from tap_feeddelta.fetch.response import Head, read_body, read_head, request_bytes
+from tap_feeddelta.fetch.response import (
+    Head,
+    drain_small_body,
+    read_body,
+    read_head,
+    request_bytes,
+)
 from tap_feeddelta.fetch.urls import Target, display_url, parse_target, redirect_target
 from tap_feeddelta.models import FetchResult, FetchStatus
 
@@ -398,7 +404,7 @@ class Fetcher:
         keep = False
         try:
             if status in REDIRECT_STATUSES:
-                location = head.fields.joined("Location")  # the body is never read
+                location = head.fields.joined("Location")
                 if location is None:
                     raise FetchError("bad_response", f"A {status} redirect had no Location.")
                 next_target = redirect_target(target, location)
@@ -406,6 +412,10 @@ class Fetcher:
                     progress.hops_all_permanent = False
                 elif progress.hops_all_permanent:
                     progress.moved_to = next_target.url
+                # A small body read leaves the connection to the pool, keyed by host and
+                # address: only a next hop to this host and address can take it from there.
+                progress.doing = "reading the redirect's body"
+                keep = await drain_small_body(conn.reader, head)
                 return next_target
             if status == 304:
                 # A 304 has no body by definition; one that declares a body anyway may

@@ -20,7 +20,14 @@ from dataclasses import dataclass
 
 from tap_feeddelta.fetch.chunked import read_chunked
 from tap_feeddelta.fetch.errors import FetchError, TooManyFields
-from tap_feeddelta.fetch.wire import CHUNK_BYTES, MAX_FIELDS, MAX_INTERIM, MAX_LINE
+from tap_feeddelta.fetch.wire import (
+    CHUNK_BYTES,
+    DRAIN_SECONDS,
+    MAX_DRAINED_BYTES,
+    MAX_FIELDS,
+    MAX_INTERIM,
+    MAX_LINE,
+)
 
 _TOKEN = re.compile(r"[!#$%&'*+.^_`|~0-9A-Za-z-]+")  # a field name (RFC 9110 token)
 
@@ -229,6 +236,34 @@ async def read_body(
         return True
     while part := await reader.read(CHUNK_BYTES):
         sink(part)
+    return True
+
+
+async def drain_small_body(
+    reader: asyncio.StreamReader,
+    head: Head,
+    *,
+    max_bytes: int = MAX_DRAINED_BYTES,
+    seconds: float = DRAIN_SECONDS,
+) -> bool:
+    """Read and drop a body that one Content-Length declares at most ``max_bytes`` long;
+    whether the stream was so left at the answer's end (the connection is then reusable).
+
+    Any other framing (chunked, to the close, lengths in doubt), a larger body, or one
+    that has not all come within ``seconds`` is not read, or not to its end: False, and
+    the caller closes the connection. Nothing here fails the fetch.
+    """
+    if head.will_close or head.length is None or head.length > max_bytes:
+        return False
+    if len(head.fields.get_all("content-length")) != 1:  # two fields: which one frames it?
+        return False
+    if head.length == 0:
+        return True
+    try:
+        async with asyncio.timeout(seconds):
+            await reader.readexactly(head.length)
+    except (TimeoutError, asyncio.IncompleteReadError, OSError):
+        return False
     return True
 
 

@@ -223,3 +223,25 @@ def test_a_consumer_that_waits_gives_its_weight_back_at_once(
     threading.Thread(target=consume, daemon=True).start()
     assert done.wait(10)
     assert got == [n * n for n in range(200)]
+
+
+def test_a_result_is_weighed_once(loop_thread: LoopThread) -> None:
+    """The weight may cost something to work out (run.py walks a feed's records): it is
+    worked out when the result is done, and the consumer gives back that same figure."""
+    weighed: list[int] = []
+
+    def weight(n: int) -> int:
+        weighed.append(n)
+        return 10
+
+    results = ordered_results(
+        iter(range(100)),
+        Probe().work,
+        max_concurrency=4,
+        window=16,
+        submit=loop_thread.submit,
+        weight=weight,
+        max_weight=25,
+    )
+    assert list(results) == [n * n for n in range(100)]
+    assert sorted(weighed) == [n * n for n in range(100)]

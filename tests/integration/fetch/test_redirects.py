@@ -1,4 +1,5 @@
-"""Redirects: followed by hand, each target parsed and checked, bodies never read."""
+"""Redirects: followed by hand, each target parsed and checked; a body is read only when
+it is declared small, to leave the connection for the next hop."""
 
 from __future__ import annotations
 
@@ -241,3 +242,85 @@ def test_a_redirect_from_https_to_plain_http_is_refused(
     upgraded = fetchers(allow_private_networks=True).fetch(server.url("/up"))
     assert upgraded.status == "ok", upgraded.error
     assert upgraded.redirects == 2
+
+
+def test_a_same_host_redirect_chain_keeps_its_connection(
+    server: Server, fetchers: Callable[..., Fetcher]
+) -> None:
+    """Each hop's answer declares an empty body: the next hop goes on the same connection."""
+    server.routes["/r1"] = redirect_handler("/r2", 301)
+    server.routes["/r2"] = redirect_handler("/r3", 302)
+    server.routes["/r3"] = redirect_handler("/feed", 307)
+    server.routes["/feed"] = ok_handler(b"<rss/>")
+    fetcher = fetchers(allow_private_networks=True)
+    for _ in range(2):
+        result = fetcher.fetch(server.url("/r1"))
+        assert result.status == "ok", result.error
+        assert result.redirects == 3
+    assert server.paths == ["/r1", "/r2", "/r3", "/feed"] * 2
+    assert server.connections == 1
+
+
+def test_a_same_host_redirect_over_tls_keeps_its_connection(
+    tls_server: Server, fetchers: Callable[..., Fetcher]
+) -> None:
+    tls_server.routes["/old"] = redirect_handler("/feed")
+    tls_server.routes["/feed"] = ok_handler(b"<rss/>")
+    result = fetchers(allow_private_networks=True).fetch(tls_server.url("/old"))
+    assert result.status == "ok", result.error
+    assert tls_server.connections == 1
+
+
+SMALL_PAGE = b"<html><body><a href='/feed'>Moved</a></body></html>"
+
+
+def _redirect_with(head: bytes, body: bytes = b"") -> Callable[[Request, Wire], bool]:
+    def handle(request: Request, wire: Wire) -> bool:
+        wire.send(b"HTTP/1.1 302 Found\r\nLocation: /feed\r\n" + head + b"\r\n" + body)
+        return True
+
+    return handle
+
+
+@pytest.mark.parametrize(
+    ("head", "body", "reused"),
+    [
+        (b"Content-Length: 0\r\n", b"", True),
+        (f"Content-Length: {len(SMALL_PAGE)}\r\n".encode(), SMALL_PAGE, True),
+        (b"Content-Length: 65536\r\n", b"x" * 65536, True),
+        (b"Content-Length: 65537\r\n", b"x" * 65537, False),
+        (b"Transfer-Encoding: chunked\r\n", b"5\r\nmoved\r\n0\r\n\r\n", False),
+        (b"Content-Length: 0\r\nContent-Length: 5\r\n", b"moved", False),
+        (b"Content-Length: 5\r\nConnection: close\r\n", b"moved", False),
+        (b"Content-Length: 20\r\n", b"", False),  # declared, never sent
+    ],
+    ids=["empty", "small-page", "64k", "over-64k", "chunked", "two-lengths", "close", "stalled"],
+)
+def test_a_redirect_body_is_read_only_when_small_and_framed_by_its_length(
+    head: bytes, body: bytes, reused: bool, server: Server, fetchers: Callable[..., Fetcher]
+) -> None:
+    """Anything else closes the connection, as before, and the redirect is still followed."""
+    server.routes["/old"] = _redirect_with(head, body)
+    server.routes["/feed"] = ok_handler(b"<rss/>")
+    result = fetchers(allow_private_networks=True).fetch(server.url("/old"))
+    assert result.status == "ok", result.error
+    assert result.body == b"<rss/>"
+    assert server.paths == ["/old", "/feed"]
+    assert server.connections == (1 if reused else 2)
+
+
+def test_a_redirect_to_another_host_never_takes_this_hosts_connection(
+    server: Server, fetchers: Callable[..., Fetcher]
+) -> None:
+    """feed.example resolves to the same address and port, yet is another pool key: its
+    hop opens its own connection, and the hop back reuses the first host's."""
+    server.routes["/a"] = redirect_handler(server.url("/b", host="feed.example"))
+    server.routes["/b"] = redirect_handler(server.url("/feed"))
+    server.routes["/feed"] = ok_handler(b"<rss/>")
+    fetcher = fetchers(StubResolver({"feed.example": ["127.0.0.1"]}), allow_private_networks=True)
+    result = fetcher.fetch(server.url("/a"))
+    assert result.status == "ok", result.error
+    assert result.redirects == 2
+    hosts = [(r.path, r.connection, r.headers["host"].split(":")[0]) for r in server.requests]
+    assert hosts == [("/a", 1, "127.0.0.1"), ("/b", 2, "feed.example"), ("/feed", 1, "127.0.0.1")]
+    assert server.connections == 2
