@@ -17,7 +17,6 @@ import http.client
 import logging
 import threading
 from collections.abc import Callable, Coroutine
-from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any, Literal, TypeVar
 
@@ -49,6 +48,7 @@ from tap_feeddelta.fetch.headers import (
 )
 from tap_feeddelta.fetch.hosts import HostSlots
 from tap_feeddelta.fetch.policy import FetchPolicy
+from tap_feeddelta.fetch.progress import Answer, Progress
 from tap_feeddelta.fetch.resolve import (
     Resolver,
     SystemResolver,
@@ -60,13 +60,15 @@ from tap_feeddelta.fetch.resolve import (
 )
 from tap_feeddelta.fetch.response import (
     Head,
+    declares_body,
     drain_small_body,
+    length_members,
     read_body,
     read_head,
     request_bytes,
 )
 from tap_feeddelta.fetch.urls import Target, display_url, parse_target, redirect_target
-from tap_feeddelta.models import FetchResult, FetchStatus
+from tap_feeddelta.models import FetchResult
 
 log = logging.getLogger("tap_feeddelta.fetch")
 
@@ -77,52 +79,6 @@ RATE_LIMIT_STATUSES = frozenset((429, 503))
 DOCUMENT_STATUSES = frozenset((200, 203))
 NO_CONTENT_STATUSES = frozenset((204, 205))
 T = TypeVar("T")
-
-
-@dataclass(slots=True)
-class _Progress:
-    """What one fetch has learned so far; becomes the FetchResult, success or not."""
-
-    requested_url: str
-    final_url: str | None = None
-    http_status: int | None = None
-    etag_sent: bool = False
-    last_modified_sent: bool = False
-    redirects: int = 0
-    moved_to: str | None = None  # where the first hops led, while all were permanent
-    hops_all_permanent: bool = True
-    retry_after_at: str | None = None
-    doing: str = "starting"  # what the fetch is waiting for, should the deadline pass
-    queued_seconds: float = 0.0  # waiting for a host's connection slot, outside the budget
-    heads_read: int = 0  # response heads read, over all hops: the hosts answered
-    bytes_received: int = 0  # decoded body bytes read, also of a body that failed midway
-
-    def result(self, status: FetchStatus, fetch_ms: int, **answer: Any) -> FetchResult:
-        """The FetchResult of what was learned, plus the answer's own fields."""
-        return FetchResult(
-            status=status,
-            requested_url=self.requested_url,
-            final_url=self.final_url,
-            http_status=self.http_status,
-            etag_sent=self.etag_sent,
-            last_modified_sent=self.last_modified_sent,
-            redirects=self.redirects,
-            moved_to=self.moved_to,
-            retry_after_at=self.retry_after_at,
-            fetch_ms=fetch_ms,
-            **answer,
-        )
-
-
-@dataclass(frozen=True, slots=True)
-class _Answer:
-    """A final (non-redirect) answer read from the server."""
-
-    status: FetchStatus
-    body: bytes | None = None
-    content_type: str | None = None
-    etag: str | None = None
-    last_modified: str | None = None
 
 
 class Fetcher:
@@ -262,7 +218,7 @@ class Fetcher:
             raise RuntimeError("the Fetcher is closed")
         loop = asyncio.get_running_loop()
         started = loop.time()
-        progress = _Progress(requested_url=url)
+        progress = Progress(requested_url=url)
         budget = self._policy.request_timeout_seconds
         if budget_seconds is not None:
             budget = min(budget, budget_seconds)
@@ -294,8 +250,8 @@ class Fetcher:
         etag: str | None,
         last_modified: str | None,
         budget: float,
-        progress: _Progress,
-    ) -> tuple[_Answer, None] | tuple[None, FetchError]:
+        progress: Progress,
+    ) -> tuple[Answer, None] | tuple[None, FetchError]:
         """The fetch under its deadline: its answer, or the failure it ended in."""
         if budget <= 0:
             progress.requested_url = display_url(url)  # never parsed: may hold userinfo
@@ -323,8 +279,8 @@ class Fetcher:
         etag: str | None,
         last_modified: str | None,
         deadline: asyncio.Timeout,
-        progress: _Progress,
-    ) -> _Answer:
+        progress: Progress,
+    ) -> Answer:
         try:
             target = parse_target(url)
         except FetchError:
@@ -356,7 +312,7 @@ class Fetcher:
             progress.redirects = hop  # redirects followed: this target passed its checks
             async with self._hosts.held(target.host, deadline, progress):
                 outcome = await self._exchange(target, addresses, headers, progress)
-            if isinstance(outcome, _Answer):
+            if isinstance(outcome, Answer):
                 return outcome
             if hop == policy.max_redirects:
                 raise FetchError("redirect_limit", f"More than {policy.max_redirects} redirects.")
@@ -394,8 +350,8 @@ class Fetcher:
         target: Target,
         addresses: tuple[str, ...],
         headers: dict[str, str],
-        progress: _Progress,
-    ) -> _Answer | Target:
+        progress: Progress,
+    ) -> Answer | Target:
         """One request and its answer; a redirect yields the checked next target."""
         key, conn, head = await self._send(target, addresses, headers, progress)
         progress.heads_read += 1
@@ -420,12 +376,12 @@ class Fetcher:
             if status == 304:
                 # A 304 has no body by definition; one that declares a body anyway may
                 # well send it, to be read as the next answer on this connection.
-                keep = not _declares_body(head)
+                keep = not declares_body(head)
                 if not (progress.etag_sent or progress.last_modified_sent):
                     raise FetchError(
                         "bad_response", "A 304 answered a request that sent no validators."
                     )
-                return _Answer(status="not_modified")
+                return Answer(status="not_modified")
             if status in DOCUMENT_STATUSES:
                 progress.doing = "reading the body"
                 answer, keep = await self._read_ok(target, conn, head, progress)
@@ -451,13 +407,13 @@ class Fetcher:
             return None
 
     async def _read_ok(
-        self, target: Target, conn: Connection, head: Head, progress: _Progress
-    ) -> tuple[_Answer, bool]:
+        self, target: Target, conn: Connection, head: Head, progress: Progress
+    ) -> tuple[Answer, bool]:
         """The document, and whether the connection was left at its end (reusable); the
         bytes read go to ``progress`` however the reading ends."""
         max_bytes = self._policy.max_feed_bytes
         fields = head.fields
-        members = _length_members(head)
+        members = length_members(head)
         if len(members) > 1:
             raise FetchError("bad_response", "The response has conflicting Content-Lengths.")
         if members and not head.transfer_codings and head.length is None and head.status >= 200:
@@ -495,7 +451,7 @@ class Fetcher:
         finally:  # also when the deadline cancels the read
             progress.bytes_received = body.decoded_bytes
         data = body.finish()
-        answer = _Answer(
+        answer = Answer(
             status="ok",
             body=data or None,
             content_type=clean_value(fields.joined("Content-Type"), MAX_CONTENT_TYPE_CHARS),
@@ -509,7 +465,7 @@ class Fetcher:
         target: Target,
         addresses: tuple[str, ...],
         headers: dict[str, str],
-        progress: _Progress,
+        progress: Progress,
     ) -> tuple[PoolKey, Connection, Head]:
         """Send the request on a reused or new pinned connection; at most one retry.
 
@@ -570,20 +526,6 @@ class Fetcher:
             if conn is not None:
                 return key, conn
         return (target.scheme, target.host, target.port, addresses[0]), None
-
-
-def _length_members(head: Head) -> set[str]:
-    """The values of every Content-Length field, each list member apart ("6, 6")."""
-    lengths = head.fields.get_all("Content-Length")
-    return {member.strip() for value in lengths for member in value.split(",")}
-
-
-def _declares_body(head: Head) -> bool:
-    """Whether a bodiless answer (a 304) has a Transfer-Encoding or a Content-Length
-    other than 0: its server may send that body after it."""
-    if head.fields.get("Transfer-Encoding") is not None:
-        return True
-    return bool(_length_members(head) - {"0"})
 
 
 def _stray_answer(exc: Exception) -> bool:

@@ -276,3 +276,17 @@ async def _read_exactly(
             raise FetchError("connection_failed", f"The body from {host} was cut short.")
         size -= len(part)
         sink(part)
+
+
+def length_members(head: Head) -> set[str]:
+    """The values of every Content-Length field, each list member apart ("6, 6")."""
+    lengths = head.fields.get_all("Content-Length")
+    return {member.strip() for value in lengths for member in value.split(",")}
+
+
+def declares_body(head: Head) -> bool:
+    """Whether a bodiless answer (a 304) has a Transfer-Encoding or a Content-Length
+    other than 0: its server may send that body after it."""
+    if head.fields.get("Transfer-Encoding") is not None:
+        return True
+    return bool(length_members(head) - {"0"})
