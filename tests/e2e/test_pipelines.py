@@ -76,6 +76,7 @@ class DuckDBRuns:
     run1_health: list[tuple[Any, ...]]
     run2_items: list[tuple[Any, ...]]  # (item_id, change_type, delivery_id, is_from_run_2)
     run2_health: list[tuple[Any, ...]]  # (feed_url, status, is_from_run_2)
+    run1_last: str  # the baseline's last checked_at, UTC without an offset
 
 
 @pytest.fixture(scope="module")
@@ -107,7 +108,7 @@ def duckdb_runs(project: MeltanoProject, demo_server: DemoServer) -> DuckDBRuns:
         "select feed_url, status, checked_at > cast(? as timestamp) from raw_feeds.feed_health",
         run1_last,
     )
-    return DuckDBRuns(db, run1_items, run1_health, run2_items, run2_health)
+    return DuckDBRuns(db, run1_items, run1_health, run2_items, run2_health, run1_last)
 
 
 def test_duckdb_baseline_delta_and_dbt(
@@ -145,6 +146,21 @@ def test_duckdb_baseline_delta_and_dbt(
         "select item_id, version_number, changed_fields from analytics.feed_item_versions "
         "where version_number > 1",
     ) == [("demo-rss-2", 2, "title")]
+    # The models' timestamps are absolute instants (TIMESTAMPTZ): a session in any time
+    # zone compares them with another instant the same way.
+    assert duckdb_query(
+        db,
+        "select distinct data_type from information_schema.columns "
+        "where table_schema = 'analytics' and data_type like 'TIMESTAMP%'",
+    ) == [("TIMESTAMP WITH TIME ZONE",)]
+    for zone in ("UTC", "Asia/Tokyo", "America/New_York"):
+        assert duckdb_query(
+            db,
+            "select count(*) from analytics.feed_item_versions "
+            "where checked_at > cast(? as timestamptz)",
+            duckdb_runs.run1_last + "+00",
+            time_zone=zone,
+        ) == [(3,)], zone
     daily = duckdb_query(
         db,
         "select feed_url, checks, ok_checks, not_modified_checks, error_checks, error_codes, "
@@ -296,6 +312,19 @@ def test_postgres_baseline_delta_and_dbt(
         "select sum(checks), sum(error_checks), sum(not_modified_checks) "
         "from analytics.feed_health_daily"
     ) == [["8", "2", "1"]]
+    # The models' timestamps are timestamptz: a session in any time zone (the database's
+    # own is New York) compares them with an instant the same way.
+    assert postgres.query(
+        "select distinct data_type from information_schema.columns "
+        "where table_schema = 'analytics' and data_type like 'timestamp%'"
+    ) == [["timestamp with time zone"]]
+    for zone in ("UTC", "Asia/Tokyo", "America/New_York"):
+        assert postgres.query(
+            "select count(*) from analytics.feed_item_versions "
+            "where checked_at > cast(:'run1' as timestamptz)",
+            time_zone=zone,
+            run1=run1_last + "+00",
+        ) == [["3"]], zone
 
 
 # -- README command 1, the demo ----------------------------------------------------------------
