@@ -326,6 +326,20 @@ def test_postgres_baseline_delta_and_dbt(
             run1=run1_last + "+00",
         ) == [["3"]], zone
 
+    # A --full-refresh re-baseline (emit_all) delivers every item of phase 2 again as new.
+    # The target upserts on delivery_id, so the rows move to the refresh: demo-rss-2's edit
+    # is no longer an `updated` row. The daily counts still show what each check delivered.
+    project.run("run", "--full-refresh", "tap-feeddelta", "target-postgres", env=env).check()
+    assert postgres.query(
+        "select count(*), sum(case when change_type = 'updated' then 1 else 0 end) "
+        "from raw_feeds.feed_items"
+    ) == [["10", "0"]]
+    project.run("invoke", "dbt-postgres:build", env=postgres.env).check()
+    # new: 7 (baseline) + 2 (delta) + 9 (refresh: RSS 4, Atom 3, JSON Feed 2); updated: 1
+    assert postgres.query(
+        "select sum(new_items), sum(updated_items) from analytics.feed_health_daily"
+    ) == [["18", "1"]]
+
 
 # -- README command 1, the demo ----------------------------------------------------------------
 
