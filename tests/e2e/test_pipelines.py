@@ -161,6 +161,26 @@ def test_duckdb_baseline_delta_and_dbt(
             duckdb_runs.run1_last + "+00",
             time_zone=zone,
         ) == [(3,)], zone
+    # The nested fields are JSON, not text.
+    assert duckdb_query(
+        db,
+        "select distinct table_name, data_type from information_schema.columns "
+        "where table_schema = 'analytics' and column_name like '%\\_json' escape '\\' "
+        "order by 1",
+    ) == [
+        (name, "JSON")
+        for name in (
+            "feed_item_versions",
+            "feed_items_current",
+            "stg_feed_health",
+            "stg_feed_items",
+        )
+    ]
+    assert duckdb_query(
+        db,
+        "select tags_json -> 0, tags_json ->> 0 from analytics.feed_items_current "
+        "where item_id = 'demo-rss-1'",
+    ) == [('"demo"', "demo")]
     daily = duckdb_query(
         db,
         "select feed_url, checks, ok_checks, not_modified_checks, error_checks, error_codes, "
@@ -325,6 +345,23 @@ def test_postgres_baseline_delta_and_dbt(
             time_zone=zone,
             run1=run1_last + "+00",
         ) == [["3"]], zone
+    # The nested fields are jsonb: JSON operators work on them without a cast.
+    assert postgres.query(
+        "select distinct table_name, data_type from information_schema.columns "
+        "where table_schema = 'analytics' and column_name like '%\\_json' order by 1"
+    ) == [
+        [name, "jsonb"]
+        for name in (
+            "feed_item_versions",
+            "feed_items_current",
+            "stg_feed_health",
+            "stg_feed_items",
+        )
+    ]
+    assert postgres.query(
+        "select tags_json -> 0, tags_json ->> 0, jsonb_typeof(issues_json) "
+        "from analytics.feed_items_current where item_id = 'demo-rss-1'"
+    ) == [['"demo"', "demo", "array"]]
 
     # A --full-refresh re-baseline (emit_all) delivers every item of phase 2 again as new.
     # The target upserts on delivery_id, so the rows move to the refresh: demo-rss-2's edit

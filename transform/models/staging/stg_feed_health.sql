@@ -39,11 +39,11 @@ typed as (
         {{ feeddelta.utc_timestamp('newest_item_at') }} as newest_item_at,
         cast(is_truncated as {{ dbt.type_boolean() }}) as is_truncated,
         cast(discovered_from as {{ dbt.type_string() }}) as discovered_from,
-        {{ feeddelta.json_text('advertised_feeds') }} as advertised_feeds_json,
+        {{ feeddelta.json_value('advertised_feeds') }} as advertised_feeds_json,
         {{ feeddelta.utc_timestamp('retry_after_at') }} as retry_after_at,
         {{ feeddelta.utc_timestamp('last_success_at') }} as last_success_at,
         cast(consecutive_failures as {{ dbt.type_int() }}) as consecutive_failures,
-        {{ feeddelta.json_text('issues') }} as issues_json,
+        {{ feeddelta.json_value('issues') }} as issues_json,
         cast({{ feeddelta.json_array_length('issues') }} as {{ dbt.type_int() }}) as issue_count,
         cast(schema_version as {{ dbt.type_string() }}) as schema_version
     from source
