@@ -21,6 +21,7 @@ from typing import Any
 import pytest
 
 from tests.e2e.harness import PLUGIN_DIRS, ROOT, DemoServer, MeltanoProject, Postgres, duckdb_query
+from tests.feedserver import FeedServer
 
 pytestmark = pytest.mark.e2e
 
@@ -376,6 +377,43 @@ def test_postgres_baseline_delta_and_dbt(
     assert postgres.query(
         "select sum(new_items), sum(updated_items) from analytics.feed_health_daily"
     ) == [["18", "1"]]
+
+
+def test_postgres_errors_daily_shows_the_last_checks_status(
+    project: MeltanoProject, postgres: Postgres
+) -> None:
+    """feed_errors_daily.last_http_status is the status of the day's last such check, not
+    the highest: a feed that answers 500, then 404 (both http_error)."""
+    admin = Postgres({**postgres.env, "TARGET_POSTGRES_DATABASE": "postgres"}, postgres.psql)
+    admin.query("drop database if exists feeddelta_e2e_errors")
+    admin.query("create database feeddelta_e2e_errors")
+    warehouse = Postgres(
+        {**postgres.env, "TARGET_POSTGRES_DATABASE": "feeddelta_e2e_errors"}, postgres.psql
+    )
+    server = FeedServer().start()
+    try:
+        env = {
+            **warehouse.env,
+            "TAP_FEEDDELTA_FEED_URLS": json.dumps([server.url("/flaky.xml")]),
+            "TAP_FEEDDELTA_MONITOR_ID": "e2e_errors",
+            "TAP_FEEDDELTA_ALLOW_PRIVATE_NETWORKS": "true",
+        }
+        for status in (500, 404):
+            server.put("/flaky.xml", b"", status=status)
+            project.run(
+                "run", "--state-id-suffix=errors", "tap-feeddelta", "target-postgres", env=env
+            ).check()
+    finally:
+        server.stop()
+    project.run("invoke", "dbt-postgres:build", env=warehouse.env).check()
+    rows = warehouse.query(
+        "select error_code, checks, last_http_status from analytics.feed_errors_daily "
+        "order by checked_on"
+    )
+    # One row, or one per UTC day if the two runs straddle midnight: the last is the 404.
+    assert sum(int(r[1]) for r in rows) == 2, rows
+    assert rows[-1][0::2] == ["http_error", "404"], rows
+    admin.query("drop database feeddelta_e2e_errors")
 
 
 # -- README command 1, the demo ----------------------------------------------------------------
