@@ -121,9 +121,11 @@ class Postgres:
     env: dict[str, str]
     psql: str
 
-    def query(self, sql: str, **variables: str) -> list[list[str]]:
-        """Rows of a query as text; psql substitutes :'name' with the quoted variable."""
+    def query(self, sql: str, time_zone: str | None = None, **variables: str) -> list[list[str]]:
+        """Rows of a query as text; psql substitutes :'name' with the quoted variable.
+        ``time_zone``: the session's TimeZone (else the database's own)."""
         settings = [f"--set={name}={value}" for name, value in variables.items()]
+        env = {**os.environ, "PGTZ": time_zone} if time_zone else None
         proc = subprocess.run(
             [
                 self.psql,
@@ -149,21 +151,27 @@ class Postgres:
             text=True,
             timeout=60,
             check=False,
+            env=env,
         )
         assert proc.returncode == 0, proc.stderr
         return [line.split("\t") for line in proc.stdout.splitlines() if line]
 
 
-def duckdb_query(path: Path, sql: str, *params: str) -> list[tuple[Any, ...]]:
-    """Rows of a query on a DuckDB file, run with the duckdb of the dbt venv (JSON-safe)."""
+def duckdb_query(
+    path: Path, sql: str, *params: str, time_zone: str | None = None
+) -> list[tuple[Any, ...]]:
+    """Rows of a query on a DuckDB file, run with the duckdb of the dbt venv (JSON-safe).
+    ``time_zone``: the session's TimeZone (else DuckDB's default, the machine's)."""
     code = (
         "import duckdb, json, sys\n"
         "con = duckdb.connect(sys.argv[1], read_only=True)\n"
+        "if sys.argv[4]:\n"
+        "    con.execute('set TimeZone = ?', [sys.argv[4]])\n"
         "rows = con.execute(sys.argv[2], json.loads(sys.argv[3])).fetchall()\n"
         "print(json.dumps(rows, default=str))\n"
     )
     proc = subprocess.run(
-        [str(DBT_PYTHON), "-c", code, str(path), sql, json.dumps(list(params))],
+        [str(DBT_PYTHON), "-c", code, str(path), sql, json.dumps(list(params)), time_zone or ""],
         capture_output=True,
         text=True,
         timeout=60,

@@ -21,6 +21,7 @@ from typing import Any
 import pytest
 
 from tests.e2e.harness import PLUGIN_DIRS, ROOT, DemoServer, MeltanoProject, Postgres, duckdb_query
+from tests.feedserver import FeedServer
 
 pytestmark = pytest.mark.e2e
 
@@ -76,6 +77,7 @@ class DuckDBRuns:
     run1_health: list[tuple[Any, ...]]
     run2_items: list[tuple[Any, ...]]  # (item_id, change_type, delivery_id, is_from_run_2)
     run2_health: list[tuple[Any, ...]]  # (feed_url, status, is_from_run_2)
+    run1_last: str  # the baseline's last checked_at, UTC without an offset
 
 
 @pytest.fixture(scope="module")
@@ -107,7 +109,7 @@ def duckdb_runs(project: MeltanoProject, demo_server: DemoServer) -> DuckDBRuns:
         "select feed_url, status, checked_at > cast(? as timestamp) from raw_feeds.feed_health",
         run1_last,
     )
-    return DuckDBRuns(db, run1_items, run1_health, run2_items, run2_health)
+    return DuckDBRuns(db, run1_items, run1_health, run2_items, run2_health, run1_last)
 
 
 def test_duckdb_baseline_delta_and_dbt(
@@ -145,6 +147,41 @@ def test_duckdb_baseline_delta_and_dbt(
         "select item_id, version_number, changed_fields from analytics.feed_item_versions "
         "where version_number > 1",
     ) == [("demo-rss-2", 2, "title")]
+    # The models' timestamps are absolute instants (TIMESTAMPTZ): a session in any time
+    # zone compares them with another instant the same way.
+    assert duckdb_query(
+        db,
+        "select distinct data_type from information_schema.columns "
+        "where table_schema = 'analytics' and data_type like 'TIMESTAMP%'",
+    ) == [("TIMESTAMP WITH TIME ZONE",)]
+    for zone in ("UTC", "Asia/Tokyo", "America/New_York"):
+        assert duckdb_query(
+            db,
+            "select count(*) from analytics.feed_item_versions "
+            "where checked_at > cast(? as timestamptz)",
+            duckdb_runs.run1_last + "+00",
+            time_zone=zone,
+        ) == [(3,)], zone
+    # The nested fields are JSON, not text.
+    assert duckdb_query(
+        db,
+        "select distinct table_name, data_type from information_schema.columns "
+        "where table_schema = 'analytics' and column_name like '%\\_json' escape '\\' "
+        "order by 1",
+    ) == [
+        (name, "JSON")
+        for name in (
+            "feed_item_versions",
+            "feed_items_current",
+            "stg_feed_health",
+            "stg_feed_items",
+        )
+    ]
+    assert duckdb_query(
+        db,
+        "select tags_json -> 0, tags_json ->> 0 from analytics.feed_items_current "
+        "where item_id = 'demo-rss-1'",
+    ) == [('"demo"', "demo")]
     daily = duckdb_query(
         db,
         "select feed_url, checks, ok_checks, not_modified_checks, error_checks, error_codes, "
@@ -296,6 +333,87 @@ def test_postgres_baseline_delta_and_dbt(
         "select sum(checks), sum(error_checks), sum(not_modified_checks) "
         "from analytics.feed_health_daily"
     ) == [["8", "2", "1"]]
+    # The models' timestamps are timestamptz: a session in any time zone (the database's
+    # own is New York) compares them with an instant the same way.
+    assert postgres.query(
+        "select distinct data_type from information_schema.columns "
+        "where table_schema = 'analytics' and data_type like 'timestamp%'"
+    ) == [["timestamp with time zone"]]
+    for zone in ("UTC", "Asia/Tokyo", "America/New_York"):
+        assert postgres.query(
+            "select count(*) from analytics.feed_item_versions "
+            "where checked_at > cast(:'run1' as timestamptz)",
+            time_zone=zone,
+            run1=run1_last + "+00",
+        ) == [["3"]], zone
+    # The nested fields are jsonb: JSON operators work on them without a cast.
+    assert postgres.query(
+        "select distinct table_name, data_type from information_schema.columns "
+        "where table_schema = 'analytics' and column_name like '%\\_json' order by 1"
+    ) == [
+        [name, "jsonb"]
+        for name in (
+            "feed_item_versions",
+            "feed_items_current",
+            "stg_feed_health",
+            "stg_feed_items",
+        )
+    ]
+    assert postgres.query(
+        "select tags_json -> 0, tags_json ->> 0, jsonb_typeof(issues_json) "
+        "from analytics.feed_items_current where item_id = 'demo-rss-1'"
+    ) == [['"demo"', "demo", "array"]]
+
+    # A --full-refresh re-baseline (emit_all) delivers every item of phase 2 again as new.
+    # The target upserts on delivery_id, so the rows move to the refresh: demo-rss-2's edit
+    # is no longer an `updated` row. The daily counts still show what each check delivered.
+    project.run("run", "--full-refresh", "tap-feeddelta", "target-postgres", env=env).check()
+    assert postgres.query(
+        "select count(*), sum(case when change_type = 'updated' then 1 else 0 end) "
+        "from raw_feeds.feed_items"
+    ) == [["10", "0"]]
+    project.run("invoke", "dbt-postgres:build", env=postgres.env).check()
+    # new: 7 (baseline) + 2 (delta) + 9 (refresh: RSS 4, Atom 3, JSON Feed 2); updated: 1
+    assert postgres.query(
+        "select sum(new_items), sum(updated_items) from analytics.feed_health_daily"
+    ) == [["18", "1"]]
+
+
+def test_postgres_errors_daily_shows_the_last_checks_status(
+    project: MeltanoProject, postgres: Postgres
+) -> None:
+    """feed_errors_daily.last_http_status is the status of the day's last such check, not
+    the highest: a feed that answers 500, then 404 (both http_error)."""
+    admin = Postgres({**postgres.env, "TARGET_POSTGRES_DATABASE": "postgres"}, postgres.psql)
+    admin.query("drop database if exists feeddelta_e2e_errors")
+    admin.query("create database feeddelta_e2e_errors")
+    warehouse = Postgres(
+        {**postgres.env, "TARGET_POSTGRES_DATABASE": "feeddelta_e2e_errors"}, postgres.psql
+    )
+    server = FeedServer().start()
+    try:
+        env = {
+            **warehouse.env,
+            "TAP_FEEDDELTA_FEED_URLS": json.dumps([server.url("/flaky.xml")]),
+            "TAP_FEEDDELTA_MONITOR_ID": "e2e_errors",
+            "TAP_FEEDDELTA_ALLOW_PRIVATE_NETWORKS": "true",
+        }
+        for status in (500, 404):
+            server.put("/flaky.xml", b"", status=status)
+            project.run(
+                "run", "--state-id-suffix=errors", "tap-feeddelta", "target-postgres", env=env
+            ).check()
+    finally:
+        server.stop()
+    project.run("invoke", "dbt-postgres:build", env=warehouse.env).check()
+    rows = warehouse.query(
+        "select error_code, checks, last_http_status from analytics.feed_errors_daily "
+        "order by checked_on"
+    )
+    # One row, or one per UTC day if the two runs straddle midnight: the last is the 404.
+    assert sum(int(r[1]) for r in rows) == 2, rows
+    assert rows[-1][0::2] == ["http_error", "404"], rows
+    admin.query("drop database feeddelta_e2e_errors")
 
 
 # -- README command 1, the demo ----------------------------------------------------------------

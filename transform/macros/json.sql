@@ -10,24 +10,26 @@
   These macros give the staging models one way to read them (adapter dispatch).
 -#}
 
-{#- The value as JSON text: a JSON array for array columns, a JSON object for objects. -#}
-{% macro json_text(column) -%}
-  {{ return(adapter.dispatch('json_text', 'feeddelta')(column)) }}
+{#- The value as JSON (a JSON array for array columns, a JSON object for objects), typed so
+    that JSON operators work on it: jsonb on PostgreSQL, JSON on DuckDB. BigQuery keeps a
+    JSON string: its JSON type cannot be compared with =, which feed_item_versions does. -#}
+{% macro json_value(column) -%}
+  {{ return(adapter.dispatch('json_value', 'feeddelta')(column)) }}
 {%- endmacro %}
 
-{% macro default__json_text(column) -%}
+{% macro default__json_value(column) -%}
   cast({{ column }} as {{ dbt.type_string() }})
 {%- endmacro %}
 
-{% macro postgres__json_text(column) -%}
-  cast(to_jsonb({{ column }}) as text)
+{% macro postgres__json_value(column) -%}
+  to_jsonb({{ column }})
 {%- endmacro %}
 
-{% macro duckdb__json_text(column) -%}
-  cast({{ column }} as varchar)
+{% macro duckdb__json_value(column) -%}
+  cast({{ column }} as json)
 {%- endmacro %}
 
-{% macro bigquery__json_text(column) -%}
+{% macro bigquery__json_value(column) -%}
   to_json_string({{ column }})
 {%- endmacro %}
 

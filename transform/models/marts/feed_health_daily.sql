@@ -1,7 +1,16 @@
 -- Per monitor, feed and UTC day: how the checks went, what they delivered and cost.
 with checks as (
 
-    select * from {{ ref('stg_feed_health') }}
+    select
+        *,
+        -- The changes this check delivered, from its item_counts: feed_health rows are
+        -- never rewritten, while a feed_items row moves to the check that delivers its
+        -- change again (a --full-refresh, a version that comes back), so counting those
+        -- rows would take the change from its day. emitted = new + updated delivered, and
+        -- an update is deferred only after every new change, so the updates delivered are
+        -- updated - deferred (at least 0).
+        greatest(coalesce(items_updated, 0) - coalesce(items_deferred, 0), 0) as updated_delivered
+    from {{ ref('stg_feed_health') }}
 
 ),
 
@@ -20,6 +29,8 @@ daily_checks as (
         -- and skipped rows carried the state's staleness): unknown is not "fresh".
         max(case when is_stale then 1 when not is_stale then 0 end) = 1 as is_stale,
         max(newest_item_at) as newest_item_at,
+        cast(sum(coalesce(items_emitted, 0) - updated_delivered) as {{ dbt.type_bigint() }}) as new_items,
+        cast(sum(updated_delivered) as {{ dbt.type_bigint() }}) as updated_items,
         cast(sum(items_deferred) as {{ dbt.type_bigint() }}) as items_deferred,
         cast(sum(bytes_received) as {{ dbt.type_bigint() }}) as bytes_received,
         cast(sum(fetch_ms) as {{ dbt.type_bigint() }}) as fetch_ms,
@@ -59,19 +70,6 @@ errors as (
     from {{ ref('feed_errors_daily') }}
     group by monitor_id, feed_url, checked_on
 
-),
-
-delivered as (
-
-    select
-        monitor_id,
-        feed_url,
-        checked_on,
-        cast(sum(case when change_type = 'new' then 1 else 0 end) as {{ dbt.type_bigint() }}) as new_items,
-        cast(sum(case when change_type = 'updated' then 1 else 0 end) as {{ dbt.type_bigint() }}) as updated_items
-    from {{ ref('stg_feed_items') }}
-    group by monitor_id, feed_url, checked_on
-
 )
 
 select
@@ -90,8 +88,8 @@ select
     last_check.last_error_code,
     last_check.last_success_at,
     last_check.consecutive_failures,
-    coalesce(delivered.new_items, 0) as new_items,
-    coalesce(delivered.updated_items, 0) as updated_items,
+    daily_checks.new_items,
+    daily_checks.updated_items,
     daily_checks.items_deferred,
     daily_checks.is_stale,
     daily_checks.newest_item_at,
@@ -110,7 +108,3 @@ left join errors
     on errors.monitor_id = daily_checks.monitor_id
     and errors.feed_url = daily_checks.feed_url
     and errors.checked_on = daily_checks.checked_on
-left join delivered
-    on delivered.monitor_id = daily_checks.monitor_id
-    and delivered.feed_url = daily_checks.feed_url
-    and delivered.checked_on = daily_checks.checked_on
