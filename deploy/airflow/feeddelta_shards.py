@@ -61,5 +61,10 @@ with DAG(
             bash_command=shard_command(shard),
             env=shard_env(shard),
             append_env=True,
+            # On timeout Airflow sends SIGTERM, which Meltano passes to the tap and the
+            # loader at once: the run keeps the last STATE the loader confirmed (on a
+            # flush; target-postgres flushes every 5 minutes), not the tap's final one.
+            # Size the shards so that runs finish well inside it (README, "Runs stopped
+            # part-way").
             execution_timeout=timedelta(minutes=25),
         )
