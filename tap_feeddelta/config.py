@@ -146,6 +146,14 @@ CONFIG_SCHEMA: Final[dict[str, Any]] = {
             ),
         },
         "max_concurrency": _integer(8, 1, 64, "Feeds fetched at once"),
+        "state_interval_seconds": _integer(
+            60,
+            1,
+            86_400,
+            "Seconds between STATE messages during a run, written after a feed is done, so "
+            "that a run stopped part-way keeps what its target confirmed (a run shorter "
+            "than this writes one STATE, at its end)",
+        ),
         "max_per_host": _integer(
             2, 1, 8, "Feeds fetched at once from one host, per run (shards add up)"
         ),
@@ -209,6 +217,7 @@ class Settings:
     max_redirects: int = 3
     request_timeout_seconds: float = 30.0
     max_concurrency: int = 8
+    state_interval_seconds: int = 60
     max_per_host: int = 2
     user_agent: str = DEFAULT_USER_AGENT
     allow_private_networks: bool = False

@@ -85,12 +85,21 @@ class FeedRun:
         self._stopping = False  # the run is ending (its end, a signal, a closed output)
         self._warned_clock_behind = False
 
-    def outcomes(self, stream_state: dict[str, Any], *, commit: bool) -> Iterator[FeedOutcome]:
+    def outcomes(
+        self,
+        stream_state: dict[str, Any],
+        *,
+        commit: bool,
+        after_commit: Callable[[], None] | None = None,
+    ) -> Iterator[FeedOutcome]:
         """Check every feed of this shard against ``stream_state`` (feed_items' state).
 
         With ``commit`` (feed_items is selected) the state moves too: the caller writes an
         outcome's item records, then asks for the next outcome; only then is the outcome's
         bookmark committed, so a feed's state moves only after its records are out.
+        ``after_commit`` is called then, before the wait for the next outcome (not after
+        the last: the run's end writes its own STATE), with the feed counted as finished:
+        a STATE written there covers it, and its health row goes out first.
         """
         # The tap validated the whole input state before the run (load_state); each
         # feed's partition is decoded again only when its feed comes up.
@@ -135,6 +144,8 @@ class FeedRun:
                 if partitions is not None and outcome.bookmark is not None:
                     self._commit(partitions, index, outcome)
                 self._finished = done
+                if after_commit is not None and done < total:
+                    after_commit()
                 if time.monotonic() - last_log >= PROGRESS_EVERY_SECONDS:
                     last_log = time.monotonic()
                     self.logger.info(
@@ -180,12 +191,16 @@ class FeedRun:
             # same row with the same key, rather than not at all.
             self._health_sent += 1
 
-    def finished_health_unsent(self) -> list[dict[str, Any]]:
-        """The health rows of the feeds finished so far that were not handed out yet,
-        taken as handed out now: for a run that ends early (SIGTERM)."""
-        rows = (self._health or [])[self._health_sent : self._finished]
-        self._health_sent = max(self._health_sent, self._finished)
-        return rows
+    def finished_health_unsent(self) -> Iterator[dict[str, Any]]:
+        """The health rows of the feeds finished so far that were not handed out yet: for
+        a STATE that covers those feeds (during the run, at its end, on SIGTERM). Each is
+        counted as handed out when the next is asked for, as in health_records: a signal
+        whose handler writes the rows again while they are being written sends one of
+        them twice rather than leave the rest out."""
+        rows = self._health or []
+        while self._health_sent < min(self._finished, len(rows)):
+            yield rows[self._health_sent]
+            self._health_sent += 1
 
     async def _check(self, task: FeedTask) -> FeedOutcome:
         started = self.now()

@@ -25,7 +25,7 @@ from typing import Any
 
 from tap_feeddelta.errors import StateError
 from tap_feeddelta.sharding import shard_of
-from tap_feeddelta.state import feed_items_state, index_partitions, partition_key
+from tap_feeddelta.state import feed_items_state, index_partitions, partition_key, state_text
 
 _WRAPPER = "singer_state"
 
@@ -77,8 +77,8 @@ def split_state(state: dict[str, Any], shard_count: int) -> list[dict[str, Any]]
 
 def _read(path: str) -> tuple[dict[str, Any], bool]:
     try:
-        text = sys.stdin.read() if path == "-" else Path(path).read_text(encoding="utf-8")
-        state, wrapped = _unwrap(json.loads(text))
+        data = sys.stdin.buffer.read() if path == "-" else Path(path).read_bytes()
+        state, wrapped = _unwrap(json.loads(state_text(data, path)))
     except json.JSONDecodeError as exc:
         raise StateError(f"{path}: not valid JSON ({exc.msg})") from None
     if not state:

@@ -5,6 +5,7 @@ the health rows of the same run, so each feed is fetched once for both streams."
 from __future__ import annotations
 
 import json
+import time
 from collections.abc import Generator, Iterable
 from datetime import UTC, datetime
 from functools import cache, cached_property
@@ -16,7 +17,7 @@ from singer_sdk import Stream, metrics
 from singer_sdk.helpers.conform import TypeConformanceLevel
 from singer_sdk.singerlib import RecordMessage, SchemaMessage
 
-from tap_feeddelta.messages import FeedDeltaWriter
+from tap_feeddelta.messages import EncodedStateWriter, FeedDeltaWriter
 
 if TYPE_CHECKING:
     from tap_feeddelta.tap import TapFeedDelta
@@ -103,9 +104,10 @@ class _FeedStream(Stream):
 class FeedItemsStream(_FeedStream):
     name = "feed_items"
     primary_keys = ["delivery_id"]  # noqa: RUF012
-    # The state holds every feed's partition (megabytes at 10,000 feeds): write it at the
-    # end of the stream (and on SIGTERM), not every 10,000 records. A killed run then
-    # re-sends more records, with the same delivery_ids.
+    # The state holds every feed's partition (megabytes at 10,000 feeds): it is written
+    # every state_interval_seconds between feeds (get_records), at the end of the stream
+    # and on SIGTERM, not every 10,000 records. A killed run then re-sends the records
+    # since the last STATE its target confirmed, with the same delivery_ids.
     STATE_MSG_FREQUENCY = 1_000_000
     replication_key = None
     schema = load_schema("feed_items")
@@ -113,7 +115,24 @@ class FeedItemsStream(_FeedStream):
     def get_records(self, context: Any) -> Iterable[dict[str, Any]]:
         tap = self.feed_tap
         writer = tap.message_writer
-        for outcome in tap.feed_run.outcomes(self.stream_state, commit=True):
+        interval = tap.feed_settings.state_interval_seconds
+        last_state = time.monotonic()
+
+        def write_state_when_due() -> None:
+            # Called once a feed's records are out and its bookmark is in the state,
+            # before the wait for the next feed (which may be a slow one): a STATE now
+            # covers every feed finished, after their health rows (before_state).
+            nonlocal last_state
+            if time.monotonic() - last_state >= interval:
+                # A feed's state moves without records too (a 304): write it anyway.
+                self.state_manager.is_flushed = False
+                self._write_state_message()
+                last_state = time.monotonic()
+
+        # Only where the health rows go out ahead of a STATE (EncodedStateWriter): a
+        # STATE must not move past feeds whose rows were never written.
+        due = write_state_when_due if isinstance(tap.state_writer, EncodedStateWriter) else None
+        for outcome in tap.feed_run.outcomes(self.stream_state, commit=True, after_commit=due):
             if outcome.item_records:
                 yield from outcome.item_records
                 # Records are kept back (messages.py): a feed's changes reach the target
@@ -163,13 +182,12 @@ class FeedHealthStream(_FeedStream):
 
     def write_finished_rows(self) -> None:
         """Write now the rows of the feeds the run has finished and not reported yet:
-        before a STATE that covers those feeds (the end of feed_items, a SIGTERM)."""
+        before a STATE that covers those feeds (during and at the end of feed_items, a
+        SIGTERM)."""
         run = self.feed_tap.__dict__.get("feed_run")
         if not self.selected or run is None:
             return
-        rows = run.finished_health_unsent()
-        if rows:
-            self._write_schema_message()
-        for row in rows:
+        for row in run.finished_health_unsent():
+            self._write_schema_message()  # once (see _write_schema_message)
             self._write_record_message(row)
-        self._written_early += len(rows)
+            self._written_early += 1

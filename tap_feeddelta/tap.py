@@ -39,7 +39,7 @@ from tap_feeddelta.errors import OutputClosed, StateError
 from tap_feeddelta.messages import EncodedStateWriter, FeedDeltaWriter
 from tap_feeddelta.run import FeedRun
 from tap_feeddelta.sharding import feeds_of_other_shards
-from tap_feeddelta.state import feed_items_state, index_partitions
+from tap_feeddelta.state import feed_items_state, index_partitions, not_utf8_text
 from tap_feeddelta.streams import FeedHealthStream, FeedItemsStream
 
 # Seconds a run stopped by a signal has to write its last records, health rows and STATE.
@@ -180,12 +180,19 @@ class TapFeedDelta(Tap):
 
     @classmethod
     def _invoke(cls, *, state: IO[str] | None = None, **options: Any) -> None:
-        """The SDK's command line, with a state file that is not JSON named as such (the
-        SDK lets the JSON reader's traceback out)."""
+        """The SDK's command line, with a state file that is not UTF-8 text or not JSON
+        named as such (the SDK lets the decoder's or JSON reader's traceback out)."""
         if state is None:
             super().invoke(**options)
             return
-        text = state.read()
+        try:
+            text = state.read()
+        except UnicodeDecodeError as exc:
+            head = exc.object[:2] if exc.start == 0 else b""
+            raise StateError(
+                f"state: the state file {not_utf8_text(bytes(head))} — the state was not "
+                "changed and nothing was emitted."
+            ) from None
         # Kept to tell the state's JSON error from another file's: not the text itself,
         # which (megabytes at 10,000 feeds) must not live through the whole run.
         marker = (len(text), text[:256], text[-256:])

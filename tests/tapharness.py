@@ -61,7 +61,7 @@ def without_validators(state: dict[str, Any] | None) -> dict[str, Any]:
 
 def run_tap(
     config: dict[str, Any],
-    state: dict[str, Any] | str | None = None,
+    state: dict[str, Any] | str | bytes | None = None,
     *,
     args: tuple[str, ...] = (),
     catalog: str | None = None,
@@ -75,8 +75,11 @@ def run_tap(
             command += ["--catalog", catalog]
         if state is not None:
             state_path = Path(tmp) / "state.json"
-            text = state if isinstance(state, str) else json.dumps(state)
-            state_path.write_text(text, encoding="utf-8")
+            if isinstance(state, bytes):  # the file's bytes as they are (another encoding)
+                state_path.write_bytes(state)
+            else:
+                text = state if isinstance(state, str) else json.dumps(state)
+                state_path.write_text(text, encoding="utf-8")
             command += ["--state", str(state_path)]
         returncode, stdout, stderr, peak_kb = _run_watching_memory(command, Path(tmp), timeout)
     run = TapRun(returncode, stdout, stderr, peak_rss_mb=peak_kb / 1024)

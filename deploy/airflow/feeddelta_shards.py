@@ -19,8 +19,13 @@ from airflow.providers.standard.operators.bash import BashOperator
 from airflow.sdk import DAG
 
 SHARD_COUNT = 4
-# One checkout of this project per shard on the workers, each with `meltano install` done.
+# One checkout of this project per shard on the workers, each set up with
+# scripts/setup-pipeline (README, "Pipelines").
 MELTANO_PROJECTS = "/opt/feeddelta/shard-{index}"
+# The checkout's own Meltano, relative to it: scripts/setup-pipeline installs it into
+# .venv-meltano, which is not on a worker's PATH (a bare `meltano` would exit 127). The
+# README's cron line runs the same one. Set it to "meltano" if yours is on the PATH.
+MELTANO = ".venv-meltano/bin/meltano"
 MELTANO_DATABASE_URI = "{{ var.value.feeddelta_meltano_database_uri }}"  # shared state store
 LOADER = "target-postgres"
 # Longer than Meltano's stale-run window. A task stopped by Airflow (execution_timeout, a
@@ -34,7 +39,7 @@ RETRY_DELAY = timedelta(minutes=6)
 def shard_command(index: int) -> str:
     return (
         f"cd {MELTANO_PROJECTS.format(index=index)} && "
-        f"meltano run --state-id-suffix shard-{index} tap-feeddelta {LOADER}"
+        f"{MELTANO} run --state-id-suffix shard-{index} tap-feeddelta {LOADER}"
     )
 
 
@@ -61,5 +66,10 @@ with DAG(
             bash_command=shard_command(shard),
             env=shard_env(shard),
             append_env=True,
+            # On timeout Airflow sends SIGTERM, which Meltano passes to the tap and the
+            # loader at once: the run keeps the last STATE the loader confirmed (on a
+            # flush; target-postgres flushes every 5 minutes), not the tap's final one.
+            # Size the shards so that runs finish well inside it (README, "Runs stopped
+            # part-way").
             execution_timeout=timedelta(minutes=25),
         )

@@ -62,6 +62,8 @@ def test_airflow_dag_loads_and_runs_one_meltano_task_per_shard(tmp_path: Path) -
         # Each shard from its own project directory: one extractor's runs in one directory
         # share Meltano's catalog file and collide.
         assert task["bash_command"].startswith(f"cd /opt/feeddelta/shard-{index} && ")
+        # The checkout's Meltano (scripts/setup-pipeline), not one on the worker's PATH.
+        assert " && .venv-meltano/bin/meltano run " in task["bash_command"]
         tap_env = {k: v for k, v in task["env"].items() if k.startswith("TAP_FEEDDELTA_")}
         assert tap_env == {
             "TAP_FEEDDELTA_SHARD_COUNT": str(len(tasks)),

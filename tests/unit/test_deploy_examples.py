@@ -3,20 +3,24 @@
 from __future__ import annotations
 
 import contextlib
+import importlib.util
 import os
 import signal
 import subprocess
 import sys
 import time
+import types
 from pathlib import Path
 from typing import Any
 
+import pytest
 import yaml
 
 from tap_feeddelta.config import CONFIG_SCHEMA
 
 DEPLOY = Path(__file__).resolve().parents[2] / "deploy"
 KUBERNETES = DEPLOY / "kubernetes" / "feeddelta-shards.yaml"
+AIRFLOW_DAG = DEPLOY / "airflow" / "feeddelta_shards.py"
 # Where meltano.yml's target-postgres settings come from; its defaults (127.0.0.1:5433,
 # database warehouse) only fit the throwaway server of scripts/postgres.
 POSTGRES_ENV = (
@@ -124,3 +128,66 @@ def test_kubernetes_container_command_becomes_meltano_and_gets_sigterm(tmp_path:
         with contextlib.suppress(ProcessLookupError):
             os.killpg(proc.pid, signal.SIGKILL)
         proc.wait()
+
+
+class _Dag:
+    """Stands in for airflow.sdk.DAG: a context manager that takes any arguments."""
+
+    def __init__(self, **kwargs: Any) -> None:
+        self.kwargs = kwargs
+
+    def __enter__(self) -> _Dag:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        pass
+
+
+def _load_dag_module(monkeypatch: pytest.MonkeyPatch) -> tuple[types.ModuleType, list[Any]]:
+    """The Airflow example run with stand-ins for Airflow (tests/e2e loads it in a real
+    Airflow): the module and the keyword arguments of each BashOperator it made."""
+    operators: list[dict[str, Any]] = []
+    bash = types.ModuleType("airflow.providers.standard.operators.bash")
+    bash.BashOperator = lambda **kwargs: operators.append(kwargs)  # type: ignore[attr-defined]
+    sdk = types.ModuleType("airflow.sdk")
+    sdk.DAG = _Dag  # type: ignore[attr-defined]
+    packages = ("airflow", "airflow.providers", "airflow.providers.standard")
+    for name in (*packages, "airflow.providers.standard.operators"):
+        monkeypatch.setitem(sys.modules, name, types.ModuleType(name))
+    monkeypatch.setitem(sys.modules, bash.__name__, bash)
+    monkeypatch.setitem(sys.modules, sdk.__name__, sdk)
+    spec = importlib.util.spec_from_file_location("feeddelta_shards", AIRFLOW_DAG)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module, operators
+
+
+def test_airflow_tasks_run_the_meltano_of_a_checkout_set_up_as_the_readme_says(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """scripts/setup-pipeline puts Meltano in the checkout's .venv-meltano/bin, which is
+    not on a worker's PATH: a bare `meltano` would exit 127 on every shard."""
+    module, operators = _load_dag_module(monkeypatch)
+    assert [op["bash_command"] for op in operators] == [
+        module.shard_command(i) for i in range(module.SHARD_COUNT)
+    ]
+    monkeypatch.setattr(module, "MELTANO_PROJECTS", str(tmp_path / "shard-{index}"))
+    out = tmp_path / "meltano.out"
+    for index in (0, 1):
+        meltano = tmp_path / f"shard-{index}" / ".venv-meltano" / "bin" / "meltano"
+        meltano.parent.mkdir(parents=True)
+        meltano.write_text(f'#!/bin/sh\necho "{index} $*" >> "{out}"\n')
+        meltano.chmod(0o755)
+        done = subprocess.run(
+            ["bash", "-c", module.shard_command(index)],
+            env={"PATH": "/usr/bin:/bin", "HOME": str(tmp_path)},  # no meltano on it
+            capture_output=True,
+            text=True,
+            timeout=60,
+        )
+        assert done.returncode == 0, done.stderr
+    assert out.read_text().splitlines() == [
+        f"{index} run --state-id-suffix shard-{index} tap-feeddelta target-postgres"
+        for index in (0, 1)
+    ]

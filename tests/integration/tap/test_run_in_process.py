@@ -122,16 +122,39 @@ def test_a_run_stopped_early_reports_the_health_of_finished_feeds_only(
     try:
         outcomes = run.outcomes({}, commit=True)
         next(outcomes)  # the first feed's records are being written
-        assert run.finished_health_unsent() == []
+        assert list(run.finished_health_unsent()) == []
         next(outcomes)  # the first is committed, the second is being written
         assert [r["feed_url"] for r in run.finished_health_unsent()] == [settings.feed_urls[0]]
-        assert run.finished_health_unsent() == []
+        assert list(run.finished_health_unsent()) == []
         for _ in outcomes:
             pass
         # feed_health then hands out only what was not written yet
         assert [r["feed_url"] for r in run.health_records({})] == [settings.feed_urls[1]]
     finally:
         fetcher.close()
+
+
+def test_after_commit_comes_once_a_feed_is_committed_and_not_after_the_last(
+    server: FeedServer,
+) -> None:
+    """Where feed_items writes its STATEs during the run: the feed just finished is in
+    the state, and its health row is among those to write ahead of the STATE."""
+    settings = _two_feeds(server)
+    fetcher = Fetcher(FetchPolicy(user_agent="test", allow_private_networks=True))
+    run = FeedRun(settings, fetcher, logging.getLogger("test"))
+    state: dict[str, Any] = {}
+    seen: list[tuple[list[str], list[str]]] = []
+
+    def after_commit() -> None:
+        in_state = [p["context"]["feed_url"] for p in state["partitions"]]
+        seen.append((in_state, [r["feed_url"] for r in run.finished_health_unsent()]))
+
+    try:
+        assert len(list(run.outcomes(state, commit=True, after_commit=after_commit))) == 2
+    finally:
+        fetcher.close()
+    first = settings.feed_urls[0]
+    assert seen == [([first], [first])]  # the run's end writes the last STATE itself
 
 
 def _run_at(

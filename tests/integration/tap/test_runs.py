@@ -566,6 +566,41 @@ def test_unreadable_state_is_refused_before_anything_is_emitted(
     assert server.requests == []
 
 
+@pytest.mark.parametrize(
+    ("encoding", "named"),
+    [("utf-16", "UTF-16"), ("utf-16-be", "UTF-16"), ("latin-1", "not UTF-8")],
+    ids=["utf-16-le-bom", "utf-16-be-bom", "latin-1"],
+)
+def test_a_state_file_not_in_utf8_is_refused_with_its_code(
+    server: FeedServer, encoding: str, named: str
+) -> None:
+    """Windows PowerShell 5.1 saves `meltano state get ID > file` as UTF-16 with a BOM."""
+    server.put("/feed.xml", rss(ITEMS))
+    state = {"bookmarks": {"feed_items": {"partitions": []}}, "x": "é"}
+    text = json.dumps(state, ensure_ascii=False) + "\r\n"
+    data = text.encode(encoding)
+    if encoding == "utf-16-be":
+        data = b"\xfe\xff" + data
+    run = run_tap(config(server, "/feed.xml"), data)
+    assert run.returncode == 1
+    assert "Traceback" not in run.stderr
+    [line] = [line for line in run.stderr.splitlines() if "| ERROR" in line]
+    assert "| state_invalid: state: the state file is " in line
+    assert named in line
+    assert server.requests == []
+
+
+def test_a_state_file_with_a_utf8_bom_is_read(server: FeedServer) -> None:
+    server.put("/feed.xml", rss(ITEMS))
+    first = run_tap(config(server, "/feed.xml"))
+    assert first.returncode == 0, first.stderr
+    again = run_tap(
+        config(server, "/feed.xml"), b"\xef\xbb\xbf" + json.dumps(first.final_state).encode()
+    )
+    assert again.returncode == 0, again.stderr
+    assert again.health[0]["status"] == "not_modified"  # the state was read, not ignored
+
+
 PAGE = """<!doctype html><html><head><title>Blog</title>
 <link rel="alternate" type="application/rss+xml" href="/feed.xml">
 <link rel="alternate" type="application/atom+xml" href="/atom.xml">
