@@ -34,10 +34,13 @@ _NUMERIC_REF: Final = rb"#[0-9]{1,7};|#[xX][0-9A-Fa-f]{1,6};"
 # A numeric reference (of the lengths above) to a surrogate, U+D800 to U+DFFF (55296 to
 # 57343): no XML character, and libxml2's recovery writes it as bytes that are no UTF-8,
 # which lxml then refuses to read. It is made U+FFFD, as recovery makes any other
-# reference to no character (&#x110000;).
+# reference to no character (&#x110000;). So is one to U+0000: in an attribute value,
+# recovery ends the start tag there, and the element's end tag then closed its parent
+# (the root, in the end: every later item was dropped).
 _SURROGATE_REF_PATTERN: Final = (
     rb"#[xX]0{0,2}[dD][89a-fA-F][0-9a-fA-F]{2};"
     rb"|#0{0,2}(?:5529[6-9]|55[3-9][0-9]{2}|56[0-9]{3}|57[0-2][0-9]{2}|573[0-3][0-9]|5734[0-3]);"
+    rb"|#0{1,7};|#[xX]0{1,6};"
 )
 # A reference to a high surrogate directly followed by one to a low surrogate: the two
 # UTF-16 halves of one character (an emoji escaped by a UTF-16 escaper), read as it.

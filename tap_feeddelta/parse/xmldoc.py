@@ -10,8 +10,10 @@ Leniency: text or HTML before the XML (a server's warning) is skipped. A documen
 first parsed strictly. When that fails it is repaired (stray ``&`` and ``<`` escaped,
 HTML named entities made character references, control characters removed, raw HTML in
 text elements escaped, open HTML void tags closed) and parsed again in recovery mode — reported as
-``xml_recovered``. A document that breaks off keeps the items that were complete before
-the break.
+``xml_recovered``; when recovery meets an end tag of another name than the element open
+there, the end tags are balanced (``endtags``) and the data read again. A document that
+breaks off keeps the items that were complete before the break; one of which recovery
+read fewer items than it opens is reported as read in part, never silently.
 """
 
 from __future__ import annotations
@@ -23,6 +25,8 @@ from typing import Final
 from lxml import etree
 
 from tap_feeddelta.errors import Issue
+from tap_feeddelta.parse.endtags import with_end_tags_balanced
+from tap_feeddelta.parse.limits import MAX_ITEMS_READ
 from tap_feeddelta.parse.names import TagKey
 from tap_feeddelta.parse.repair import (
     is_rss,
@@ -51,6 +55,7 @@ _EXTRA_CONTENT_ERROR: Final = 5  # XML_ERR_DOCUMENT_END: the root was closed, te
 _END_TAG_AT_END: Final = re.compile(rb"</(?:[A-Za-z_][\w.-]*:)?(?P<name>[A-Za-z_][\w.-]*)\s*>?\Z")
 _XML_BASE: Final = "{http://www.w3.org/XML/1998/namespace}base"
 _LIMIT_ERRORS: Final = frozenset({114, 1})  # XML_ERR_RESOURCE_LIMIT, XML_ERR_INTERNAL_ERROR
+_TAG_NAME_MISMATCH: Final = 76  # XML_ERR_TAG_NAME_MISMATCH: recovery closed some element there
 
 
 class XmlUnreadable(Exception):  # noqa: N818 -- internal signal, mapped to ParseError
@@ -142,6 +147,8 @@ def cut_short(issues: list[Issue], first: str) -> str:
         return f"The document has more than {MAX_MARKUP_TAGS:,} tags before its first {first}."
     if _NESTED_AWAY in issues:
         return f"Recovery nested the first {first} inside a malformed element."
+    if _LEFT_OUT in issues:
+        return f"Recovery read the document only up to its first {first}."
     return f"The document breaks off before its first {first}."
 
 
@@ -181,7 +188,8 @@ def _recovered(data: bytes, issues: list[Issue]) -> tuple[etree._Element, bytes,
     The repairs read only the elements HTML is usually written in; when recovery still
     nested an item (or entry) inside another element (raw HTML left open in an element
     of some other name), the data is repaired once more reading every element, and read
-    again."""
+    again. When recovery met an end tag of another name than the element open there, the
+    end tags are balanced (``with_end_tags_balanced``) and the data read once more."""
     rss = is_rss(data)
     found = _repaired_and_read(data, rss, is_thorough=False)
     if found is None:
@@ -189,6 +197,10 @@ def _recovered(data: bytes, issues: list[Issue]) -> tuple[etree._Element, bytes,
     if _has_nested_item(found[0]):
         found = _repaired_and_read(data, rss, is_thorough=True) or found
     root, fixed, errors, had_markup, was_open = found
+    if _TAG_NAME_MISMATCH in errors and (balanced := with_end_tags_balanced(fixed)) is not fixed:
+        read = _read(balanced)
+        if read is not None:
+            (root, errors), fixed = read, balanced
     if had_markup:
         issues.append(Issue("xml_recovered", "Unescaped HTML in feed text was read."))
     if was_open:
@@ -201,16 +213,25 @@ def _repaired_and_read(
 ) -> tuple[etree._Element, bytes, set[int], bool, bool] | None:
     """The repaired data read by recovery: its root, the data, the error types, and
     whether raw HTML was escaped and a text element closed; ``None`` when no element."""
-    parser = _parser(recover=True)
     fixed, had_markup, was_open = with_raw_html_as_text(data, is_rss=rss, is_thorough=is_thorough)
     fixed = repaired(fixed)
+    read = _read(fixed)
+    if read is None:
+        return None
+    return read[0], fixed, read[1], had_markup, was_open
+
+
+def _read(fixed: bytes) -> tuple[etree._Element, set[int]] | None:
+    """The root recovery reads in repaired data and the types of the errors it met;
+    ``None`` when no element."""
+    parser = _parser(recover=True)
     try:
         root = etree.fromstring(fixed, parser)
     except etree.XMLSyntaxError:
         return None
     if root is None:
         return None
-    return root, fixed, {error.type for error in parser.error_log}, had_markup, was_open
+    return root, {error.type for error in parser.error_log}
 
 
 def _has_nested_item(root: etree._Element) -> bool:
@@ -262,16 +283,29 @@ def xml_document(data: bytes) -> XmlDocument:
     )
 
 
-_CLOSING: dict[str, re.Pattern[bytes]] = {}
+_TAGS_OF: dict[tuple[str, bool], re.Pattern[bytes]] = {}
 
 
 def complete_count(data: bytes, local_name: str) -> int:
     """How many elements named ``local_name`` (any prefix) are closed in ``data``."""
-    pattern = _CLOSING.get(local_name)
+    return _tag_count(data, local_name, is_end=True)
+
+
+def _tag_count(data: bytes, local_name: str, *, is_end: bool) -> int:
+    """How many end (or start) tags named ``local_name`` (any prefix) ``data`` holds
+    outside CDATA sections, comments and processing instructions."""
+    pattern = _TAGS_OF.get((local_name, is_end))
     if pattern is None:
-        pattern = re.compile(rb"</(?:[A-Za-z_][\w.-]*:)?" + local_name.encode() + rb"\s*>")
-        _CLOSING[local_name] = pattern
-    return sum(1 for _ in pattern.finditer(data))
+        name = rb"(?:[A-Za-z_][\w.-]*:)?" + local_name.encode()
+        tag = rb"/" + name + rb"\s*>" if is_end else name + rb"(?=[\s/>])"
+        # The "<" before the alternatives lets the search skip to each "<" at C speed.
+        pattern = re.compile(
+            rb"<(?:!\[CDATA\[.*?(?:\]\]>|\Z)|!--.*?(?:-->|\Z)|\?.*?(?:\?>|\Z)"
+            rb"|(?P<tag>" + tag + rb"))",
+            re.S,
+        )
+        _TAGS_OF[(local_name, is_end)] = pattern
+    return sum(1 for found in pattern.finditer(data) if found.lastgroup == "tag")
 
 
 def base_of(
@@ -314,6 +348,11 @@ _NESTED_AWAY: Final = Issue(
     "document_truncated",
     "Recovery nested the items after a malformed element inside it; they were not read.",
 )
+_LEFT_OUT: Final = Issue(
+    "document_truncated",
+    "Recovery read fewer items than the document holds; the last one read may be "
+    "incomplete and was left out with them.",
+)
 
 
 def kept_items(
@@ -325,18 +364,32 @@ def kept_items(
     issues: list[Issue],
 ) -> tuple[list[etree._Element], bool]:
     """The items read in full, and whether the document was read in part: it broke off,
-    a limit cut it, or recovery nested items (``key`` gives ``local_name``) inside an
-    element other than ``parents`` (a malformed element left open swallowed them). The
-    items before the one that holds them are kept, and the loss reported in ``issues``."""
+    a limit cut it, recovery nested items (``key`` gives ``local_name``) inside an
+    element other than ``parents`` (a malformed element left open swallowed them), or
+    fewer items were read than the data opens (recovery ended the root or their parent
+    early). The items before the one that holds them (before the last one read) are
+    kept, and the loss reported in ``issues``."""
     if doc.is_limited:
         return items[:-1], True
     if doc.is_truncated:
         return items[: complete_count(doc.data, local_name)], True
     if doc.is_recovered:
+        in_tree = unread = 0  # elements of that local name; items of those not read
         for element in doc.root.iter("{*}" + local_name):
-            if key[element.tag] == local_name and element.getparent() not in parents:
-                issues.append(_NESTED_AWAY)
-                return items[: _count_before(items, element, parents)], True
+            in_tree += 1
+            if key[element.tag] == local_name:
+                if element.getparent() not in parents:
+                    issues.append(_NESTED_AWAY)
+                    return items[: _count_before(items, element, parents)], True
+                unread += 1
+        unread -= len(items)
+        # Every start tag makes an element (a malformed one an empty element), and below
+        # the reading limit every item in place is read: anything less is a loss.
+        if (unread > 0 and len(items) < MAX_ITEMS_READ) or in_tree < _tag_count(
+            doc.data, local_name, is_end=False
+        ):
+            issues.append(_LEFT_OUT)
+            return items[:-1], True
     return items, False
 
 

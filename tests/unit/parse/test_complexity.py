@@ -20,7 +20,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from tap_feeddelta.models import ParsedFeed
-from tap_feeddelta.parse import fields, parse_feed, repair
+from tap_feeddelta.parse import endtags, fields, parse_feed, repair
 from tap_feeddelta.parse import text as parse_text
 from tap_feeddelta.parse.limits import MAX_PERSON_TEXT_CHARS
 
@@ -323,3 +323,42 @@ def test_a_description_is_told_plain_or_html_in_linear_work(
     with _deadline():
         feed = parse_feed((body + "</description></item></channel></rss>").encode(), None, URL)
     assert [item.title for item in feed.items] == ["a"]
+
+
+# 5. Stray end tags: balanced in one pass over the tags, and at most one more.
+
+
+@pytest.mark.parametrize(
+    "piece",
+    [b"<x>a</p>", b"<x>", b"</p>", b"<x><y></x>", b"<a b='1>", b'<i c="></i>', b"</ p>",
+     b"<a b c d", b"<item><title>t</p></title>"],
+    ids=["stray-in-open", "left-open", "stray", "closes-outer", "open-quote", "open-dquote",
+         "nameless", "attributes-without-end", "item"],
+)  # fmt: skip
+def test_end_tags_are_balanced_in_linear_work(
+    monkeypatch: pytest.MonkeyPatch, piece: bytes
+) -> None:
+    counting = _counting(monkeypatch, endtags, "_TOKEN")
+    work = []
+    for n in (500, 1000, 2000, 4000):
+        counting.calls = 0
+        body = b'<rss version="2.0"><channel>' + piece * n + b"</channel></rss>"
+        endtags.with_end_tags_balanced(body)
+        work.append(counting.calls)
+    assert _grows_linearly(work)
+    assert work[-1] <= 2 * (4000 * piece.count(b"<") + 4) + 2
+
+
+def test_many_stray_end_tags_among_many_names_are_read_whole() -> None:
+    # Each stray end tag asks where the end tags of the two elements open there stand:
+    # looked up in a table walked through once, never searched for.
+    items = b"".join(
+        b"<item><title>%d</title><x:a%d><b>t</p></b></x:a%d></p><link>http://e.com/%d</link>"
+        b"</item>" % (n, n % 97, n % 97, n)
+        for n in range(20_000)
+    )
+    body = b'<rss version="2.0"><channel><title>t</title>' + items + b"</channel></rss>"
+    with _deadline():
+        feed = parse_feed(body, None, URL)
+    assert len(feed.items) == 10_000  # the reading limit
+    assert feed.items[-1].url == "http://e.com/9999"

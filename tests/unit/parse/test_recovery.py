@@ -445,9 +445,10 @@ def test_raw_html_left_open_in_any_podcast_element_keeps_the_next_episodes(notes
 
 
 def test_items_recovery_nested_inside_another_item_are_never_lost_silently() -> None:
-    # An element of no known kind left open: recovery puts the next items inside the item.
+    # An element of no known kind left open, and its item with it: recovery puts the next
+    # items inside it. (Left open in an item that is closed, it ends with the item.)
     body = RSS_HEAD + FIRST_ITEM
-    body += b"<item><title>Two</title><x:note>unclosed</item>"
+    body += b"<item><title>Two</title><x:note>unclosed"
     body += b"<item><title>Three</title></item><item><title>Four</title></item></channel></rss>"
     feed = parse_feed(body, None, URL)
     assert feed.is_truncated
@@ -466,7 +467,7 @@ def test_items_recovery_nested_away_before_the_first_is_an_error() -> None:
 def test_atom_entries_recovery_nested_away_are_never_lost_silently() -> None:
     body = (
         ATOM_HEAD + b"<entry><id>urn:1</id><title>One</title></entry>\n"
-        b"<entry><id>urn:0</id><title>Zero</title><x:note>open</entry>\n" + ATOM_REST
+        b"<entry><id>urn:0</id><title>Zero</title><x:note>open\n" + ATOM_REST
     )
     feed = parse_feed(body, None, URL)
     assert feed.is_truncated
@@ -533,3 +534,137 @@ def test_a_control_character_in_a_cdata_section_is_removed_before_recovery() -> 
     assert feed.items[0].title == "fine"
     second = feed.items[1].title or ""
     assert second.startswith("Rust: lone surrogates like") and "\x01" not in second
+
+
+def _atom_entries(stray: bytes, where: str) -> bytes:
+    """Five entries; the first holds ``stray`` at ``where``."""
+    entries = []
+    for n in range(1, 6):
+        at = {"summary": b"", "title": b"", "between": b""}
+        if n == 1:
+            at[where] = stray
+        entries.append(
+            b"<entry><id>urn:e:%d</id><title type='text'>%stitle %d</title>"
+            b"<link href='http://example.com/%d'/><summary type='html'>%ssummary %d</summary>"
+            b"%s<updated>2025-01-0%dT00:00:00Z</updated></entry>"
+            % (n, at["title"], n, n, at["summary"], n, at["between"], n)
+        )
+    return ATOM_HEAD + b"".join(entries) + b"</feed>"
+
+
+def _rss_items(stray: bytes) -> bytes:
+    items = b"".join(
+        b"<item><guid>urn:i:%d</guid><title>title %d</title><link>http://example.com/%d</link>"
+        b"<description>d %d</description>%s<pubDate>Mon, 0%d Jan 2025 00:00:00 GMT</pubDate>"
+        b"</item>" % (n, n, n, n, stray if n == 1 else b"", n)
+        for n in range(1, 6)
+    )
+    return RSS_HEAD + items + b"</channel></rss>"
+
+
+def _rdf_items(stray: bytes) -> bytes:
+    lis = [b'<rdf:li rdf:resource="http://example.com/%d"/>' % n for n in range(1, 7)]
+    items = b"".join(
+        b'<item rdf:about="http://example.com/%d"><title>title %d</title>'
+        b"<link>http://example.com/%d</link></item>" % (n, n, n)
+        for n in range(1, 7)
+    )
+    return (
+        b'<rdf:RDF xmlns:rdf="http://www.w3.org/1999/02/22-rdf-syntax-ns#" '
+        b'xmlns="http://purl.org/rss/1.0/"><channel rdf:about="http://example.com/">'
+        b"<title>t</title><link>http://example.com/</link><items><rdf:Seq>"
+        + b"".join([*lis[:2], stray, *lis[2:]])
+        + b"</rdf:Seq></items></channel>"
+        + items
+        + b"</rdf:RDF>"
+    )
+
+
+_STRAY_END_TAGS = {
+    "atom-summary": _atom_entries(b"</p>", "summary"),
+    "atom-title": _atom_entries(b"</p>", "title"),
+    "atom-between": _atom_entries(b"</p>", "between"),
+    "atom-two-prefixed": _atom_entries(b"</x:div></span >", "between"),
+    "atom-nameless": _atom_entries(b"</ p></3>", "between"),
+    "rss-between": _rss_items(b"</p>"),
+    "rss-stray-item-end": _rss_items(b"</item>"),
+    "rss-1.0-seq": _rdf_items(b"</p>"),
+}
+
+
+@pytest.mark.parametrize("body", list(_STRAY_END_TAGS.values()), ids=list(_STRAY_END_TAGS))
+def test_a_stray_end_tag_hides_no_item(body: bytes) -> None:
+    # libxml2's recovery closed the enclosing element at the stray end tag, and each later
+    # end tag one more: the root ended inside the first item and no later item was read,
+    # with nothing but xml_recovered to say so.
+    feed = parse_feed(body, None, URL)
+    count = 6 if b"rdf:RDF" in body else 5
+    urls = [f"http://example.com/{n}" for n in range(1, count + 1)]
+    assert [item.url for item in feed.items] == urls
+    assert not feed.is_truncated
+    assert "xml_recovered" in _codes(feed)
+    assert "document_truncated" not in _codes(feed)
+    first = feed.items[0]
+    if count == 5 and b"</description></item>" not in body:  # keeps what follows the tag
+        assert first.title == "title 1"
+        assert first.updated_at or first.published_at
+    if b"<summary" in body:
+        assert first.summary == "summary 1"
+
+
+@pytest.mark.parametrize(
+    "first",
+    [
+        b"<item><guid>g</link><title>One</title><link>http://example.com/1</link></item>",
+        b"<item><title>One</title><pubDate>Mon, 01 Jan 2024 00:00:00 GMT</pubdate>"
+        b"<link>http://example.com/1</link></item>",
+        b"<item><title>One</title><link>http://example.com/1</link></ITEM>",
+        b"<item><title>One</title><x:note>left open<link>http://example.com/1</link></item>",
+    ],
+    ids=["misspelt-end", "end-in-other-case", "item-end-in-other-case", "left-open"],
+)
+def test_an_element_closed_by_a_wrong_end_tag_or_its_parent_keeps_the_next_items(
+    first: bytes,
+) -> None:
+    body = RSS_HEAD + first + b"<item><title>Two</title></item><item><title>Three</title></item>"
+    feed = parse_feed(body + b"</channel></rss>", None, URL)
+    assert [item.title for item in feed.items] == ["One", "Two", "Three"]
+    assert not feed.is_truncated
+    if b"left open" not in first:
+        assert feed.items[0].url == "http://example.com/1"
+
+
+def test_items_recovery_left_out_are_never_lost_silently() -> None:
+    # An attribute value whose quote is never closed: recovery reads the rest of the
+    # document as the value, and no item after it.
+    body = _rss_items(b"").replace(b"<link>http://example.com/2</link>", b"<x:a b='2>")
+    feed = parse_feed(body, None, URL)
+    assert feed.is_truncated
+    assert {"xml_recovered", "document_truncated"} <= _codes(feed)
+    assert [item.url for item in feed.items] == ["http://example.com/1"]
+
+
+@pytest.mark.parametrize(
+    "stray",
+    [b"</rss>", b"</channel>", b"</item></item>"],
+    ids=["root", "channel", "items"],
+)
+def test_a_stray_end_tag_of_an_element_open_further_out_hides_no_item(stray: bytes) -> None:
+    body = _rss_items(stray)
+    feed = parse_feed(body, None, URL)
+    assert [item.url for item in feed.items] == [f"http://example.com/{n}" for n in range(1, 6)]
+    assert not feed.is_truncated
+    if stray != b"</item></item>":
+        assert feed.items[0].published_at is not None
+
+
+def test_a_reference_to_nul_in_an_attribute_hides_no_item() -> None:
+    # Recovery ended the start tag at "&#0;"; the element's end tag then closed the item,
+    # the item's the channel, and the later items stood where no item is read.
+    first = b'<item><category domain="a&#0;">c</category><link>http://example.com/1</link></item>'
+    body = RSS_HEAD + first + b"<item><title>Two</title></item><item><title>Three</title></item>"
+    feed = parse_feed(body + b"</channel></rss>", None, URL)
+    assert [item.title for item in feed.items] == [None, "Two", "Three"]
+    assert feed.items[0].url == "http://example.com/1"
+    assert feed.items[0].tags == ("c",)
+    assert not feed.is_truncated

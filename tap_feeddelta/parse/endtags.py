@@ -1,0 +1,130 @@
+"""End tags that libxml2's recovery would misread, balanced before it reads them.
+
+Recovery takes every end tag for the end of the element open at that point, whatever its
+name: a stray ``</p>`` in an item closes the item, the item's own end tag then closes the
+channel, and the root ends early. Every item after it was dropped, and recovery reported
+no more than a mismatched name. Here each end tag is read against the elements open
+where it stands (the start tags that recovery opens too):
+
+- one that ends the element open there is kept;
+- one that ends an element further out, or no open element, is stray when the element
+  it would end (the one open there, for no open element) has an end tag of its own
+  later: one of its name before its parent's end tag and before the next start tag of
+  its name. A stray end tag is dropped; so is one of no open element where the root is
+  open, which never ends the root.
+- otherwise, one that ends an element further out closes the elements left open inside
+  that one first (their end tags are written before it, ``<x:note>text</item>``); one
+  that ends no open element is a misspelt end tag (``<guid>x</link>``, ``</pubdate>``)
+  that recovery rightly reads as the end of the element open there.
+- ``</`` with no name after it (``</ p>``, ``</3>``) is text: its ``<`` is escaped.
+
+One pass over the tags, and at most one more that finds where each name's tags stand
+(only when an end tag is met that ends no element open there): linear in the size of
+the data.
+CDATA sections, comments and processing instructions are skipped whole; a ``>`` in a
+quoted attribute value ends no tag.
+"""
+
+from __future__ import annotations
+
+import re
+from array import array
+from typing import Final
+
+_NAME: Final = rb"[A-Za-z_\x80-\xff][\w.:\x80-\xff-]*"
+# What recovery opens as an element: a start tag whose attributes are each a name with
+# a quoted value or with none, up to its ">" (a start tag it cannot read to its ">", or
+# an unquoted value, it ends where it stands). The "close" group says how it ends.
+# (The "<" stands before the alternatives: the search then skips to each "<" at C speed.)
+_TOKEN: Final = re.compile(
+    rb"<(?:!\[CDATA\[.*?(?:\]\]>|\Z)|!--.*?(?:-->|\Z)|\?.*?(?:\?>|\Z)"
+    rb"|/(?P<end>" + _NAME + rb")?(?P<end_close>\s*>)?"
+    rb"|(?P<start>" + _NAME + rb")"
+    rb"(?:\s+" + _NAME + rb"(?:\s*=\s*(?:\"[^\"]*\"|'[^']*'))?)*\s*(?P<close>/?>)?)",
+    re.S,
+)
+_NONE: Final = 1 << 62  # no tag of that name follows
+
+
+class _Tags:
+    """Where the start and end tags of each name stand, found in one pass on first need.
+    Asked in the order of the data, so that each name's positions are walked through
+    once."""
+
+    def __init__(self, data: bytes) -> None:
+        self._data = data
+        self._at: dict[tuple[bool, bytes], array[int]] | None = None
+        self._next: dict[tuple[bool, bytes], int] = {}
+
+    def next_of(self, name: bytes, after: int, *, is_end: bool) -> int:
+        """Where the first end (or start) tag named ``name`` after ``after`` starts."""
+        if self._at is None:
+            self._at = {}
+            for token in _TOKEN.finditer(self._data):
+                if (end := token.group("end")) is not None:
+                    self._at.setdefault((True, end), array("q")).append(token.start())
+                elif (start := token.group("start")) is not None:
+                    self._at.setdefault((False, start), array("q")).append(token.start())
+        key = (is_end, name)
+        positions = self._at.get(key)
+        if positions is None:
+            return _NONE
+        index = self._next.get(key, 0)
+        while index < len(positions) and positions[index] <= after:
+            index += 1
+        self._next[key] = index
+        return positions[index] if index < len(positions) else _NONE
+
+    def has_own_end(self, stack: list[bytes], depth: int, after: int) -> bool:
+        """Whether the element open at ``depth`` in ``stack`` has an end tag after
+        ``after``: one of its name before the end tag of its parent and before the next
+        start tag of its name (whose end that one would be)."""
+        name = stack[depth]
+        own_end = self.next_of(name, after, is_end=True)
+        return own_end < self.next_of(name, after, is_end=False) and (
+            depth == 0 or own_end < self.next_of(stack[depth - 1], after, is_end=True)
+        )
+
+
+def with_end_tags_balanced(data: bytes) -> bytes:
+    """The data with every end tag matched to an open element (see the module's text);
+    ``data`` itself when none needed to change."""
+    stack: list[bytes] = []
+    depths: dict[bytes, list[int]] = {}  # where in the stack each name is open
+    tags = _Tags(data)
+    parts: list[bytes] = []
+    done = 0
+    for token in _TOKEN.finditer(data):
+        start = token.group("start")
+        if start is not None:
+            if token.group("close") == b">":
+                depths.setdefault(start, []).append(len(stack))
+                stack.append(start)
+            continue
+        if data[token.start() + 1] != 0x2F:  # "/": a CDATA section, a comment, a PI
+            continue
+        name = token.group("end")
+        if name is None:  # "</" and no name: text
+            parts += data[done : token.start()], b"&#60;"
+            done = token.start() + 1
+            continue
+        at = depths.get(name)
+        depth = at[-1] if at else len(stack) - 1
+        if depth < 0:
+            continue  # after the root: recovery reads no more
+        is_stray = not at or depth < len(stack) - 1
+        if is_stray and ((not at and depth == 0) or tags.has_own_end(stack, depth, token.start())):
+            parts.append(data[done : token.start()])  # dropped
+            done = token.end()
+            continue
+        if at and depth < len(stack) - 1:  # the elements left open inside it end first
+            parts.append(data[done : token.start()])
+            parts += (b"</" + open_name + b">" for open_name in reversed(stack[depth + 1 :]))
+            done = token.start()
+        for open_name in stack[depth:]:
+            depths[open_name].pop()
+        del stack[depth:]
+    if not parts:
+        return data
+    parts.append(data[done:])
+    return b"".join(parts)
