@@ -97,8 +97,8 @@ CODES: Final[dict[str, CodeInfo]] = {
     "document_truncated": CodeInfo(
         "warning",
         False,
-        "The document breaks off, or recovery nested items inside a malformed element; the "
-        "items before the break are kept.",
+        "The document breaks off, or recovery nested items inside a malformed element or "
+        "read fewer items than the document opens; the items before the break are kept.",
     ),
     "too_many_items": CodeInfo("warning", False, "Items past the reading limit were dropped."),
     "limit_exceeded": CodeInfo(
