@@ -11,6 +11,8 @@ import re
 import signal
 import sys
 import threading
+import time
+from collections.abc import Callable
 from functools import cached_property
 from pathlib import Path
 from types import FrameType
@@ -349,9 +351,15 @@ class TapFeedDelta(Tap):
         if fetcher is not None:
             fetcher.abort()
         # A target that has stopped reading would keep the last writes (and the tap)
-        # waiting for ever: end without them after a grace period.
-        _exit_after(TERMINATION_GRACE_SECONDS, 128 + signum, self.logger)
+        # waiting for ever: end without them after a grace period. Until then, only what
+        # can reach the target whole is written (messages.py), a little before the end so
+        # that the log says what was left out.
         writer = self.message_writer
+        restore = writer.restore_output if isinstance(writer, FeedDeltaWriter) else None
+        _exit_after(TERMINATION_GRACE_SECONDS, 128 + signum, self.logger, restore)
+        if isinstance(writer, FeedDeltaWriter):
+            margin = min(1.0, TERMINATION_GRACE_SECONDS / 10)
+            writer.finish_by(time.monotonic() + TERMINATION_GRACE_SECONDS - margin, self.logger)
         if isinstance(writer, FeedDeltaWriter) and writer.is_writing:
             # Stopped inside a write (a slow target): writing now would put a whole
             # message after part of one. The main thread finishes that write first.
@@ -367,6 +375,8 @@ class TapFeedDelta(Tap):
             # before_state); ends with sys.exit(0).
             super()._handle_termination(signum, frame)
         finally:
+            if isinstance(self.message_writer, FeedDeltaWriter):
+                self.message_writer.restore_output()
             # An interrupted run is not a success: 128 + the signal, by convention.
             self.logger.info("Stopped by signal %d before the end of the run", signum)
             sys.exit(128 + signum)
@@ -400,7 +410,12 @@ def _unknown_variables(prefix: str, properties: dict[str, Any]) -> list[str]:
     return problems
 
 
-def _exit_after(seconds: float, code: int, logger: logging.Logger) -> None:
+def _exit_after(
+    seconds: float,
+    code: int,
+    logger: logging.Logger,
+    before_exit: Callable[[], None] | None = None,
+) -> None:
     """End the process with ``code`` in ``seconds``, whatever the main thread is doing
     (blocked on a write to a target that does not read: no signal would end it then)."""
 
@@ -410,6 +425,8 @@ def _exit_after(seconds: float, code: int, logger: logging.Logger) -> None:
             "not read holds up the output); the final STATE may be missing",
             seconds,
         )
+        if before_exit is not None:
+            before_exit()
         os._exit(code)
 
     timer = threading.Timer(seconds, give_up)

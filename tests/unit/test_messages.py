@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+import base64
 import io
 import json
+import os
 import sys
 from typing import Any
 
 import pytest
+import singer_sdk.contrib.msgspec
 from singer_sdk.contrib.msgspec import MsgSpecWriter
 from singer_sdk.singerlib import RecordMessage, StateMessage
 
@@ -59,6 +62,64 @@ def test_state_is_written_again_only_after_it_changed(
     assert len(values) == 2
     assert values[0]["bookmarks"]["feed_items"]["partitions"][0]["items"] == "AAAA"
     assert values[1]["bookmarks"]["feed_items"]["partitions"][0]["items"] == "BBBB"
+
+
+def test_the_same_state_is_written_again_after_records(
+    capsysbinary: pytest.CaptureFixture[bytes],
+) -> None:
+    writer = FeedDeltaWriter()
+    states = EncodedStateWriter(writer)
+    state = _state()
+    states.mark_written(state)  # the incoming state: the target has it
+    states.write_state(state)  # nothing
+    writer.write_message(RecordMessage(stream="feed_items", record={"n": 1}))
+    states.write_state(state)  # the same state, after a record: written
+    states.write_state(state)  # nothing
+    lines = capsysbinary.readouterr().out.splitlines()
+    assert [json.loads(line)["type"] for line in lines] == ["RECORD", "STATE"]
+    assert json.loads(lines[1])["value"] == state
+
+
+def _big_state(partitions: int, items_bytes: int) -> dict[str, Any]:
+    return {
+        "bookmarks": {
+            "feed_items": {
+                "partitions": [
+                    {
+                        "context": {"monitor_id": "m", "feed_url": f"https://a.example/{n}"},
+                        "items": base64.b64encode(os.urandom(items_bytes)).decode(),
+                    }
+                    for n in range(partitions)
+                ]
+            }
+        }
+    }
+
+
+def _largest_held(*objects: object) -> int:
+    """The size of the largest value the objects hold in their attributes."""
+    return max(sys.getsizeof(value) for obj in objects for value in vars(obj).values())
+
+
+def test_no_copy_of_a_written_state_is_kept(capsysbinary: pytest.CaptureFixture[bytes]) -> None:
+    """What tells the same state again is a digest: no encoded state of the state's size
+    stays in the writers, nor in msgspec's buffer shared by every message."""
+    writer = FeedDeltaWriter()
+    states = EncodedStateWriter(writer)
+    state = _big_state(200, 12_000)  # a STATE line of about 3.2 MB
+    small = 64 * 1024
+    states.mark_written(state)
+    assert _largest_held(writer, states) < small
+    assert sys.getsizeof(singer_sdk.contrib.msgspec._jsonl_msg_buffer) < small
+    state["bookmarks"]["feed_items"]["partitions"][0]["items"] = "AAAA"
+    states.write_state(state)
+    line = capsysbinary.readouterr().out
+    assert len(line) > 3_000_000
+    assert json.loads(line)["value"] == state
+    assert _largest_held(writer, states) < small
+    assert sys.getsizeof(singer_sdk.contrib.msgspec._jsonl_msg_buffer) < small
+    states.write_state(state)  # the same again: known by its digest
+    assert capsysbinary.readouterr().out == b""
 
 
 class _Stdout:
