@@ -162,7 +162,8 @@ async def check_feed(
 
     result = await _fetch(fetcher, task.feed_url, bookmark, task.feed_url, None)
     fetch_ms, redirects, received = result.fetch_ms, result.redirects, result.bytes_received
-    moved = _moved_issues(result)  # the configured URL's, not that of a feed a page links
+    # The configured URL's, not that of a feed a page links.
+    moved = _moved_issues(result, task.feed_url)
 
     parse_ms = 0
     discovered_from: str | None = None
@@ -295,7 +296,7 @@ async def check_feed(
         issues += (Issue("feed_discovered", f"the feed was found through a web page{how}"),)
     issues += moved
     if feed.new_feed_url:
-        where = display_url(feed.new_feed_url)
+        where = _shown_where(feed.new_feed_url, task.feed_url)
         issues += (Issue("feed_moved", f"the feed's itunes:new-feed-url names {where}"),)
     facts = HealthFacts(
         "ok",
@@ -529,13 +530,20 @@ def _is_stale(newest: str | None, now: datetime, stale_after_days: int) -> bool 
     return newest < utc_text(now - timedelta(days=stale_after_days))
 
 
-def _moved_issues(result: FetchResult) -> tuple[Issue, ...]:
-    """``feed_moved`` when the URL's first redirects were permanent: naming where they led
-    as scheme, host and path (a token the redirect handed out is not shown)."""
+def _moved_issues(result: FetchResult, configured: str) -> tuple[Issue, ...]:
+    """``feed_moved`` when the ``configured`` URL's first redirects were permanent: naming
+    where they led as scheme, host and path (a token the redirect handed out is not
+    shown)."""
     if result.moved_to is None:
         return ()
-    where = display_url(result.moved_to)
+    where = _shown_where(result.moved_to, configured)
     return (Issue("feed_moved", f"the URL redirects permanently (301/308) to {where}"),)
+
+
+def _shown_where(url: str, configured: str) -> str:
+    """Where a feed moved, as messages name it: as ``final_url`` shows it (without the
+    ``;jsessionid=…`` a redirect added to the path), as scheme, host and path."""
+    return display_url(shown_url(url, configured) or url)
 
 
 def _stale_issues(is_stale: bool | None) -> tuple[Issue, ...]:

@@ -315,6 +315,21 @@ def test_a_permanent_redirect_tells_where_the_feed_moved(server: FeedServer) -> 
     assert (row["status"], followed.items, _moved(row)) == ("not_modified", [], [])
 
 
+def test_a_permanent_redirect_names_the_new_url_as_final_url_shows_it(
+    server: FeedServer,
+) -> None:
+    """A 301 that hands out a session id in the path: feed_moved names the new URL without
+    it, as final_url does (a new one every visit, and a secret)."""
+    server.put("/feed.xml;jsessionid=SESSIONSECRET", rss(ITEMS))
+    server.put("/feed", b"", status=301, headers={"Location": "/feed.xml;jsessionid=SESSIONSECRET"})
+    run = run_tap(config(server, "/feed"))
+    [row] = run.health
+    assert (row["status"], row["final_url"]) == ("ok", server.url("/feed.xml"))
+    [message] = _moved(row)
+    assert message.endswith(server.url("/feed.xml"))
+    assert "SESSIONSECRET" not in json.dumps(run.messages)
+
+
 def test_itunes_new_feed_url_tells_where_the_show_moved(server: FeedServer) -> None:
     """Apple's way to move a podcast: the old feed, frozen, names the new one in
     itunes:new-feed-url (often with no redirect). The row of the run that reads it
