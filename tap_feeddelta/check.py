@@ -28,6 +28,7 @@ from tap_feeddelta.models import FetchResult, ParsedFeed
 from tap_feeddelta.records import FeedContext, HealthFacts, health_record, item_record
 from tap_feeddelta.shownurl import (
     advertised_url_hash,
+    as_fetched,
     echoes,
     final_url_hash,
     redirect_tokens,
@@ -295,7 +296,7 @@ async def check_feed(
         how = " (its http:// link was asked for over https)" if upgraded else ""
         issues += (Issue("feed_discovered", f"the feed was found through a web page{how}"),)
     issues += moved
-    if feed.new_feed_url:
+    if feed.new_feed_url and not _names_itself(feed.new_feed_url, task.feed_url, result):
         where = _shown_where(feed.new_feed_url, task.feed_url)
         issues += (Issue("feed_moved", f"the feed's itunes:new-feed-url names {where}"),)
     facts = HealthFacts(
@@ -538,6 +539,16 @@ def _moved_issues(result: FetchResult, configured: str) -> tuple[Issue, ...]:
         return ()
     where = _shown_where(result.moved_to, configured)
     return (Issue("feed_moved", f"the URL redirects permanently (301/308) to {where}"),)
+
+
+def _names_itself(new_feed_url: str, configured: str, result: FetchResult) -> bool:
+    """Whether an ``itunes:new-feed-url`` names a URL the feed was asked for by: the
+    ``configured`` one, one the redirects to the document went through (a vanity URL
+    that redirects temporarily to the host's feed) or the document's own. Compared as
+    the fetcher asks for them (a host in capitals is the same host)."""
+    named = as_fetched(new_feed_url)
+    asked = (configured, *result.redirected_from, result.final_url or configured)
+    return any(named == as_fetched(url) for url in asked)
 
 
 def _shown_where(url: str, configured: str) -> str:
