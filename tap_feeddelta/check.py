@@ -28,6 +28,7 @@ from tap_feeddelta.models import FetchResult, ParsedFeed
 from tap_feeddelta.records import FeedContext, HealthFacts, health_record, item_record
 from tap_feeddelta.shownurl import (
     advertised_url_hash,
+    as_fetched,
     echoes,
     final_url_hash,
     redirect_tokens,
@@ -162,7 +163,8 @@ async def check_feed(
 
     result = await _fetch(fetcher, task.feed_url, bookmark, task.feed_url, None)
     fetch_ms, redirects, received = result.fetch_ms, result.redirects, result.bytes_received
-    moved = _moved_issues(result)  # the configured URL's, not that of a feed a page links
+    # The configured URL's, not that of a feed a page links.
+    moved = _moved_issues(result, task.feed_url)
 
     parse_ms = 0
     discovered_from: str | None = None
@@ -294,8 +296,8 @@ async def check_feed(
         how = " (its http:// link was asked for over https)" if upgraded else ""
         issues += (Issue("feed_discovered", f"the feed was found through a web page{how}"),)
     issues += moved
-    if feed.new_feed_url:
-        where = display_url(feed.new_feed_url)
+    if feed.new_feed_url and not _names_itself(feed.new_feed_url, task.feed_url, result):
+        where = _shown_where(feed.new_feed_url, task.feed_url)
         issues += (Issue("feed_moved", f"the feed's itunes:new-feed-url names {where}"),)
     facts = HealthFacts(
         "ok",
@@ -529,13 +531,30 @@ def _is_stale(newest: str | None, now: datetime, stale_after_days: int) -> bool 
     return newest < utc_text(now - timedelta(days=stale_after_days))
 
 
-def _moved_issues(result: FetchResult) -> tuple[Issue, ...]:
-    """``feed_moved`` when the URL's first redirects were permanent: naming where they led
-    as scheme, host and path (a token the redirect handed out is not shown)."""
+def _moved_issues(result: FetchResult, configured: str) -> tuple[Issue, ...]:
+    """``feed_moved`` when the ``configured`` URL's first redirects were permanent: naming
+    where they led as scheme, host and path (a token the redirect handed out is not
+    shown)."""
     if result.moved_to is None:
         return ()
-    where = display_url(result.moved_to)
+    where = _shown_where(result.moved_to, configured)
     return (Issue("feed_moved", f"the URL redirects permanently (301/308) to {where}"),)
+
+
+def _names_itself(new_feed_url: str, configured: str, result: FetchResult) -> bool:
+    """Whether an ``itunes:new-feed-url`` names a URL the feed was asked for by: the
+    ``configured`` one, one the redirects to the document went through (a vanity URL
+    that redirects temporarily to the host's feed) or the document's own. Compared as
+    the fetcher asks for them (a host in capitals is the same host)."""
+    named = as_fetched(new_feed_url)
+    asked = (configured, *result.redirected_from, result.final_url or configured)
+    return any(named == as_fetched(url) for url in asked)
+
+
+def _shown_where(url: str, configured: str) -> str:
+    """Where a feed moved, as messages name it: as ``final_url`` shows it (without the
+    ``;jsessionid=…`` a redirect added to the path), as scheme, host and path."""
+    return display_url(shown_url(url, configured) or url)
 
 
 def _stale_issues(is_stale: bool | None) -> tuple[Issue, ...]:

@@ -116,6 +116,8 @@ class FetchResult:
     # Where the URL moved: the target of its first redirects while they are permanent
     # (301, 308), as final_url spells it; None when the first answer is no such redirect.
     moved_to: str | None = None
+    # The URLs that redirected on the way to final_url, in order: names the feed goes by.
+    redirected_from: tuple[str, ...] = ()
     bytes_received: int = 0  # decoded body bytes
     fetch_ms: int = 0
     retry_after_at: str | None = None  # from 429/503 Retry-After, capped at a day

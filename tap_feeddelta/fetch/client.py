@@ -364,6 +364,7 @@ class Fetcher:
                 if location is None:
                     raise FetchError("bad_response", f"A {status} redirect had no Location.")
                 next_target = redirect_target(target, location)
+                progress.redirected_from.append(target.url)
                 if status not in PERMANENT_REDIRECT_STATUSES:
                     progress.hops_all_permanent = False
                 elif progress.hops_all_permanent:

@@ -3,7 +3,7 @@ FetchResult is made of, success or not."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from tap_feeddelta.models import FetchResult, FetchStatus
@@ -20,6 +20,7 @@ class Progress:
     last_modified_sent: bool = False
     redirects: int = 0
     moved_to: str | None = None  # where the first hops led, while all were permanent
+    redirected_from: list[str] = field(default_factory=list)  # the URLs that redirected
     hops_all_permanent: bool = True
     retry_after_at: str | None = None
     doing: str = "starting"  # what the fetch is waiting for, should the deadline pass
@@ -38,6 +39,7 @@ class Progress:
             last_modified_sent=self.last_modified_sent,
             redirects=self.redirects,
             moved_to=self.moved_to,
+            redirected_from=tuple(self.redirected_from),
             retry_after_at=self.retry_after_at,
             fetch_ms=fetch_ms,
             **answer,

@@ -128,3 +128,43 @@ def with_end_tags_balanced(data: bytes) -> bytes:
         return data
     parts.append(data[done:])
     return b"".join(parts)
+
+
+def root_end(data: bytes) -> int:
+    """Where recovery's reading of the root element in ``data`` ends: after the end tag
+    that closes it, each end tag closing the element open there whatever its name, with
+    the start tags recovery opens (as ``with_end_tags_balanced`` reads them). When end
+    tags of the root's name follow there before another start tag of that name (the root
+    was closed early, and the rest of the document follows), after the last of them; the
+    length of the data when the root is never closed. What follows is no part of the
+    document (a copy of it, a cache's fragment): recovery reads nothing there."""
+    depth = 0
+    root = b""
+    tokens = _TOKEN.finditer(data)
+    closed_at = len(data)
+    for token in tokens:
+        if (start := token.group("start")) is not None:
+            close = token.group("close")
+            if depth == 0:
+                root = start
+            if close == b">":
+                depth += 1
+            elif close == b"/>" and depth == 0:
+                closed_at = token.end()  # an empty root
+                break
+        elif token.group("end") is not None and depth > 0:
+            depth -= 1
+            if depth == 0:
+                closed_at = token.end()
+                break
+    for token in tokens:  # after the root's end
+        if token.group("start") == root:
+            break
+        if token.group("end") == root:
+            closed_at = token.end()
+    return closed_at
+
+
+def element_count(data: bytes, start: int, end: int) -> int:
+    """How many start tags ``data[start:end]`` holds: the elements recovery makes of it."""
+    return sum(1 for token in _TOKEN.finditer(data, start, end) if token.group("start") is not None)

@@ -25,7 +25,11 @@ from typing import Final
 from lxml import etree
 
 from tap_feeddelta.errors import Issue
-from tap_feeddelta.parse.endtags import with_end_tags_balanced
+from tap_feeddelta.parse.endtags import (
+    element_count,
+    root_end,
+    with_end_tags_balanced,
+)
 from tap_feeddelta.parse.limits import MAX_ITEMS_READ
 from tap_feeddelta.parse.names import TagKey
 from tap_feeddelta.parse.repair import (
@@ -294,6 +298,13 @@ def complete_count(data: bytes, local_name: str) -> int:
 def _tag_count(data: bytes, local_name: str, *, is_end: bool) -> int:
     """How many end (or start) tags named ``local_name`` (any prefix) ``data`` holds
     outside CDATA sections, comments and processing instructions."""
+    pattern = _tags_of(local_name, is_end=is_end)
+    return sum(1 for found in pattern.finditer(data) if found.lastgroup == "tag")
+
+
+def _tags_of(local_name: str, *, is_end: bool) -> re.Pattern[bytes]:
+    """Finds the end (or start) tags named ``local_name`` (any prefix) in its "tag"
+    group, and skips CDATA sections, comments and processing instructions whole."""
     pattern = _TAGS_OF.get((local_name, is_end))
     if pattern is None:
         name = rb"(?:[A-Za-z_][\w.-]*:)?" + local_name.encode()
@@ -305,7 +316,7 @@ def _tag_count(data: bytes, local_name: str, *, is_end: bool) -> int:
             re.S,
         )
         _TAGS_OF[(local_name, is_end)] = pattern
-    return sum(1 for found in pattern.finditer(data) if found.lastgroup == "tag")
+    return pattern
 
 
 def base_of(
@@ -353,6 +364,11 @@ _LEFT_OUT: Final = Issue(
     "Recovery read fewer items than the document holds; the last one read may be "
     "incomplete and was left out with them.",
 )
+_NOT_READ: Final = Issue(
+    "document_truncated",
+    "Recovery read fewer items than the document holds; those after the last one read "
+    "were not read.",
+)
 
 
 def kept_items(
@@ -366,17 +382,19 @@ def kept_items(
     """The items read in full, and whether the document was read in part: it broke off,
     a limit cut it, recovery nested items (``key`` gives ``local_name``) inside an
     element other than ``parents`` (a malformed element left open swallowed them), or
-    fewer items were read than the data opens (recovery ended the root or their parent
-    early). The items before the one that holds them (before the last one read) are
-    kept, and the loss reported in ``issues``."""
+    fewer items were read than the data opens before the root's end (recovery ended the
+    root or their parent early). The items before the one that holds them (before the
+    last one read, unless that one is complete) are kept, and the loss reported in
+    ``issues``."""
     if doc.is_limited:
         return items[:-1], True
     if doc.is_truncated:
         return items[: complete_count(doc.data, local_name)], True
     if doc.is_recovered:
-        in_tree = unread = 0  # elements of that local name; items of those not read
+        in_tree: list[etree._Element] = []  # elements of that local name
+        unread = 0  # items of those not read
         for element in doc.root.iter("{*}" + local_name):
-            in_tree += 1
+            in_tree.append(element)
             if key[element.tag] == local_name:
                 if element.getparent() not in parents:
                     issues.append(_NESTED_AWAY)
@@ -384,13 +402,51 @@ def kept_items(
                 unread += 1
         unread -= len(items)
         # Every start tag makes an element (a malformed one an empty element), and below
-        # the reading limit every item in place is read: anything less is a loss.
-        if (unread > 0 and len(items) < MAX_ITEMS_READ) or in_tree < _tag_count(
-            doc.data, local_name, is_end=False
-        ):
-            issues.append(_LEFT_OUT)
-            return items[:-1], True
+        # the reading limit every item in place is read: anything less is a loss. Start
+        # tags after the root's end (a document output twice, a cache's fragment) are
+        # none: recovery reads nothing there.
+        is_lost = unread > 0 and len(items) < MAX_ITEMS_READ
+        opened = _tag_starts(doc.data, local_name, len(doc.data))
+        if is_lost or len(in_tree) < len(opened):
+            end = root_end(doc.data)
+            opened = _tag_starts(doc.data, local_name, end)
+            if is_lost or len(in_tree) < len(opened):
+                if items and _is_complete(doc.data, items[-1], in_tree, opened, end):
+                    issues.append(_NOT_READ)
+                    return items, True
+                issues.append(_LEFT_OUT)
+                return items[:-1], True
     return items, False
+
+
+def _tag_starts(data: bytes, local_name: str, end: int) -> list[int]:
+    """Where the start tags named ``local_name`` (any prefix) stand in ``data[:end]``."""
+    return [
+        found.start()
+        for found in _tags_of(local_name, is_end=False).finditer(data, 0, end)
+        if found.lastgroup == "tag"
+    ]
+
+
+def _is_complete(
+    data: bytes,
+    last: etree._Element,
+    in_tree: list[etree._Element],
+    opened: list[int],
+    end: int,
+) -> bool:
+    """Whether recovery read the item ``last`` whole: every element written from its start
+    tag to the next item's start tag (or the root's ``end``) is in it. (An end tag
+    recovery took for the item's, a stray one the balancing left in it, sent the rest of
+    its content to its parent or further out.) Its start tag is the one of its place among
+    ``in_tree`` in ``opened``: recovery made elements of the first start tags, and those it
+    made none of follow (it ended the root or left an attribute value open before them);
+    were it otherwise, the elements written would not be the ones in it."""
+    index = next(at for at, element in enumerate(in_tree) if element is last)
+    if index >= len(opened):
+        return False
+    limit = opened[index + 1] if index + 1 < len(opened) else end
+    return element_count(data, opened[index], limit) == sum(1 for _ in last.iter(etree.Element))
 
 
 def _count_before(

@@ -315,6 +315,21 @@ def test_a_permanent_redirect_tells_where_the_feed_moved(server: FeedServer) -> 
     assert (row["status"], followed.items, _moved(row)) == ("not_modified", [], [])
 
 
+def test_a_permanent_redirect_names_the_new_url_as_final_url_shows_it(
+    server: FeedServer,
+) -> None:
+    """A 301 that hands out a session id in the path: feed_moved names the new URL without
+    it, as final_url does (a new one every visit, and a secret)."""
+    server.put("/feed.xml;jsessionid=SESSIONSECRET", rss(ITEMS))
+    server.put("/feed", b"", status=301, headers={"Location": "/feed.xml;jsessionid=SESSIONSECRET"})
+    run = run_tap(config(server, "/feed"))
+    [row] = run.health
+    assert (row["status"], row["final_url"]) == ("ok", server.url("/feed.xml"))
+    [message] = _moved(row)
+    assert message.endswith(server.url("/feed.xml"))
+    assert "SESSIONSECRET" not in json.dumps(run.messages)
+
+
 def test_itunes_new_feed_url_tells_where_the_show_moved(server: FeedServer) -> None:
     """Apple's way to move a podcast: the old feed, frozen, names the new one in
     itunes:new-feed-url (often with no redirect). The row of the run that reads it
@@ -341,3 +356,33 @@ def test_itunes_new_feed_url_tells_where_the_show_moved(server: FeedServer) -> N
     assert "s3cret" not in json.dumps(row)
     again = run_tap(cfg, run.final_state)
     assert again.health[0]["status"] == "not_modified"
+
+
+def test_itunes_new_feed_url_naming_the_configured_url_behind_a_redirect_is_no_move(
+    server: FeedServer,
+) -> None:
+    """A vanity URL that redirects temporarily (302) to the host's feed, which names the
+    vanity URL (or a URL of the redirect chain) in itunes:new-feed-url: the show asks
+    apps to use the URL they already use. No move, whatever the host's case or scheme's."""
+    vanity, tracker = server.url("/podcast"), server.url("/tracker")
+
+    def naming(url: str) -> str:
+        return (
+            rss(ITEMS, title="Show")
+            .replace(
+                "<title>Show</title>",
+                f"<title>Show</title><itunes:new-feed-url>{url}</itunes:new-feed-url>",
+            )
+            .replace("<rss ", '<rss xmlns:itunes="http://www.itunes.com/dtds/podcast-1.0.dtd" ')
+        )
+
+    server.put("/podcast", b"", status=302, headers={"Location": "/tracker"})
+    server.put("/tracker", b"", status=302, headers={"Location": "/host/show/rss"})
+    for named in (vanity, vanity.replace("http://", "HTTP://"), tracker):
+        server.put("/host/show/rss", naming(named))
+        [row] = run_tap(config(server, "/podcast")).health
+        assert (row["status"], _moved(row)) == ("ok", [])
+    server.put("/host/show/rss", naming(server.url("/elsewhere")))
+    [row] = run_tap(config(server, "/podcast")).health
+    [message] = _moved(row)
+    assert message.endswith(server.url("/elsewhere"))

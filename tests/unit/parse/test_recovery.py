@@ -668,3 +668,73 @@ def test_a_reference_to_nul_in_an_attribute_hides_no_item() -> None:
     assert feed.items[0].url == "http://example.com/1"
     assert feed.items[0].tags == ("c",)
     assert not feed.is_truncated
+
+
+_THREE_ITEMS = b"".join(
+    b"<item><title>title %d</title><link>http://example.com/%d</link></item>" % (n, n)
+    for n in range(1, 4)
+)
+_ATOM_DOCUMENT = (
+    b'<?xml version="1.0"?><feed xmlns="http://www.w3.org/2005/Atom"><title>T</title>'
+    b"<id>urn:f</id><updated>2025-01-01T00:00:00Z</updated>"
+    + b"".join(
+        b"<entry><id>urn:e:%d</id><title>title %d</title>"
+        b"<updated>2025-01-0%dT00:00:00Z</updated></entry>" % (n, n, n)
+        for n in range(1, 4)
+    )
+    + b"</feed>"
+)
+_RSS_DOCUMENT = RSS_HEAD + _THREE_ITEMS + b"</channel></rss>"
+_AFTER_THE_ROOT = {
+    "document-twice": _RSS_DOCUMENT + b"\n" + _RSS_DOCUMENT,
+    "fragment": _RSS_DOCUMENT + b"<!-- cache --><item>",
+    "atom-fragment": _ATOM_DOCUMENT + b"<entry><title>x</title>",
+}
+
+
+@pytest.mark.parametrize("body", list(_AFTER_THE_ROOT.values()), ids=list(_AFTER_THE_ROOT))
+def test_items_after_the_root_cost_no_item(body: bytes) -> None:
+    # Start tags after the root's end (a document output twice, a cache's fragment) are
+    # no items recovery failed to read: the last item read was left out as incomplete.
+    feed = parse_feed(body, None, URL)
+    assert [item.title for item in feed.items] == ["title 1", "title 2", "title 3"]
+    assert not feed.is_truncated
+    assert "document_truncated" not in _codes(feed)
+
+
+@pytest.mark.parametrize("read", [1, 3])
+def test_an_early_channel_end_keeps_every_complete_item(read: int) -> None:
+    items = [
+        b"<item><title>title %d</title><link>http://example.com/%d</link></item>" % (n, n)
+        for n in range(1, read + 3)
+    ]
+    body = RSS_HEAD + b"".join(items[:read]) + b"</channel>" + b"".join(items[read:])
+    feed = parse_feed(body + b"</channel></rss>", None, URL)
+    assert [item.title for item in feed.items] == [f"title {n}" for n in range(1, read + 1)]
+    assert feed.is_truncated
+    assert "document_truncated" in _codes(feed)
+
+
+def test_an_item_recovery_ended_early_is_left_out_with_the_items_after_it() -> None:
+    # Stray end tags the balancing leaves: recovery closed the third item inside its
+    # title, its link and date went to the channel, and its own end tag closed the channel.
+    body = _rss_items(b"").replace(b"title 3</title>", b"title 3</item></title>")
+    body = body.replace(b"d 4</description>", b"d 4</rss></description>")
+    feed = parse_feed(body, None, URL)
+    assert [item.title for item in feed.items] == ["title 1", "title 2"]
+    assert feed.is_truncated
+    assert "document_truncated" in _codes(feed)
+
+
+def test_a_root_closed_early_is_no_end_of_the_document() -> None:
+    # The rest of the document follows the root's end tag, up to one more: its items are
+    # lost to recovery (it reads nothing after the root), and that is said.
+    items = [
+        b"<item><title>title %d</title><link>http://example.com/%d</link></item>" % (n, n)
+        for n in range(1, 4)
+    ]
+    body = RSS_HEAD + items[0] + b"</channel></rss>" + items[1] + items[2]
+    feed = parse_feed(body + b"</channel></rss>", None, URL)
+    assert [item.title for item in feed.items] == ["title 1"]
+    assert feed.is_truncated
+    assert "document_truncated" in _codes(feed)
