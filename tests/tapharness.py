@@ -6,7 +6,10 @@ import json
 import subprocess
 import sys
 import tempfile
+import threading
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -117,3 +120,32 @@ def _run_watching_memory(
     stdout = out_path.read_text(encoding="utf-8")
     stderr = err_path.read_text(encoding="utf-8", errors="replace")
     return proc.returncode, stdout, stderr, peak_kb
+
+
+@contextmanager
+def started_tap(
+    config: dict[str, Any], state: dict[str, Any], folder: Path
+) -> Iterator[subprocess.Popen[str]]:
+    """The tap started on ``config`` and ``state`` (written to ``folder``), its stdout a
+    pipe of text lines, for a test that reads part of it and signals the process. Killed
+    after 60 s whatever the test does, and waited for at the end."""
+    config_path, state_path = folder / "c.json", folder / "s.json"
+    config_path.write_text(json.dumps(config))
+    state_path.write_text(json.dumps(state))
+    proc = subprocess.Popen(
+        [*TAP, "--config", str(config_path), "--state", str(state_path)],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+        text=True,
+    )
+    assert proc.stdout is not None
+    watchdog = threading.Timer(60, proc.kill)  # bounded, whatever the tap does
+    watchdog.start()
+    try:
+        yield proc
+    finally:
+        watchdog.cancel()
+        if proc.poll() is None:
+            proc.kill()
+        proc.wait(timeout=60)
+        proc.stdout.close()

@@ -7,7 +7,6 @@ import json
 import signal
 import subprocess
 import tempfile
-import threading
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -16,7 +15,7 @@ from typing import Any
 import pytest
 
 from tests.feedserver import FeedServer, rss
-from tests.tapharness import TAP, run_tap
+from tests.tapharness import TAP, run_tap, started_tap
 
 FEEDS = 6
 
@@ -61,37 +60,19 @@ def _run_and_kill(
 ) -> tuple[list[dict[str, Any]], int]:
     """Start the tap, read ``after_lines`` messages, send ``sig``; return what was read
     and the exit code."""
-    with tempfile.TemporaryDirectory() as tmp:
-        config_path, state_path = Path(tmp) / "c.json", Path(tmp) / "s.json"
-        config_path.write_text(json.dumps(config))
-        state_path.write_text(json.dumps(state))
-        proc = subprocess.Popen(
-            [*TAP, "--config", str(config_path), "--state", str(state_path)],
-            stdout=subprocess.PIPE,
-            stderr=subprocess.DEVNULL,
-            text=True,
-        )
+    messages: list[dict[str, Any]] = []
+    with tempfile.TemporaryDirectory() as tmp, started_tap(config, state, Path(tmp)) as proc:
         assert proc.stdout is not None
-        messages: list[dict[str, Any]] = []
-        watchdog = threading.Timer(60, proc.kill)  # bounded, whatever the tap does
-        watchdog.start()
-        try:
-            while len(messages) < after_lines:
-                line = proc.stdout.readline()
-                if not line:
-                    break
-                messages.append(json.loads(line))
-            proc.send_signal(sig)
-            if sig != signal.SIGKILL:
-                # what the process writes while it shuts down still reaches the target
-                # (read through the same buffered reader: communicate() would skip its buffer)
-                messages += [json.loads(line) for line in proc.stdout if line.strip()]
-        finally:
-            watchdog.cancel()
-            if proc.poll() is None:
-                proc.kill()
-            proc.wait(timeout=60)
-            proc.stdout.close()
+        while len(messages) < after_lines:
+            line = proc.stdout.readline()
+            if not line:
+                break
+            messages.append(json.loads(line))
+        proc.send_signal(sig)
+        if sig != signal.SIGKILL:
+            # what the process writes while it shuts down still reaches the target
+            # (read through the same buffered reader: communicate() would skip its buffer)
+            messages += [json.loads(line) for line in proc.stdout if line.strip()]
     return messages, proc.returncode
 
 

@@ -7,8 +7,6 @@ from __future__ import annotations
 
 import json
 import signal
-import subprocess
-import threading
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -16,7 +14,7 @@ from typing import Any
 import pytest
 
 from tests.feedserver import FeedServer, rss
-from tests.tapharness import TAP, run_tap
+from tests.tapharness import run_tap, started_tap
 
 FEEDS = 8
 SLOW = {2, 5}  # these answer after a pause longer than the interval
@@ -107,31 +105,14 @@ def _run_until_first_state_then_kill(
     config: dict[str, Any], state: dict[str, Any], tmp: Path
 ) -> list[dict[str, Any]]:
     """The tap's messages up to its first STATE, after which it is killed (SIGKILL)."""
-    config_path, state_path = tmp / "c.json", tmp / "s.json"
-    config_path.write_text(json.dumps(config))
-    state_path.write_text(json.dumps(state))
-    proc = subprocess.Popen(
-        [*TAP, "--config", str(config_path), "--state", str(state_path)],
-        stdout=subprocess.PIPE,
-        stderr=subprocess.DEVNULL,
-        text=True,
-    )
-    assert proc.stdout is not None
     messages: list[dict[str, Any]] = []
-    watchdog = threading.Timer(60, proc.kill)  # bounded, whatever the tap does
-    watchdog.start()
-    try:
+    with started_tap(config, state, tmp) as proc:
+        assert proc.stdout is not None
         while line := proc.stdout.readline():
             messages.append(json.loads(line))
             if messages[-1]["type"] == "STATE":
                 proc.send_signal(signal.SIGKILL)
                 break
-    finally:
-        watchdog.cancel()
-        if proc.poll() is None:
-            proc.kill()
-        proc.wait(timeout=60)
-        proc.stdout.close()
     return messages
 
 
