@@ -193,13 +193,17 @@ def _as_shared(entry: _Identified, item_id: str) -> _Identified:
     )
 
 
-def _earlier_ids(entry: _Identified) -> list[str]:
+def _earlier_ids(entry: _Identified, ignored: tuple[str, ...] = ()) -> list[str]:
     """The ids the item may have had before: its own, title and content ids (it shared
-    its id then, or no longer does); for an item identified by its enclosure, the hash of
+    its id then, or no longer does), the content id without the digests of its cut texts
+    (before they were hashed); for an item identified by its enclosure, the hash of
     its text (before enclosures identified items), its URL with tracking prefixes (before
     they were dropped) and its signed URL (before signatures were dropped)."""
     primary = _primary_id(entry)
     ids = [primary, title_id(entry.item, primary), content_id(primary, entry.fingerprint)]
+    if entry.item.cut_digests:
+        uncut = fingerprint_bytes(entry.item._replace(cut_digests=()), ignored=ignored)
+        ids.append(content_id(primary, uncut))
     if entry.id_source == "enclosure":
         ids.append(derived_id(text_parts(entry.item)))
         signed = entry.item.enclosures[0].url
@@ -221,7 +225,7 @@ def _carry_over_renamed(
         if remembered.get(entry.key_hash) == entry.content_hash:
             continue
         earlier_hashes: list[int] | None = None
-        for item_id in _earlier_ids(entry):
+        for item_id in _earlier_ids(entry, ignored):
             key = key_hash(item_id)
             old = remembered.get(key)
             if old is None:

@@ -3,7 +3,8 @@
 Identity: the feed's own id; else its URL; else its first enclosure's URL (a podcast
 episode without guid or link); else a hash of its title, date and summary (``derived``).
 Fingerprint: a hash over what a user sees of the item (FINGERPRINT_FIELDS), the text as
-a reader reads it; the fields ignored_changes lists are left out. Enclosure URLs are
+a reader reads it, with a digest of the whole text of a text field cut to its cap (so an
+edit past the cap counts); the fields ignored_changes lists are left out. Enclosure URLs are
 compared, and identify items, without their signature and expiry parameters
 (signed_urls) and without the tracking prefixes podcast hosts add and drop
 (tracking_prefixes). The hashes earlier versions computed are here too, so a state they
@@ -35,6 +36,8 @@ _FIELD_INDEX: Final = {name: index for index, name in enumerate(FINGERPRINT_FIEL
 _IGNORED: Final = "\x1a"
 SEP: Final = "\x1f"
 _NONE: Final = "\x00"
+# Between a cut text and the digest of its whole text (ParsedItem.cut_digests).
+_CUT: Final = "\x1d"
 # Characters that change no reading of a text: soft hyphen, zero-width space, direction
 # marks and embeddings, word joiner, BOM. (Zero-width joiner and non-joiner are kept:
 # they change how emoji and some scripts render.)
@@ -119,7 +122,10 @@ def fingerprint_bytes(
             [f"{comparable(e.url)}|{e.type or ''}|{e.length_bytes or ''}" for e in item.enclosures]
         ),
     ]
-    if ignored:
+    if item.cut_digests:  # the text as read goes on past the cap: the edits there count
+        for name, digest in item.cut_digests:
+            parts[_FIELD_INDEX[name]] += _CUT + digest
+    if ignored:  # after the digests: an ignored field is ignored whole
         for name in ignored:
             parts[_FIELD_INDEX[name]] = _IGNORED
     material = "\x1e".join(parts)
@@ -146,9 +152,14 @@ def earlier_content_hashes(item: ParsedItem, ignored: tuple[str, ...] = ()) -> l
     hash. Earlier versions: the hash with tracking prefixes kept (before they were
     dropped), of the text as given too (before it was hashed as read), also with enclosure
     URLs as given (before signatures were dropped), and with tags in document order too
-    (before tags were sorted). Only for items that look changed or renamed, so it costs
-    nothing on unchanged ones."""
+    (before tags were sorted); for an item with a text cut to its cap, all of those
+    without the digests of the cut texts (before they were hashed). Only for items that
+    look changed or renamed, so it costs nothing on unchanged ones."""
     hashes = [short_hash(full) for full in hashes_under_other_lists(item, ignored)]
+    if item.cut_digests:
+        uncut = item._replace(cut_digests=())
+        hashes.append(short_hash(fingerprint_bytes(uncut, ignored=ignored)))
+        return hashes + earlier_content_hashes(uncut, ignored)
     prefixed = any(
         without_tracking_prefixes(enclosure.url) is not enclosure.url
         for enclosure in item.enclosures
