@@ -2,6 +2,8 @@
 
 Identity: the feed's own id; else its URL; else its first enclosure's URL (a podcast
 episode without guid or link); else a hash of its title, date and summary (``derived``).
+A field ignored_changes lists identifies no item either: it is left out of that hash, and
+ignored enclosures identify none.
 Fingerprint: a hash over what a user sees of the item (FINGERPRINT_FIELDS), the text as
 a reader reads it, with a digest of the whole text of a text field cut to its cap (so an
 edit past the cap counts); the fields ignored_changes lists are left out. Enclosure URLs are
@@ -44,17 +46,22 @@ _CUT: Final = "\x1d"
 _INVISIBLE: Final = re.compile("[\u00ad\u200b\u200e\u200f\u202a-\u202e\u2060\u2066-\u2069\ufeff]")
 
 
-def item_identity(item: ParsedItem) -> tuple[str, IdSourceOut, tuple[Issue, ...]]:
-    """The item's id, where it came from, and an issue when it had to be derived."""
+def item_identity(
+    item: ParsedItem, ignored: Collection[str] = ()
+) -> tuple[str, IdSourceOut, tuple[Issue, ...]]:
+    """The item's id, where it came from, and an issue when it had to be derived; the
+    fields named in ``ignored`` (ignored_changes) take no part in it."""
     if item.native_id and item.native_id_source:
         return item.native_id, item.native_id_source, ()
     if item.url:
         return item.url, "url", ()
-    if item.enclosures:  # what podcast apps use for an episode without guid or link
+    # What podcast apps use for an episode without guid or link; not when the feed
+    # changes it on every fetch (dynamic ad insertion), as ignoring it says.
+    if item.enclosures and "enclosures" not in ignored:
         issue = Issue("derived_id", "the item has no id or link; its id is its enclosure's URL")
         return comparable_enclosure_url(item.enclosures[0].url), "enclosure", (issue,)
     issue = Issue("derived_id", "the item has no id or link; its id is a hash of its content")
-    return derived_id(text_parts(item)), "derived", (issue,)
+    return derived_id(text_parts(item, ignored)), "derived", (issue,)
 
 
 def comparable_enclosure_url(url: str) -> str:
@@ -63,9 +70,19 @@ def comparable_enclosure_url(url: str) -> str:
     return unsigned_url(without_tracking_prefixes(url))
 
 
-def text_parts(item: ParsedItem) -> list[str]:
-    date = item.published_at or item.updated_at
-    return [item.title or _NONE, date or _NONE, item.summary or _NONE]
+def text_parts(item: ParsedItem, ignored: Collection[str] = ()) -> list[str]:
+    """What a derived id is a hash of: the title, date and summary, each but when ignored."""
+    if not ignored:
+        date = item.published_at or item.updated_at
+        return [item.title or _NONE, date or _NONE, item.summary or _NONE]
+    date = (item.published_at if "published_at" not in ignored else None) or (
+        item.updated_at if "updated_at" not in ignored else None
+    )
+    return [
+        _IGNORED if "title" in ignored else item.title or _NONE,
+        date or _NONE,
+        _IGNORED if "summary" in ignored else item.summary or _NONE,
+    ]
 
 
 def derived_id(parts: list[str]) -> str:
@@ -73,10 +90,13 @@ def derived_id(parts: list[str]) -> str:
     return f"derived:{digest}"
 
 
-def title_id(item: ParsedItem, shared_id: str) -> str:
+def title_id(item: ParsedItem, shared_id: str, ignored: Collection[str] = ()) -> str:
     """The id of an item that shares ``shared_id`` with other items of its document: from
-    it, the title and the publication date (not the update date, which an edit moves)."""
-    return derived_id([shared_id, item.title or _NONE, item.published_at or _NONE])
+    it, the title and the publication date (not the update date, which an edit moves),
+    each but when ignored."""
+    title = _IGNORED if "title" in ignored else item.title or _NONE
+    published = _IGNORED if "published_at" in ignored else item.published_at or _NONE
+    return derived_id([shared_id, title, published])
 
 
 def content_id(shared_id: str, fingerprint: bytes) -> str:
