@@ -197,8 +197,8 @@ def _earlier_ids(entry: _Identified, ignored: tuple[str, ...] = ()) -> list[str]
     (before they were hashed); with fields ignored, those ids with the fields in (before
     the setting was on, or before it applied to ids); for an item identified by its
     enclosure, the hash of its text (before enclosures identified items), its URL with
-    tracking prefixes (before they were dropped) and its signed URL (before signatures
-    were dropped)."""
+    tracking prefixes and an http scheme (before they were dropped or read as https) and
+    its signed URL (before signatures were dropped)."""
     item = entry.item
     primary = item_identity(item, ignored)[0]
     ids = [primary, title_id(item, primary, ignored), content_id(primary, entry.fingerprint)]

@@ -6,11 +6,12 @@ A field ignored_changes lists identifies no item either: it is left out of that 
 ignored enclosures identify none.
 Fingerprint: a hash over what a user sees of the item (FINGERPRINT_FIELDS), the text as
 a reader reads it, with a digest of the whole text of a text field cut to its cap (so an
-edit past the cap counts); the fields ignored_changes lists are left out. Enclosure URLs are
-compared, and identify items, without their signature and expiry parameters
-(signed_urls) and without the tracking prefixes podcast hosts add and drop
-(tracking_prefixes). The hashes earlier versions computed are here too, so a state they
-wrote is read as they wrote it. Pure: no clock, no I/O, no state.
+edit past the cap counts); the fields ignored_changes lists are left out. Enclosure URLs
+are compared, and identify items, without their signature and expiry parameters
+(signed_urls), without the tracking prefixes podcast hosts add and drop
+(tracking_prefixes), and with http:// read as https:// (caches that disagree on it). The
+hashes earlier versions computed are here too, so a state they wrote is read as they
+wrote it. Pure: no clock, no I/O, no state.
 """
 
 from __future__ import annotations
@@ -65,9 +66,12 @@ def item_identity(
 
 
 def comparable_enclosure_url(url: str) -> str:
-    """An enclosure URL as change detection sees it: without signature or expiry and
-    without tracking prefixes; the same object when it has none."""
-    return unsigned_url(without_tracking_prefixes(url))
+    """An enclosure URL as change detection sees it: without signature or expiry,
+    without tracking prefixes, and https (a proxy whose caches disagree on the scheme
+    gives http:// on one fetch and https:// on the next); the same object when an https
+    URL has neither."""
+    url = unsigned_url(without_tracking_prefixes(url))
+    return f"https://{url[7:]}" if url.startswith("http://") else url
 
 
 def text_parts(item: ParsedItem, ignored: Collection[str] = ()) -> list[str]:
@@ -119,10 +123,11 @@ def fingerprint_bytes(
     # Tags are a set: a feed that lists them in another order on every request (built
     # from a hash set, say) would otherwise give an update on every run.
     tags = item.tags if tags_in_document_order or len(item.tags) < 2 else sorted(item.tags)
-    # A signature re-issued on every fetch, or a tracking prefix added or dropped, is no
-    # edit. An enclosure URL without either goes in as it is, so the hash of an ordinary
-    # item is the one earlier versions remembered. (Signatures were dropped before
-    # prefixes, so keeping them keeps the prefixes too.)
+    # A signature re-issued on every fetch, a tracking prefix added or dropped, or the
+    # scheme flipping between http and https is no edit. An https enclosure URL without
+    # signature or prefix goes in as it is, so the hash of an ordinary item is the one
+    # earlier versions remembered. (Signatures were dropped before prefixes, and those
+    # before schemes were compared, so keeping them keeps the prefixes and the scheme.)
     if keep_signatures:
         comparable = _as_given
     elif keep_tracking_prefixes:
@@ -169,19 +174,20 @@ def _as_given(url: str) -> str:
 def earlier_content_hashes(item: ParsedItem, ignored: tuple[str, ...] = ()) -> list[int]:
     """What runs with another ignored_changes (see hashes_under_other_lists) and earlier
     versions of the tap remembered of this content, where it differs from this run's
-    hash. Earlier versions: the hash with tracking prefixes kept (before they were
-    dropped), of the text as given too (before it was hashed as read), also with enclosure
-    URLs as given (before signatures were dropped), and with tags in document order too
-    (before tags were sorted); for an item with a text cut to its cap, all of those
-    without the digests of the cut texts (before they were hashed). Only for items that
-    look changed or renamed, so it costs nothing on unchanged ones."""
+    hash. Earlier versions: the hash with tracking prefixes and the http scheme kept
+    (before they were dropped or read as https), of the text as given too (before it was
+    hashed as read), also with enclosure URLs as given (before signatures were dropped),
+    and with tags in document order too (before tags were sorted); for an item with a
+    text cut to its cap, all of those without the digests of the cut texts (before they
+    were hashed). Only for items that look changed or renamed, so it costs nothing on
+    unchanged ones."""
     hashes = [short_hash(full) for full in hashes_under_other_lists(item, ignored)]
     if item.cut_digests:
         uncut = item._replace(cut_digests=())
         hashes.append(short_hash(fingerprint_bytes(uncut, ignored=ignored)))
         return hashes + earlier_content_hashes(uncut, ignored)
     prefixed = any(
-        without_tracking_prefixes(enclosure.url) is not enclosure.url
+        comparable_enclosure_url(enclosure.url) != unsigned_url(enclosure.url)
         for enclosure in item.enclosures
     )
     if prefixed:

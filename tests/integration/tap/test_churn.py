@@ -63,3 +63,30 @@ def test_an_episode_known_by_its_ignored_enclosure_is_quiet(server: FeedServer) 
         assert run.items == []
         assert run.health[0]["item_counts"]["unchanged"] == 1
         state = run.final_state
+
+
+def image_posts(scheme: str) -> str:
+    """A Ghost-like feed whose featured images come as http:// or https://, as the cache
+    that answered was asked."""
+    items = "".join(
+        f"<item><title>Post {n}</title><link>https://g.example/p{n}/</link><guid>65a{n}</guid>"
+        f'<media:content url="{scheme}://g.example/content/images/a{n}.jpg" medium="image"/></item>'
+        for n in (1, 2, 3)
+    )
+    return (
+        '<?xml version="1.0"?><rss version="2.0" xmlns:media="http://search.yahoo.com/mrss/">'
+        f"<channel><title>G</title>{items}</channel></rss>"
+    )
+
+
+def test_an_enclosure_scheme_flip_is_no_update(server: FeedServer) -> None:
+    server.put("/ghost.xml", image_posts("http"))
+    cfg = config(server, "/ghost.xml")
+    state = run_tap(cfg).final_state
+    for scheme in ("https", "http"):
+        server.put("/ghost.xml", image_posts(scheme))
+        run = run_tap(cfg, without_validators(state))
+        assert run.returncode == 0, run.stderr
+        assert run.items == []
+        assert run.health[0]["item_counts"]["unchanged"] == 3
+        state = run.final_state
