@@ -120,7 +120,7 @@ def _identify(
     shared = False
     duplicates = 0
     for item in items:
-        item_id, id_source, issues = item_identity(item)
+        item_id, id_source, issues = item_identity(item, ignored)
         key = key_hash(item_id)
         full = hashed(item)
         if (key, full) in versions:
@@ -141,17 +141,19 @@ def _identify(
             )
         )
     if shared:
-        entries = _with_shared_ids_told_apart(entries)
+        entries = _with_shared_ids_told_apart(entries, ignored)
     return entries, duplicates
 
 
-def _with_shared_ids_told_apart(entries: list[_Identified]) -> list[_Identified]:
+def _with_shared_ids_told_apart(
+    entries: list[_Identified], ignored: tuple[str, ...]
+) -> list[_Identified]:
     """Every item whose id another item shares takes its title id; those whose title ids
     collide too (only members of one group can: the shared id is part of it) take their
     content id, which differs unless the items do (exact repeats are gone already)."""
     shared = _repeated(entry.key_hash for entry in entries)
     title_ids = {
-        index: title_id(entry.item, entry.item_id)
+        index: title_id(entry.item, entry.item_id, ignored)
         for index, entry in enumerate(entries)
         if entry.key_hash in shared
     }
@@ -175,10 +177,6 @@ def _repeated(values: Iterable[H]) -> set[H]:
     return repeated
 
 
-def _primary_id(entry: _Identified) -> str:
-    return item_identity(entry.item)[0]
-
-
 def _as_shared(entry: _Identified, item_id: str) -> _Identified:
     issue = Issue(
         "shared_id",
@@ -193,19 +191,32 @@ def _as_shared(entry: _Identified, item_id: str) -> _Identified:
     )
 
 
-def _earlier_ids(entry: _Identified) -> list[str]:
+def _earlier_ids(entry: _Identified, ignored: tuple[str, ...] = ()) -> list[str]:
     """The ids the item may have had before: its own, title and content ids (it shared
-    its id then, or no longer does); for an item identified by its enclosure, the hash of
-    its text (before enclosures identified items), its URL with tracking prefixes (before
-    they were dropped) and its signed URL (before signatures were dropped)."""
-    primary = _primary_id(entry)
-    ids = [primary, title_id(entry.item, primary), content_id(primary, entry.fingerprint)]
-    if entry.id_source == "enclosure":
-        ids.append(derived_id(text_parts(entry.item)))
-        signed = entry.item.enclosures[0].url
-        if (prefixed := unsigned_url(signed)) != primary:
+    its id then, or no longer does), the content id without the digests of its cut texts
+    (before they were hashed); with fields ignored, those ids with the fields in (before
+    the setting was on, or before it applied to ids); for an item identified by its
+    enclosure, the hash of its text (before enclosures identified items), its URL with
+    tracking prefixes and an http scheme (before they were dropped or read as https) and
+    its signed URL (before signatures were dropped)."""
+    item = entry.item
+    primary = item_identity(item, ignored)[0]
+    ids = [primary, title_id(item, primary, ignored), content_id(primary, entry.fingerprint)]
+    if item.cut_digests:
+        uncut = fingerprint_bytes(item._replace(cut_digests=()), ignored=ignored)
+        ids.append(content_id(primary, uncut))
+    own, own_source = primary, entry.id_source
+    if ignored:
+        own, own_source, _ = item_identity(item)
+        ids += [own, title_id(item, own), content_id(own, entry.fingerprint)]
+        ids.append(content_id(own, fingerprint_bytes(item)))  # before the setting was on
+    # Known by its enclosure, unless it shares it: then it has a derived id, as it did.
+    if own_source == "enclosure" and (entry.id_source == "enclosure" or own != primary):
+        ids.append(derived_id(text_parts(item)))
+        signed = item.enclosures[0].url
+        if (prefixed := unsigned_url(signed)) != own:
             ids.append(prefixed)
-        if signed not in (primary, prefixed):
+        if signed not in (own, prefixed):
             ids.append(signed)
     return [item_id for item_id in ids if item_id != entry.item_id]
 
@@ -221,7 +232,7 @@ def _carry_over_renamed(
         if remembered.get(entry.key_hash) == entry.content_hash:
             continue
         earlier_hashes: list[int] | None = None
-        for item_id in _earlier_ids(entry):
+        for item_id in _earlier_ids(entry, ignored):
             key = key_hash(item_id)
             old = remembered.get(key)
             if old is None:

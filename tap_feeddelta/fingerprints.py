@@ -2,12 +2,16 @@
 
 Identity: the feed's own id; else its URL; else its first enclosure's URL (a podcast
 episode without guid or link); else a hash of its title, date and summary (``derived``).
+A field ignored_changes lists identifies no item either: it is left out of that hash, and
+ignored enclosures identify none.
 Fingerprint: a hash over what a user sees of the item (FINGERPRINT_FIELDS), the text as
-a reader reads it; the fields ignored_changes lists are left out. Enclosure URLs are
-compared, and identify items, without their signature and expiry parameters
-(signed_urls) and without the tracking prefixes podcast hosts add and drop
-(tracking_prefixes). The hashes earlier versions computed are here too, so a state they
-wrote is read as they wrote it. Pure: no clock, no I/O, no state.
+a reader reads it, with a digest of the whole text of a text field cut to its cap (so an
+edit past the cap counts); the fields ignored_changes lists are left out. Enclosure URLs
+are compared, and identify items, without their signature and expiry parameters
+(signed_urls), without the tracking prefixes podcast hosts add and drop
+(tracking_prefixes), and with http:// read as https:// (caches that disagree on it). The
+hashes earlier versions computed are here too, so a state they wrote is read as they
+wrote it. Pure: no clock, no I/O, no state.
 """
 
 from __future__ import annotations
@@ -35,34 +39,54 @@ _FIELD_INDEX: Final = {name: index for index, name in enumerate(FINGERPRINT_FIEL
 _IGNORED: Final = "\x1a"
 SEP: Final = "\x1f"
 _NONE: Final = "\x00"
+# Between a cut text and the digest of its whole text (ParsedItem.cut_digests).
+_CUT: Final = "\x1d"
 # Characters that change no reading of a text: soft hyphen, zero-width space, direction
 # marks and embeddings, word joiner, BOM. (Zero-width joiner and non-joiner are kept:
 # they change how emoji and some scripts render.)
 _INVISIBLE: Final = re.compile("[\u00ad\u200b\u200e\u200f\u202a-\u202e\u2060\u2066-\u2069\ufeff]")
 
 
-def item_identity(item: ParsedItem) -> tuple[str, IdSourceOut, tuple[Issue, ...]]:
-    """The item's id, where it came from, and an issue when it had to be derived."""
+def item_identity(
+    item: ParsedItem, ignored: Collection[str] = ()
+) -> tuple[str, IdSourceOut, tuple[Issue, ...]]:
+    """The item's id, where it came from, and an issue when it had to be derived; the
+    fields named in ``ignored`` (ignored_changes) take no part in it."""
     if item.native_id and item.native_id_source:
         return item.native_id, item.native_id_source, ()
     if item.url:
         return item.url, "url", ()
-    if item.enclosures:  # what podcast apps use for an episode without guid or link
+    # What podcast apps use for an episode without guid or link; not when the feed
+    # changes it on every fetch (dynamic ad insertion), as ignoring it says.
+    if item.enclosures and "enclosures" not in ignored:
         issue = Issue("derived_id", "the item has no id or link; its id is its enclosure's URL")
         return comparable_enclosure_url(item.enclosures[0].url), "enclosure", (issue,)
     issue = Issue("derived_id", "the item has no id or link; its id is a hash of its content")
-    return derived_id(text_parts(item)), "derived", (issue,)
+    return derived_id(text_parts(item, ignored)), "derived", (issue,)
 
 
 def comparable_enclosure_url(url: str) -> str:
-    """An enclosure URL as change detection sees it: without signature or expiry and
-    without tracking prefixes; the same object when it has none."""
-    return unsigned_url(without_tracking_prefixes(url))
+    """An enclosure URL as change detection sees it: without signature or expiry,
+    without tracking prefixes, and https (a proxy whose caches disagree on the scheme
+    gives http:// on one fetch and https:// on the next); the same object when an https
+    URL has neither."""
+    url = unsigned_url(without_tracking_prefixes(url))
+    return f"https://{url[7:]}" if url.startswith("http://") else url
 
 
-def text_parts(item: ParsedItem) -> list[str]:
-    date = item.published_at or item.updated_at
-    return [item.title or _NONE, date or _NONE, item.summary or _NONE]
+def text_parts(item: ParsedItem, ignored: Collection[str] = ()) -> list[str]:
+    """What a derived id is a hash of: the title, date and summary, each but when ignored."""
+    if not ignored:
+        date = item.published_at or item.updated_at
+        return [item.title or _NONE, date or _NONE, item.summary or _NONE]
+    date = (item.published_at if "published_at" not in ignored else None) or (
+        item.updated_at if "updated_at" not in ignored else None
+    )
+    return [
+        _IGNORED if "title" in ignored else item.title or _NONE,
+        date or _NONE,
+        _IGNORED if "summary" in ignored else item.summary or _NONE,
+    ]
 
 
 def derived_id(parts: list[str]) -> str:
@@ -70,10 +94,13 @@ def derived_id(parts: list[str]) -> str:
     return f"derived:{digest}"
 
 
-def title_id(item: ParsedItem, shared_id: str) -> str:
+def title_id(item: ParsedItem, shared_id: str, ignored: Collection[str] = ()) -> str:
     """The id of an item that shares ``shared_id`` with other items of its document: from
-    it, the title and the publication date (not the update date, which an edit moves)."""
-    return derived_id([shared_id, item.title or _NONE, item.published_at or _NONE])
+    it, the title and the publication date (not the update date, which an edit moves),
+    each but when ignored."""
+    title = _IGNORED if "title" in ignored else item.title or _NONE
+    published = _IGNORED if "published_at" in ignored else item.published_at or _NONE
+    return derived_id([shared_id, title, published])
 
 
 def content_id(shared_id: str, fingerprint: bytes) -> str:
@@ -96,10 +123,11 @@ def fingerprint_bytes(
     # Tags are a set: a feed that lists them in another order on every request (built
     # from a hash set, say) would otherwise give an update on every run.
     tags = item.tags if tags_in_document_order or len(item.tags) < 2 else sorted(item.tags)
-    # A signature re-issued on every fetch, or a tracking prefix added or dropped, is no
-    # edit. An enclosure URL without either goes in as it is, so the hash of an ordinary
-    # item is the one earlier versions remembered. (Signatures were dropped before
-    # prefixes, so keeping them keeps the prefixes too.)
+    # A signature re-issued on every fetch, a tracking prefix added or dropped, or the
+    # scheme flipping between http and https is no edit. An https enclosure URL without
+    # signature or prefix goes in as it is, so the hash of an ordinary item is the one
+    # earlier versions remembered. (Signatures were dropped before prefixes, and those
+    # before schemes were compared, so keeping them keeps the prefixes and the scheme.)
     if keep_signatures:
         comparable = _as_given
     elif keep_tracking_prefixes:
@@ -119,7 +147,10 @@ def fingerprint_bytes(
             [f"{comparable(e.url)}|{e.type or ''}|{e.length_bytes or ''}" for e in item.enclosures]
         ),
     ]
-    if ignored:
+    if item.cut_digests:  # the text as read goes on past the cap: the edits there count
+        for name, digest in item.cut_digests:
+            parts[_FIELD_INDEX[name]] += _CUT + digest
+    if ignored:  # after the digests: an ignored field is ignored whole
         for name in ignored:
             parts[_FIELD_INDEX[name]] = _IGNORED
     material = "\x1e".join(parts)
@@ -143,14 +174,20 @@ def _as_given(url: str) -> str:
 def earlier_content_hashes(item: ParsedItem, ignored: tuple[str, ...] = ()) -> list[int]:
     """What runs with another ignored_changes (see hashes_under_other_lists) and earlier
     versions of the tap remembered of this content, where it differs from this run's
-    hash. Earlier versions: the hash with tracking prefixes kept (before they were
-    dropped), of the text as given too (before it was hashed as read), also with enclosure
-    URLs as given (before signatures were dropped), and with tags in document order too
-    (before tags were sorted). Only for items that look changed or renamed, so it costs
-    nothing on unchanged ones."""
+    hash. Earlier versions: the hash with tracking prefixes and the http scheme kept
+    (before they were dropped or read as https), of the text as given too (before it was
+    hashed as read), also with enclosure URLs as given (before signatures were dropped),
+    and with tags in document order too (before tags were sorted); for an item with a
+    text cut to its cap, all of those without the digests of the cut texts (before they
+    were hashed). Only for items that look changed or renamed, so it costs nothing on
+    unchanged ones."""
     hashes = [short_hash(full) for full in hashes_under_other_lists(item, ignored)]
+    if item.cut_digests:
+        uncut = item._replace(cut_digests=())
+        hashes.append(short_hash(fingerprint_bytes(uncut, ignored=ignored)))
+        return hashes + earlier_content_hashes(uncut, ignored)
     prefixed = any(
-        without_tracking_prefixes(enclosure.url) is not enclosure.url
+        comparable_enclosure_url(enclosure.url) != unsigned_url(enclosure.url)
         for enclosure in item.enclosures
     )
     if prefixed:

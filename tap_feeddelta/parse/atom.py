@@ -200,6 +200,7 @@ def _entry(
     feed_authors: tuple[Author, ...],
 ) -> ParsedItem:
     issues: list[Issue] = []
+    cuts: fields.Cuts = []
     has_xml_base = known_bases is not None
     base = (
         document_url if known_bases is None else base_of(element, document_url, issues, known_bases)
@@ -296,11 +297,17 @@ def _entry(
     if original_enclosures:
         enclosures = fields.with_original_urls(enclosures, original_enclosures, base)
     # Atom text constructs say how they are escaped: read as typed, not unescaped twice.
-    item_title = fields.title(title[0], title[1], issues, unescape_twice=False)
+    item_title = fields.title(title[0], title[1], issues, unescape_twice=False, cuts=cuts)
     if item_title is None:  # no title, or one without words
         has_title = any(key[child.tag] == "title" for child in element)
         item_title = fallback_title(
-            key, itunes_title, media_elements, issues, unescape_twice=False, has_title=has_title
+            key,
+            itunes_title,
+            media_elements,
+            issues,
+            unescape_twice=False,
+            has_title=has_title,
+            cuts=cuts,
         )
     if summary[0] is None and media_elements:
         summary = media_text(key, media_elements, "media:description")
@@ -315,8 +322,8 @@ def _entry(
         "atom_id" if native_id is not None else None,  # native_id_source
         fields.item_url(link),  # url (Google Alerts: the page, not the redirect)
         item_title,  # title
-        fields.summary(summary[0], summary[1], issues),  # summary
-        fields.content(content[0], content[1], issues),  # content_text
+        fields.summary(summary[0], summary[1], issues, cuts),  # summary
+        fields.content(content[0], content[1], issues, cuts),  # content_text
         fields.first_authors(authors, issues) or source_authors or feed_authors,  # RFC 4287 4.2.1
         fields.item_tags(tags, issues),  # tags
         fields.date(published or issued or created, "published", issues),  # published_at
@@ -324,4 +331,5 @@ def _entry(
         fields.first_enclosures(enclosures or media, issues),  # enclosures
         pointer,  # source_pointer
         tuple(issues) if len(issues) < 2 else fields.distinct_issues(issues),  # issues
+        tuple(cuts) if cuts else (),  # cut_digests
     )

@@ -6,11 +6,13 @@ never its content.
 
 from __future__ import annotations
 
+import hashlib
 import re
 from dataclasses import replace
 from typing import Any, Final, Literal
 
 from tap_feeddelta.errors import Issue
+from tap_feeddelta.fingerprints import as_read
 from tap_feeddelta.models import Author, Enclosure
 from tap_feeddelta.parse.bylines import byline_names
 from tap_feeddelta.parse.dates import rfc3339
@@ -44,6 +46,9 @@ from tap_feeddelta.parse.text import (
 from tap_feeddelta.parse.urls import safe_url, unwrapped_url
 
 TextKind = Literal["html", "text"]
+# (field, digest of its whole text) of the text fields of an item cut to their cap
+# (ParsedItem.cut_digests): passed as ``cuts`` by the readers, which fill it.
+Cuts = list[tuple[str, str]]
 
 _MEDIA_TYPE: Final = re.compile(r"[A-Za-z0-9][\w.+-]*/[\w.+-]+(?:\s*;.*)?")
 _EMAIL: Final = re.compile(r"[^\s@<>()\"',;]+@[^\s@<>()\"',;]+")
@@ -73,12 +78,17 @@ _CONTENT_CUT: Final = Issue("content_truncated", "The content was cut to 64 KiB.
 
 
 def title(
-    raw: str | None, kind: TextKind, issues: list[Issue], *, unescape_twice: bool = True
+    raw: str | None,
+    kind: TextKind,
+    issues: list[Issue],
+    *,
+    unescape_twice: bool = True,
+    cuts: Cuts | None = None,
 ) -> str | None:
     # Titles are unescaped twice by default: RSS titles, whose level of escaping is not
     # declared, are often double-escaped. An Atom title declares it: pass False.
     return _capped_text(
-        raw, kind, issues, MAX_TITLE_BYTES, _TITLE_CUT, unescape_twice=unescape_twice
+        raw, kind, issues, MAX_TITLE_BYTES, _TITLE_CUT, unescape_twice=unescape_twice, cuts=cuts
     )
 
 
@@ -144,12 +154,20 @@ def _rss_title_is_html(raw: str) -> bool:
     return False
 
 
-def summary(raw: str | None, kind: TextKind, issues: list[Issue]) -> str | None:
-    return _capped_text(raw, kind, issues, MAX_SUMMARY_BYTES, _SUMMARY_CUT)
+def summary(
+    raw: str | None, kind: TextKind, issues: list[Issue], cuts: Cuts | None = None
+) -> str | None:
+    return _capped_text(raw, kind, issues, MAX_SUMMARY_BYTES, _SUMMARY_CUT, cuts=cuts)
 
 
-def content(raw: str | None, kind: TextKind, issues: list[Issue]) -> str | None:
-    return _capped_text(raw, kind, issues, MAX_CONTENT_BYTES, _CONTENT_CUT)
+def content(
+    raw: str | None, kind: TextKind, issues: list[Issue], cuts: Cuts | None = None
+) -> str | None:
+    return _capped_text(raw, kind, issues, MAX_CONTENT_BYTES, _CONTENT_CUT, cuts=cuts)
+
+
+# The field each cut issue stands for.
+_CUT_FIELDS: Final = {_TITLE_CUT: "title", _SUMMARY_CUT: "summary", _CONTENT_CUT: "content_text"}
 
 
 def _capped_text(
@@ -160,8 +178,11 @@ def _capped_text(
     when_cut: Issue,
     *,
     unescape_twice: bool = False,
+    cuts: Cuts | None = None,
 ) -> str | None:
-    """Plain text of a text construct, cut to ``max_bytes``; ``when_cut`` reports a cut."""
+    """Plain text of a text construct, cut to ``max_bytes``; ``when_cut`` reports a cut.
+    A cut text adds its field and a digest of the whole text to ``cuts``, so an edit
+    past the cap still changes the item's fingerprint."""
     if not raw:
         return None
     if kind == "html":
@@ -171,10 +192,20 @@ def _capped_text(
     else:
         value = plain_text(raw)
     if len(value) * 4 > max_bytes:  # else it cannot be over the cap
+        whole = value
         value, was_cut = capped(value, max_bytes)
         if was_cut:
             issues.append(when_cut)
+            if cuts is not None:
+                cuts.append((_CUT_FIELDS[when_cut], whole_text_digest(whole)))
     return value or None
+
+
+def whole_text_digest(text: str) -> str:
+    """A short digest of a text as a reader reads it (``as_read``, as the fingerprint)."""
+    if not text.isascii():
+        text = as_read(text)
+    return hashlib.blake2b(text.encode("utf-8", "replace"), digest_size=12).hexdigest()
 
 
 def url(raw: str | None, base: str | None, what: str, issues: list[Issue]) -> str | None:

@@ -168,6 +168,7 @@ def _item(
     raw: dict[str, Any], pointer: str, base: str | None, feed_authors: tuple[Author, ...]
 ) -> ParsedItem:
     issues: list[Issue] = []
+    cuts: fields.Cuts = []
     raw_id = raw.get("id")
     if (
         isinstance(raw_id, bool)
@@ -184,9 +185,11 @@ def _item(
         )
     html = _text(raw.get("content_html"), "content_html", issues)
     content = (
-        fields.content(html, "html", issues)
+        fields.content(html, "html", issues, cuts)
         if html
-        else fields.content(_text(raw.get("content_text"), "content_text", issues), "text", issues)
+        else fields.content(
+            _text(raw.get("content_text"), "content_text", issues), "text", issues, cuts
+        )
     )
     tags: list[str] = []
     raw_tags = raw.get("tags")
@@ -202,8 +205,8 @@ def _item(
         native_id,  # native_id
         "json_id" if native_id is not None else None,  # native_id_source
         fields.item_url(url),  # url (Google Alerts: the page, not the redirect)
-        fields.title(_words(raw.get("title"), "title", issues), "text", issues),  # title
-        fields.summary(_words(raw.get("summary"), "summary", issues), "text", issues),  # summary
+        fields.title(_words(raw.get("title"), "title", issues), "text", issues, cuts=cuts),
+        fields.summary(_words(raw.get("summary"), "summary", issues), "text", issues, cuts),
         content,  # content_text
         _authors(raw, base, issues) or feed_authors,  # authors
         fields.item_tags(tags, issues),  # tags
@@ -216,6 +219,7 @@ def _item(
         fields.first_enclosures(_attachments(raw, base, issues), issues),  # enclosures
         pointer,  # source_pointer
         tuple(issues) if len(issues) < 2 else fields.distinct_issues(issues),  # issues
+        tuple(cuts) if cuts else (),  # cut_digests
     )
 
 

@@ -159,6 +159,7 @@ def fallback_title(
     *,
     unescape_twice: bool,
     has_title: bool,
+    cuts: fields.Cuts | None = None,
 ) -> str | None:
     """The title of an item whose own title (RSS ``title`` or ``dc:title``, Atom ``title``)
     is missing or has no words: its ``itunes:title``, else its Media RSS title.
@@ -175,14 +176,18 @@ def fallback_title(
     replaces a shallower one, even an empty one."""
     if itunes_title:
         found = fields.title(
-            itunes_title, fields.rss_title_kind(itunes_title), issues, unescape_twice=unescape_twice
+            itunes_title,
+            fields.rss_title_kind(itunes_title),
+            issues,
+            unescape_twice=unescape_twice,
+            cuts=cuts,
         )
         if found is not None:
             return found
     if not elements:
         return None
     raw, kind = media_text(key, elements, "media:title", in_contents=not has_title)
-    return fields.title(raw, kind, issues, unescape_twice=unescape_twice)
+    return fields.title(raw, kind, issues, unescape_twice=unescape_twice, cuts=cuts)
 
 
 _FLICKR_TAGS: Final = "urn:flickr:tags"

@@ -196,6 +196,7 @@ def _item(
     feed_authors: tuple[Author, ...],
 ) -> ParsedItem:
     issues: list[Issue] = []
+    cuts: fields.Cuts = []
     has_xml_base = known_bases is not None
     base = (
         document_url if known_bases is None else base_of(element, document_url, issues, known_bases)
@@ -319,20 +320,28 @@ def _item(
             url = fields.url(native_id, None, "item", issues)
         elif native_id.startswith("/"):  # a site generator without its base URL
             url = fields.url(native_id, base, "item", issues)
-    summary = fields.summary(description, fields.rss_description_kind(description), issues)
+    summary = fields.summary(description, fields.rss_description_kind(description), issues, cuts)
     if summary is None:  # no description, or one without words ("<![CDATA[ ]]>")
-        summary = _fallback_summary(key, itunes_summary, media_elements, issues)
+        summary = _fallback_summary(key, itunes_summary, media_elements, issues, cuts)
     if original_enclosures:
         enclosures = fields.with_original_urls(enclosures, original_enclosures, base)
     if not tags and media_elements:  # Flickr's tags are only in media:category
         tags = media_tags(key, media_elements, issues)
     if not tags and itunes_keywords:  # podcasts often have no other
         tags = keyword_tags(itunes_keywords, issues)
-    item_title = fields.title(title, fields.rss_title_kind(title), issues) if title else None
+    item_title = (
+        fields.title(title, fields.rss_title_kind(title), issues, cuts=cuts) if title else None
+    )
     if item_title is None:  # no title, or one without words
         has_title = any(key[child.tag] in ("title", "dc:title") for child in element)
         item_title = fallback_title(
-            key, itunes_title, media_elements, issues, unescape_twice=True, has_title=has_title
+            key,
+            itunes_title,
+            media_elements,
+            issues,
+            unescape_twice=True,
+            has_title=has_title,
+            cuts=cuts,
         )
     # Positional (faster than keywords); the order is checked by test_fields.py.
     return ParsedItem(
@@ -341,7 +350,7 @@ def _item(
         fields.item_url(url),  # url (Google Alerts: the page, not the redirect)
         item_title,  # title
         summary,  # summary
-        fields.content(encoded, "html", issues),  # content_text
+        fields.content(encoded, "html", issues, cuts),  # content_text
         fields.first_authors(authors or itunes_authors, issues) or feed_authors,  # authors
         fields.item_tags(tags, issues),  # tags
         fields.date(published, "published", issues),  # published_at
@@ -349,6 +358,7 @@ def _item(
         fields.first_enclosures(enclosures or media, issues),  # enclosures
         pointer,  # source_pointer
         tuple(issues) if len(issues) < 2 else fields.distinct_issues(issues),  # issues
+        tuple(cuts) if cuts else (),  # cut_digests
     )
 
 
@@ -375,6 +385,7 @@ def _fallback_summary(
     itunes_summary: str | None,
     media_elements: list[etree._Element],
     issues: list[Issue],
+    cuts: fields.Cuts,
 ) -> str | None:
     """The summary of an item whose description gives none: its ``itunes:summary``, else
     its Media RSS description. itunes:summary is plain text by the spec, but podcast
@@ -384,10 +395,10 @@ def _fallback_summary(
         notes = itunes_summary
         if not fields.looks_like_html(notes):
             notes = notes.replace("&", "&amp;").replace("<", "&lt;")
-        summary = fields.summary(notes, "html", issues)
+        summary = fields.summary(notes, "html", issues, cuts)
         if summary is not None:
             return summary
     if media_elements:
         raw, kind = media_text(key, media_elements, "media:description")
-        return fields.summary(raw, kind, issues)
+        return fields.summary(raw, kind, issues, cuts)
     return None

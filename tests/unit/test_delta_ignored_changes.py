@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 
 from tap_feeddelta.delta import DeltaSettings, diff_items
-from tap_feeddelta.fingerprints import fingerprint_bytes
+from tap_feeddelta.fingerprints import derived_id, fingerprint_bytes
 from tap_feeddelta.models import FINGERPRINT_FIELDS, Author, Enclosure, ParsedItem
 from tap_feeddelta.state import FeedBookmark, unpack_items
 
@@ -189,3 +189,97 @@ def test_items_that_differ_only_in_ignored_fields_are_one_item() -> None:
     assert delta.counts.duplicates == 1
     # Without the setting they are two versions, told apart.
     assert len(diff_items(None, [first, again], replace(s, ignored_changes=())).changes) == 2
+
+
+# Items no id or link identifies: a notice known by its title, date and summary, and an
+# episode known by its enclosure, whose host re-stitches the ads on every fetch.
+def notice(views: int, **kw: Any) -> ParsedItem:
+    values: dict[str, Any] = {
+        "title": "Maintenance window",
+        "published_at": "2024-01-01T10:00:00Z",
+        "summary": f"Planned maintenance on Saturday. Views: {views}",
+    }
+    return ParsedItem(**{**values, **kw})
+
+
+def dai_episode(fetch: int) -> ParsedItem:
+    audio = f"https://traffic.megaphone.fm/ABC123.mp3?updated={1700000000 + fetch}"
+    return ParsedItem(
+        title="Episode 1",
+        published_at="2024-01-01T10:00:00Z",
+        summary="Show notes",
+        enclosures=(Enclosure(audio, "audio/mpeg", 5_000_000 + fetch * 1111),),
+    )
+
+
+CHURNING = {
+    "summary-counter": (notice, ("summary", "content_text")),
+    "bumped-date": (
+        lambda n: notice(0, published_at=None, updated_at=f"2024-03-01T10:{n:02d}:00Z"),
+        ("updated_at",),
+    ),
+    "title-counter": (lambda n: notice(0, title=f"Maintenance window ({n} views)"), ("title",)),
+    "dai-enclosure": (dai_episode, ("enclosures",)),
+}
+
+
+@pytest.mark.parametrize(("make", "ignored"), CHURNING.values(), ids=CHURNING.keys())
+def test_an_ignored_field_identifies_no_item(make: Any, ignored: tuple[str, ...]) -> None:
+    s = settings(*ignored)
+    bookmark = remembered([make(1)], s)
+    for fetch in (2, 3):
+        delta = diff_items(bookmark, [make(fetch)], s)
+        assert (delta.changes, delta.counts.unchanged) == ((), 1)
+        bookmark = FeedBookmark(success_at="x", items=delta.remembered_items)
+    [change] = diff_items(None, [make(4)], replace(s, first_run_mode="emit_all")).changes
+    assert change.id_source == "derived"
+
+
+@pytest.mark.parametrize(("make", "ignored"), CHURNING.values(), ids=CHURNING.keys())
+def test_turning_the_setting_on_keeps_the_memory_of_items_it_identifies_otherwise(
+    make: Any, ignored: tuple[str, ...]
+) -> None:
+    """The id moves once (it no longer holds the ignored field): the memory moves with
+    it, so the item is not emitted again, and then the field's churn is quiet."""
+    before = remembered([make(1)], SETTINGS)
+    s = settings(*ignored)
+    turned_on = diff_items(before, [make(1)], s)
+    assert (turned_on.changes, turned_on.counts.unchanged) == ((), 1)
+    assert turned_on.remembered_items == remembered([make(1)], s).items
+    moved = FeedBookmark(success_at="x", items=turned_on.remembered_items)
+    assert diff_items(moved, [make(2)], s).changes == ()
+
+
+def test_without_the_setting_ids_are_as_before() -> None:
+    """Ids move only with a field of theirs ignored (no wave for default users)."""
+    first_run = replace(SETTINGS, first_run_mode="emit_all")
+    items = [notice(1), dai_episode(1)]
+    plain = [(c.item_id, c.id_source) for c in diff_items(None, items, first_run).changes]
+    assert plain == [
+        (
+            derived_id(["Maintenance window", "2024-01-01T10:00:00Z", notice(1).summary or ""]),
+            "derived",
+        ),
+        ("https://traffic.megaphone.fm/ABC123.mp3?updated=1700000001", "enclosure"),
+    ]
+    unrelated = replace(first_run, ignored_changes=("authors", "tags", "url"))
+    assert [(c.item_id, c.id_source) for c in diff_items(None, items, unrelated).changes] == plain
+
+
+def test_items_sharing_a_link_are_told_apart_without_their_ignored_titles() -> None:
+    def status_page(views: int) -> list[ParsedItem]:
+        return [
+            ParsedItem(
+                url="https://status.example/",
+                title=f"Incident {n} ({views} views)",
+                published_at=f"2024-01-0{n}T00:00:00Z",
+                summary=f"Incident {n} resolved",
+            )
+            for n in (1, 2)
+        ]
+
+    s = settings("title")
+    turned_on = diff_items(remembered(status_page(1), SETTINGS), status_page(1), s)
+    assert (turned_on.changes, turned_on.counts.unchanged) == ((), 2)
+    moved = FeedBookmark(success_at="x", items=turned_on.remembered_items)
+    assert diff_items(moved, status_page(2), s).changes == ()
