@@ -25,8 +25,10 @@ from tap_feeddelta.fingerprints import (
     derived_id,
     earlier_content_hashes,
     fingerprint_bytes,
+    http_spelling,
     item_identity,
     key_hash,
+    legacy_fingerprint,
     short_hash,
     text_parts,
     title_id,
@@ -193,32 +195,33 @@ def _as_shared(entry: _Identified, item_id: str) -> _Identified:
 
 def _earlier_ids(entry: _Identified, ignored: tuple[str, ...] = ()) -> list[str]:
     """The ids the item may have had before: its own, title and content ids (it shared
-    its id then, or no longer does), the content id without the digests of its cut texts
-    (before they were hashed); with fields ignored, those ids with the fields in (before
-    the setting was on, or before it applied to ids); for an item identified by its
-    enclosure, the hash of its text (before enclosures identified items), its URL with
-    tracking prefixes and an http scheme (before they were dropped or read as https) and
-    its signed URL (before signatures were dropped)."""
+    its id then, or no longer does), the content id as the version before computed its
+    fingerprint (before cut texts, tracking prefixes and enclosure schemes counted); with
+    fields ignored, those ids with the fields in (before the setting was on, or before it
+    applied to ids); for an item identified by its enclosure, the hash of its text (before
+    enclosures identified items), and its URL, with tracking prefixes (before they were
+    dropped), spelled http:// (before schemes were compared) and signed (before
+    signatures were dropped), each also as the id it shared with other items."""
     item = entry.item
-    primary = item_identity(item, ignored)[0]
+    primary, primary_source, _ = item_identity(item, ignored)
+    legacy = legacy_fingerprint(item, ignored)
     ids = [primary, title_id(item, primary, ignored), content_id(primary, entry.fingerprint)]
-    if item.cut_digests:
-        uncut = fingerprint_bytes(item._replace(cut_digests=()), ignored=ignored)
-        ids.append(content_id(primary, uncut))
-    own, own_source = primary, entry.id_source
+    ids.append(content_id(primary, legacy))
+    own, own_source = primary, primary_source
     if ignored:
         own, own_source, _ = item_identity(item)
         ids += [own, title_id(item, own), content_id(own, entry.fingerprint)]
         ids.append(content_id(own, fingerprint_bytes(item)))  # before the setting was on
-    # Known by its enclosure, unless it shares it: then it has a derived id, as it did.
-    if own_source == "enclosure" and (entry.id_source == "enclosure" or own != primary):
-        ids.append(derived_id(text_parts(item)))
+        ids.append(content_id(own, legacy_fingerprint(item)))
+    if own_source == "enclosure":
+        if entry.id_source == "enclosure" or own != primary:  # a shared one had a title id
+            ids.append(derived_id(text_parts(item)))
         signed = item.enclosures[0].url
-        if (prefixed := unsigned_url(signed)) != own:
-            ids.append(prefixed)
-        if signed not in (own, prefixed):
-            ids.append(signed)
-    return [item_id for item_id in ids if item_id != entry.item_id]
+        unsigned = unsigned_url(signed)
+        for before in dict.fromkeys((unsigned, http_spelling(unsigned), signed)):
+            if before != own:
+                ids += [before, title_id(item, before), content_id(before, legacy)]
+    return [item_id for item_id in dict.fromkeys(ids) if item_id != entry.item_id]
 
 
 def _carry_over_renamed(

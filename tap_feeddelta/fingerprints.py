@@ -20,6 +20,7 @@ import hashlib
 import re
 import unicodedata
 from collections.abc import Collection
+from dataclasses import replace
 from typing import Final, Literal
 
 from tap_feeddelta.errors import Issue
@@ -194,6 +195,10 @@ def earlier_content_hashes(item: ParsedItem, ignored: tuple[str, ...] = ()) -> l
         hashes.append(
             short_hash(fingerprint_bytes(item, keep_tracking_prefixes=True, ignored=ignored))
         )
+    if as_http := with_http_enclosures(item):  # read over http before, when it differed
+        hashes.append(
+            short_hash(fingerprint_bytes(as_http, keep_tracking_prefixes=True, ignored=ignored))
+        )
     as_given = fingerprint_bytes(item, text_as_given=True, keep_tracking_prefixes=prefixed)
     if as_given != fingerprint_bytes(item, keep_tracking_prefixes=prefixed):  # see as_read
         hashes.append(short_hash(as_given))
@@ -205,6 +210,32 @@ def earlier_content_hashes(item: ParsedItem, ignored: tuple[str, ...] = ()) -> l
         )
         hashes.append(short_hash(legacy))
     return hashes
+
+
+def legacy_fingerprint(item: ParsedItem, ignored: Collection[str] = ()) -> bytes:
+    """The fingerprint as the version before tracking prefixes, enclosure schemes and cut
+    texts counted computed it (for content ids it made)."""
+    return fingerprint_bytes(
+        item._replace(cut_digests=()) if item.cut_digests else item,
+        keep_tracking_prefixes=True,
+        ignored=ignored,
+    )
+
+
+def with_http_enclosures(item: ParsedItem) -> ParsedItem | None:
+    """``item`` with its https enclosure URLs spelled http:// (as a feed may have given
+    them before); None when it has none."""
+    if not any(enclosure.url.startswith("https://") for enclosure in item.enclosures):
+        return None
+    return item._replace(
+        enclosures=tuple(
+            replace(enclosure, url=http_spelling(enclosure.url)) for enclosure in item.enclosures
+        )
+    )
+
+
+def http_spelling(url: str) -> str:
+    return f"http://{url[8:]}" if url.startswith("https://") else url
 
 
 def hashes_under_other_lists(item: ParsedItem, ignored: tuple[str, ...]) -> list[bytes]:
