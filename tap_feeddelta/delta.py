@@ -204,15 +204,15 @@ def _earlier_ids(entry: _Identified, ignored: tuple[str, ...] = ()) -> list[str]
     signatures were dropped), each also as the id it shared with other items."""
     item = entry.item
     primary, primary_source, _ = item_identity(item, ignored)
-    legacy = legacy_fingerprint(item, ignored)
+    legacy = legacy_fingerprint(item, ignored, entry.fingerprint)
     ids = [primary, title_id(item, primary, ignored), content_id(primary, entry.fingerprint)]
     ids.append(content_id(primary, legacy))
     own, own_source = primary, primary_source
     if ignored:
         own, own_source, _ = item_identity(item)
+        plain = fingerprint_bytes(item)  # before the setting was on
         ids += [own, title_id(item, own), content_id(own, entry.fingerprint)]
-        ids.append(content_id(own, fingerprint_bytes(item)))  # before the setting was on
-        ids.append(content_id(own, legacy_fingerprint(item)))
+        ids += [content_id(own, plain), content_id(own, legacy_fingerprint(item, (), plain))]
     if own_source == "enclosure":
         if entry.id_source == "enclosure" or own != primary:  # a shared one had a title id
             ids.append(derived_id(text_parts(item)))

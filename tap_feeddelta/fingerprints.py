@@ -187,10 +187,7 @@ def earlier_content_hashes(item: ParsedItem, ignored: tuple[str, ...] = ()) -> l
         uncut = item._replace(cut_digests=())
         hashes.append(short_hash(fingerprint_bytes(uncut, ignored=ignored)))
         return hashes + earlier_content_hashes(uncut, ignored)
-    prefixed = any(
-        comparable_enclosure_url(enclosure.url) != unsigned_url(enclosure.url)
-        for enclosure in item.enclosures
-    )
+    prefixed = enclosures_compared_otherwise(item)
     if prefixed:
         hashes.append(
             short_hash(fingerprint_bytes(item, keep_tracking_prefixes=True, ignored=ignored))
@@ -212,9 +209,23 @@ def earlier_content_hashes(item: ParsedItem, ignored: tuple[str, ...] = ()) -> l
     return hashes
 
 
-def legacy_fingerprint(item: ParsedItem, ignored: Collection[str] = ()) -> bytes:
+def enclosures_compared_otherwise(item: ParsedItem) -> bool:
+    """Whether an enclosure URL of ``item`` is compared otherwise than the version before
+    compared it: it has a tracking prefix or an http scheme."""
+    return any(
+        comparable_enclosure_url(enclosure.url) != unsigned_url(enclosure.url)
+        for enclosure in item.enclosures
+    )
+
+
+def legacy_fingerprint(
+    item: ParsedItem, ignored: Collection[str] = (), current: bytes | None = None
+) -> bytes:
     """The fingerprint as the version before tracking prefixes, enclosure schemes and cut
-    texts counted computed it (for content ids it made)."""
+    texts counted computed it (for content ids it made). ``current``, the item's
+    fingerprint with ``ignored``, is that already unless one of those applies."""
+    if current is not None and not item.cut_digests and not enclosures_compared_otherwise(item):
+        return current
     return fingerprint_bytes(
         item._replace(cut_digests=()) if item.cut_digests else item,
         keep_tracking_prefixes=True,
