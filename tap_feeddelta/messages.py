@@ -191,11 +191,15 @@ class FeedDeltaWriter(MsgSpecWriter):
                 return self._send_whole_lines(fd, data, start)
             end = data.find(b"\n", start) + 1 or end  # the line in progress, and only it
         try:
-            with memoryview(data) as view, view[start:end] as part:
-                written = os.write(fd, part)
+            return self._write_part(fd, data, start, end)
         except BlockingIOError:  # non-blocking since the signal: wait until it may go on
             select.select([], [fd], [])  # (the grace period's end ends a wait too long)
             return 0
+
+    def _write_part(self, fd: int, data: bytes | bytearray, start: int, end: int) -> int:
+        """One write of ``data[start:end]``; how many bytes went."""
+        with memoryview(data) as view, view[start:end] as part:
+            written = os.write(fd, part)
         self._line_open = data[start + written - 1] != _NEWLINE
         return written
 
@@ -215,13 +219,10 @@ class FeedDeltaWriter(MsgSpecWriter):
             why = "the target did not read the output fast enough to take the rest in time"
             return self._give_up(len(data) - start, why)
         end = data.rfind(b"\n", start, start + capacity) + 1
-        try:
-            with memoryview(data) as view, view[start:end] as part:
-                written = os.write(fd, part)  # all of it: the pipe is empty and holds it
+        try:  # all of it: the pipe is empty and holds it
+            return self._write_part(fd, data, start, end)
         except BlockingIOError:
             return 0
-        self._line_open = data[start + written - 1] != _NEWLINE
-        return written
 
     def _give_up(self, size: int, why: str) -> int:
         self._gave_up = True
