@@ -93,28 +93,15 @@ def test_sigterm_mid_write_to_a_slow_target_leaves_whole_lines_and_a_final_state
     server: FeedServer, tmp_path: Path
 ) -> None:
     config_path = _config_path(server, tmp_path)
-    received = tmp_path / "received.jsonl"
-    with (tmp_path / "err").open("wb") as err, received.open("wb") as sink:
-        tap = subprocess.Popen(
-            [*TAP, "--config", str(config_path)], stdout=subprocess.PIPE, stderr=err
-        )
-        assert tap.stdout is not None
-        reader = subprocess.Popen(
-            [sys.executable, "-c", SLOW_READER], stdin=tap.stdout, stdout=sink
-        )
-        tap.stdout.close()
-        try:
-            _wait_until_writing_records(tap.pid, received)
-            tap.send_signal(signal.SIGTERM)
-            tap.wait(timeout=60)
-            reader.wait(timeout=60)
-        finally:
-            for proc in (tap, reader):
-                if proc.poll() is None:
-                    proc.kill()
-                    proc.wait()
-    assert tap.returncode == 128 + signal.SIGTERM, (tmp_path / "err").read_text()
-    lines = received.read_bytes().split(b"\n")
+    returncode, output, log = _run_into_a_slow_reader(
+        [*TAP, "--config", str(config_path)],
+        tmp_path,
+        lambda pid: _wait_until_writing_records(pid, tmp_path / "received.jsonl"),
+        reader=SLOW_READER,
+        tap_seconds=60,
+    )
+    assert returncode == 128 + signal.SIGTERM, log
+    lines = output.split(b"\n")
     assert lines[-1] == b""  # the output ends with a whole line
     messages = [json.loads(line) for line in lines[:-1]]  # every line is one message
     assert messages[-1]["type"] == "STATE"
@@ -189,25 +176,29 @@ def _tap_with_a_short_grace(config_path: Path, *args: str, pipe_bytes: int = 0) 
 
 
 def _run_into_a_slow_reader(
-    command: list[str], tmp_path: Path, signal_when: Callable[[int], None]
+    command: list[str],
+    tmp_path: Path,
+    signal_when: Callable[[int], None],
+    *,
+    reader: str = SLOWER_READER,
+    tap_seconds: float = 30,
 ) -> tuple[int, bytes, str]:
-    """Run ``command`` into SLOWER_READER, SIGTERM it once ``signal_when(pid)`` returns;
-    (exit status, what the reader received, the tap's log)."""
+    """Run ``command`` into ``reader`` (a script), SIGTERM it once ``signal_when(pid)``
+    returns, and wait ``tap_seconds`` at most for it to end; (exit status, what the reader
+    received, the tap's log)."""
     received = tmp_path / "received.jsonl"
     with (tmp_path / "err").open("wb") as err, received.open("wb") as sink:
         tap = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=err)
         assert tap.stdout is not None
-        reader = subprocess.Popen(
-            [sys.executable, "-c", SLOWER_READER], stdin=tap.stdout, stdout=sink
-        )
+        reading = subprocess.Popen([sys.executable, "-c", reader], stdin=tap.stdout, stdout=sink)
         tap.stdout.close()
         try:
             signal_when(tap.pid)
             tap.send_signal(signal.SIGTERM)
-            tap.wait(timeout=30)
-            reader.wait(timeout=60)
+            tap.wait(timeout=tap_seconds)
+            reading.wait(timeout=60)
         finally:
-            for proc in (tap, reader):
+            for proc in (tap, reading):
                 if proc.poll() is None:
                     proc.kill()
                     proc.wait()
