@@ -406,10 +406,10 @@ def kept_items(
         # tags after the root's end (a document output twice, a cache's fragment) are
         # none: recovery reads nothing there.
         is_lost = unread > 0 and len(items) < MAX_ITEMS_READ
-        opened = _tag_starts(doc.data, local_name, len(doc.data))
+        opened = _tag_starts(doc.data, local_name)
         if is_lost or len(in_tree) < len(opened):
             end = root_end(doc.data)
-            opened = _tag_starts(doc.data, local_name, end)
+            opened = [at for at in opened if at < end]
             if is_lost or len(in_tree) < len(opened):
                 if items and _is_complete(doc.data, items[-1], in_tree, opened, end):
                     issues.append(_NOT_READ)
@@ -419,11 +419,11 @@ def kept_items(
     return items, False
 
 
-def _tag_starts(data: bytes, local_name: str, end: int) -> list[int]:
-    """Where the start tags named ``local_name`` (any prefix) stand in ``data[:end]``."""
+def _tag_starts(data: bytes, local_name: str) -> list[int]:
+    """Where the start tags named ``local_name`` (any prefix) stand in ``data``."""
     return [
         found.start()
-        for found in _tags_of(local_name, is_end=False).finditer(data, 0, end)
+        for found in _tags_of(local_name, is_end=False).finditer(data)
         if found.lastgroup == "tag"
     ]
 
