@@ -17,14 +17,13 @@ wrote it. Pure: no clock, no I/O, no state.
 from __future__ import annotations
 
 import hashlib
-import re
-import unicodedata
 from collections.abc import Collection
 from dataclasses import replace
 from typing import Final, Literal
 
 from tap_feeddelta.errors import Issue
 from tap_feeddelta.models import FINGERPRINT_FIELDS, ParsedItem
+from tap_feeddelta.parse.text import as_read
 from tap_feeddelta.signed_urls import unsigned_url
 from tap_feeddelta.tracking_prefixes import without_tracking_prefixes
 
@@ -42,10 +41,6 @@ SEP: Final = "\x1f"
 _NONE: Final = "\x00"
 # Between a cut text and the digest of its whole text (ParsedItem.cut_digests).
 _CUT: Final = "\x1d"
-# Characters that change no reading of a text: soft hyphen, zero-width space, direction
-# marks and embeddings, word joiner, BOM. (Zero-width joiner and non-joiner are kept:
-# they change how emoji and some scripts render.)
-_INVISIBLE: Final = re.compile("[\u00ad\u200b\u200e\u200f\u202a-\u202e\u2060\u2066-\u2069\ufeff]")
 
 
 def item_identity(
@@ -158,14 +153,6 @@ def fingerprint_bytes(
     if not text_as_given and not material.isascii():
         material = as_read(material)
     return hashlib.blake2b(material.encode("utf-8"), digest_size=16).digest()
-
-
-def as_read(text: str) -> str:
-    """``text`` as a reader sees it: the same characters however composed (NFC: "é" as
-    one code point or as "e" and a combining accent), without the invisible ones."""
-    if not unicodedata.is_normalized("NFC", text):
-        text = unicodedata.normalize("NFC", text)
-    return _INVISIBLE.sub("", text)
 
 
 def _as_given(url: str) -> str:

@@ -12,7 +12,6 @@ from dataclasses import replace
 from typing import Any, Final, Literal
 
 from tap_feeddelta.errors import Issue
-from tap_feeddelta.fingerprints import as_read
 from tap_feeddelta.models import Author, Enclosure
 from tap_feeddelta.parse.bylines import byline_names
 from tap_feeddelta.parse.dates import rfc3339
@@ -32,6 +31,7 @@ from tap_feeddelta.parse.limits import (
     MAX_TITLE_BYTES,
 )
 from tap_feeddelta.parse.text import (
+    as_read,
     capped,
     collapsed,
     decoded_references,

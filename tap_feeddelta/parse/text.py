@@ -9,6 +9,7 @@ nothing of the markup may survive.
 from __future__ import annotations
 
 import re
+import unicodedata
 from html import unescape as _html_unescape
 from html.entities import html5
 from typing import Final
@@ -418,3 +419,17 @@ def utf8_length(text: str) -> int:
     if text.isascii():
         return len(text)
     return len(text.encode("utf-8", "replace"))
+
+
+# Characters that change no reading of a text: soft hyphen, zero-width space, direction
+# marks and embeddings, word joiner, BOM. (Zero-width joiner and non-joiner are kept:
+# they change how emoji and some scripts render.)
+_INVISIBLE: Final = re.compile("[\u00ad\u200b\u200e\u200f\u202a-\u202e\u2060\u2066-\u2069\ufeff]")
+
+
+def as_read(text: str) -> str:
+    """``text`` as a reader sees it: the same characters however composed (NFC: "é" as
+    one code point or as "e" and a combining accent), without the invisible ones."""
+    if not unicodedata.is_normalized("NFC", text):
+        text = unicodedata.normalize("NFC", text)
+    return _INVISIBLE.sub("", text)
