@@ -7,6 +7,11 @@ no more than a mismatched name. Here each end tag is read against the elements o
 where it stands (the start tags that recovery opens too):
 
 - one that ends the element open there is kept;
+- one that ends no open element, where the element of its name closed last among the
+  open element's children was closed by the last end tag of that name and no start tag
+  of that name came since, is that element's real end: the earlier one came too early
+  (``<item>…</item><pubDate>…</pubDate></item>``) and is dropped, so what stands between
+  is the element's again.
 - one that ends an element further out, or no open element, is stray when the element
   it would end (the one open there, for no open element) has an end tag of its own
   later: one of its name before its parent's end tag and before the next start tag of
@@ -91,41 +96,73 @@ def with_end_tags_balanced(data: bytes) -> bytes:
     ``data`` itself when none needed to change."""
     stack: list[bytes] = []
     depths: dict[bytes, list[int]] = {}  # where in the stack each name is open
+    # For each open element, where the end tags of its children closed last stand, by
+    # name: the end tag a later stray one of that name moves (see the module's text).
+    closed: list[dict[bytes, tuple[int, int]] | None] = []
+    started: dict[bytes, int] = {}  # where the last start tag of each name stands
+    ended: dict[bytes, int] = {}  # and the last end tag
     tags = _Tags(data)
-    parts: list[bytes] = []
-    done = 0
+    edits: list[tuple[int, int, bytes]] = []  # data[start:end] becomes the bytes
     for token in _TOKEN.finditer(data):
         start = token.group("start")
         if start is not None:
+            started[start] = token.start()
             if token.group("close") == b">":
                 depths.setdefault(start, []).append(len(stack))
                 stack.append(start)
+                closed.append(None)
             continue
         if data[token.start() + 1] != 0x2F:  # "/": a CDATA section, a comment, a PI
             continue
         name = token.group("end")
         if name is None:  # "</" and no name: text
-            parts += data[done : token.start()], b"&#60;"
-            done = token.start() + 1
+            edits.append((token.start(), token.start() + 1, b"&#60;"))
             continue
         at = depths.get(name)
         depth = at[-1] if at else len(stack) - 1
         if depth < 0:
             continue  # after the root: recovery reads no more
+        ended_last = ended.get(name, -1)
+        ended[name] = token.start()
+        if (
+            not at
+            and (children := closed[-1]) is not None
+            and (early := children.get(name)) is not None
+            and early[0] == ended_last
+            and started[name] < ended_last
+        ):
+            # ``<item>…</item><pubDate>…</pubDate></item>``: the element of this name closed
+            # last here ended early (no tag of its name since); its end tag moves to this
+            # one, and what stands between is its (so no other end tag here moves any more).
+            edits.append((*early, b""))
+            closed[-1] = {name: token.span()}
+            continue
         is_stray = not at or depth < len(stack) - 1
         if is_stray and ((not at and depth == 0) or tags.has_own_end(stack, depth, token.start())):
-            parts.append(data[done : token.start()])  # dropped
-            done = token.end()
+            edits.append((*token.span(), b""))  # dropped
             continue
-        if at and depth < len(stack) - 1:  # the elements left open inside it end first
-            parts.append(data[done : token.start()])
-            parts += (b"</" + open_name + b">" for open_name in reversed(stack[depth + 1 :]))
-            done = token.start()
+        ends_one = depth == len(stack) - 1
+        if at and not ends_one:  # the elements left open inside it end first
+            left_open = b"".join(b"</" + name + b">" for name in reversed(stack[depth + 1 :]))
+            edits.append((token.start(), token.start(), left_open))
         for open_name in stack[depth:]:
             depths[open_name].pop()
         del stack[depth:]
-    if not parts:
+        del closed[depth:]
+        if closed and ends_one:
+            if (children := closed[-1]) is None:
+                children = closed[-1] = {}
+            children[name] = token.span()
+    if not edits:
         return data
+    # A moved end tag stands before edits made after it; the sort is stable, so that
+    # end tags written before a token stay before it when the token is dropped later.
+    edits.sort(key=lambda edit: edit[0])
+    parts: list[bytes] = []
+    done = 0
+    for start, end, replacement in edits:
+        parts += data[done:start], replacement
+        done = end
     parts.append(data[done:])
     return b"".join(parts)
 
