@@ -16,38 +16,45 @@ import concurrent.futures
 import time
 from collections.abc import Callable, Coroutine
 from dataclasses import dataclass, replace
-from datetime import datetime, timedelta
+from datetime import datetime
 from typing import Any, Final, Protocol, TypeVar
 
+from tap_feeddelta.checkfacts import (
+    FUTURE_DATE_LEEWAY,
+    check_time,
+    failure_facts,
+    judged_stale,
+    known_facts,
+    moved_issues,
+    names_itself,
+    shown_where,
+    stale_issues,
+    still_waiting,
+    utc_text,
+    with_failure,
+)
 from tap_feeddelta.config import Settings
-from tap_feeddelta.delta import DeltaSettings, ItemCounts, diff_items, newest_item_at
+from tap_feeddelta.delta import DeltaSettings, diff_items, newest_item_at
 from tap_feeddelta.errors import Issue, ParseError
-from tap_feeddelta.fetch.headers import RETRY_AFTER_CAP, usable_last_modified
-from tap_feeddelta.fetch.urls import display_url, upgraded_to_https
+from tap_feeddelta.fetch.headers import usable_last_modified
+from tap_feeddelta.fetch.urls import upgraded_to_https
 from tap_feeddelta.models import FetchResult, ParsedFeed
 from tap_feeddelta.records import FeedContext, HealthFacts, health_record, item_record
 from tap_feeddelta.shownurl import (
     advertised_url_hash,
-    as_fetched,
     echoes,
     final_url_hash,
     redirect_tokens,
     shown_url,
     without_echo,
 )
-from tap_feeddelta.state import MAX_FAILURES, FeedBookmark
+from tap_feeddelta.state import FeedBookmark
 
 T = TypeVar("T")
 
 # Bodies up to this size are parsed on the loop: a few milliseconds for a feed, a
 # tenth of a second for a hostile one, while a thread hand-off would cost every feed.
 INLINE_PARSE_MAX_BYTES: Final = 256 * 1024
-# An item dated up to this far past the check counts for staleness (a publisher's clock
-# or time zone a little off); a later date is not taken as the newest item.
-FUTURE_DATE_LEEWAY: Final = timedelta(days=1)
-# A check the clock times before the feed's last one (the clock was set back since, or
-# was ahead then) is timed this long after it: a feed's checked_at never goes back.
-CHECK_AFTER: Final = timedelta(microseconds=1)
 # Bigger ones, one at a time, on this thread (started on first use).
 _big_document_parser = concurrent.futures.ThreadPoolExecutor(
     max_workers=1, thread_name_prefix="feeddelta-parse"
@@ -92,57 +99,6 @@ class FeedOutcome:
     status: str
 
 
-def utc_text(moment: datetime, *, micro: bool = False) -> str:
-    """``moment`` (UTC) as ``YYYY-MM-DDTHH:MM:SS[.ffffff]Z``: what ``strftime`` gives, from
-    ``isoformat``, which costs a fraction of it (this runs three times a feed)."""
-    naive = moment.replace(tzinfo=None)
-    return naive.isoformat(timespec="microseconds" if micro else "seconds") + "Z"
-
-
-def _still_waiting(retry_after_at: str | None, now: datetime) -> bool:
-    """Whether a stored Retry-After still holds. A time past the cap from now cannot
-    come from an answer read with a right clock (it is capped when read): a clock that
-    was wrong then, or an edited state. It is ignored, so that no feed is skipped for
-    longer than the cap."""
-    if not retry_after_at:
-        return False
-    return utc_text(now) < retry_after_at <= utc_text(now + RETRY_AFTER_CAP)
-
-
-def check_time(bookmark: FeedBookmark | None, clock: datetime) -> datetime:
-    """When a check made while the clock reads ``clock`` is timed (its checked_at): then,
-    or just after the feed's last check in the state when the clock is not past it.
-
-    Warehouses order an item's versions and a feed's rows by checked_at: a check timed
-    before the last one would make an older version the current one. Only the timing
-    moves: dates (staleness, dates ahead of now, Retry-After) are judged by the clock,
-    so a state written by a clock years ahead does not freeze them."""
-    last = _last_check(bookmark)
-    if last is None or clock > last:
-        return clock
-    try:
-        return last + CHECK_AFTER
-    except OverflowError:  # 9999-12-31T23:59:59.999999Z
-        return last
-
-
-def _last_check(bookmark: FeedBookmark | None) -> datetime | None:
-    """When the state says the feed was last checked, whatever came of it."""
-    if bookmark is None:
-        return None
-    last: datetime | None = None
-    for text in (bookmark.checked_at, bookmark.failed_at):
-        # Compared as instants: "…:00Z" and "…:00.5Z" do not sort as text.
-        if text:
-            try:
-                moment = datetime.fromisoformat(text)
-            except ValueError:  # the state checks the shape, not the calendar
-                continue
-            if last is None or moment > last:
-                last = moment
-    return last
-
-
 async def check_feed(
     task: FeedTask, fetcher: FetchesFeeds, settings: Settings, now: Callable[[], datetime]
 ) -> FeedOutcome:
@@ -154,17 +110,17 @@ async def check_feed(
         # Kept by an earlier version, which stored future dates: not sent, nor kept.
         bookmark = replace(bookmark, last_modified=None)
     fetcher = _OneBudget(fetcher, settings.request_timeout_seconds)  # one for all its fetches
-    if bookmark and _still_waiting(bookmark.retry_after_at, started):
+    if bookmark and still_waiting(bookmark.retry_after_at, started):
         issue = Issue("retry_later", "the server asked not to be fetched before retry_after_at")
-        facts = _failure_facts(
+        facts = failure_facts(
             "skipped", issue, bookmark, started, settings, retry_after_at=bookmark.retry_after_at
         )
-        return _outcome(task, ctx, facts, _with_failure(bookmark, ctx))
+        return _outcome(task, ctx, facts, with_failure(bookmark, ctx))
 
     result = await _fetch(fetcher, task.feed_url, bookmark, task.feed_url, None)
     fetch_ms, redirects, received = result.fetch_ms, result.redirects, result.bytes_received
     # The configured URL's, not that of a feed a page links.
-    moved = _moved_issues(result, task.feed_url)
+    moved = moved_issues(result, task.feed_url)
 
     parse_ms = 0
     discovered_from: str | None = None
@@ -226,9 +182,9 @@ async def check_feed(
     }
     if result.status == "not_modified":
         # The document is the one read before.
-        known = _known(bookmark, started, settings.stale_after_days)
+        known = known_facts(bookmark, started, settings.stale_after_days)
         known["last_success_at"] = ctx.checked_at
-        issues = _stale_issues(known["is_stale"]) + moved
+        issues = stale_issues(known["is_stale"]) + moved
         facts = HealthFacts("not_modified", issues=issues, **known, **common)
         kept = replace(
             bookmark or FeedBookmark(),
@@ -242,7 +198,7 @@ async def check_feed(
 
     if feed is None:
         assert error is not None
-        facts = _failure_facts(
+        facts = failure_facts(
             "error",
             error,
             bookmark,
@@ -253,7 +209,7 @@ async def check_feed(
             **common,
         )
         # A failure moves only the streak, and after a 429/503 when the server lets us back.
-        kept = _with_failure(bookmark, ctx)
+        kept = with_failure(bookmark, ctx)
         if error.code == "rate_limited" and result.retry_after_at:
             kept = replace(kept, retry_after_at=result.retry_after_at)
         return _outcome(task, ctx, facts, kept)
@@ -288,16 +244,16 @@ async def check_feed(
         # judged by it) when a document shows none as new: emptied, undated, or with
         # its newest items taken down.
         newest = bookmark.newest_item_at
-    is_stale = _is_stale(newest, started, settings.stale_after_days)
-    issues = feed.issues + delta.issues + _stale_issues(is_stale)
+    is_stale = judged_stale(newest, started, settings.stale_after_days)
+    issues = feed.issues + delta.issues + stale_issues(is_stale)
     if not feed.items:
         issues += (Issue("no_items", "the feed has no items"),)
     if discovered_from and "feed_discovered" not in {issue.code for issue in delta.issues}:
         how = " (its http:// link was asked for over https)" if upgraded else ""
         issues += (Issue("feed_discovered", f"the feed was found through a web page{how}"),)
     issues += moved
-    if feed.new_feed_url and not _names_itself(feed.new_feed_url, task.feed_url, result):
-        where = _shown_where(feed.new_feed_url, task.feed_url)
+    if feed.new_feed_url and not names_itself(feed.new_feed_url, task.feed_url, result):
+        where = shown_where(feed.new_feed_url, task.feed_url)
         issues += (Issue("feed_moved", f"the feed's itunes:new-feed-url names {where}"),)
     facts = HealthFacts(
         "ok",
@@ -471,98 +427,6 @@ def _delta_settings(settings: Settings, feed_url: str) -> DeltaSettings:
     )
 
 
-def _known(bookmark: FeedBookmark | None, now: datetime, stale_after_days: int) -> dict[str, Any]:
-    """What a row that read no document (not_modified, error, skipped) shows: what the
-    state keeps of the document read before, and when the feed last answered (a 200
-    read or a 304: the bookmark's checked_at)."""
-    if bookmark is None:
-        return {"counts": ItemCounts(), "is_stale": None}
-    newest = bookmark.newest_item_at
-    if newest and newest > utc_text(now + FUTURE_DATE_LEEWAY):
-        newest = None  # kept by an earlier version, which took future dates
-    return {
-        "counts": ItemCounts(remembered=bookmark.item_count),
-        "feed_title": bookmark.title,
-        "feed_format": bookmark.format,
-        "newest_item_at": newest,
-        "is_stale": _is_stale(newest, now, stale_after_days),
-        "last_success_at": bookmark.checked_at,
-    }
-
-
-def _failures(bookmark: FeedBookmark | None) -> int:
-    """The failure streak with this check: one more than the state's."""
-    return min((bookmark.failures if bookmark else 0) + 1, MAX_FAILURES)
-
-
-def _failure_facts(
-    status: str,
-    error: Issue,
-    bookmark: FeedBookmark | None,
-    now: datetime,
-    settings: Settings,
-    moved: tuple[Issue, ...] = (),
-    **fetched: Any,
-) -> HealthFacts:
-    """The row of a check that failed or was skipped: its error, the streak with it, and
-    what the state keeps of the document read before (staleness included); ``moved``:
-    the URL redirects permanently."""
-    known = _known(bookmark, now, settings.stale_after_days)
-    return HealthFacts(
-        status,
-        error=error,
-        consecutive_failures=_failures(bookmark),
-        issues=(error, *_stale_issues(known["is_stale"]), *moved),
-        **known,
-        **fetched,
-    )
-
-
-def _with_failure(bookmark: FeedBookmark | None, ctx: FeedContext) -> FeedBookmark:
-    """The bookmark after a failed or skipped check: one more in the streak, and when."""
-    return replace(
-        bookmark or FeedBookmark(), failures=_failures(bookmark), failed_at=ctx.checked_at
-    )
-
-
-def _is_stale(newest: str | None, now: datetime, stale_after_days: int) -> bool | None:
-    if newest is None:
-        return None
-    return newest < utc_text(now - timedelta(days=stale_after_days))
-
-
-def _moved_issues(result: FetchResult, configured: str) -> tuple[Issue, ...]:
-    """``feed_moved`` when the ``configured`` URL's first redirects were permanent: naming
-    where they led as scheme, host and path (a token the redirect handed out is not
-    shown)."""
-    if result.moved_to is None:
-        return ()
-    where = _shown_where(result.moved_to, configured)
-    return (Issue("feed_moved", f"the URL redirects permanently (301/308) to {where}"),)
-
-
-def _names_itself(new_feed_url: str, configured: str, result: FetchResult) -> bool:
-    """Whether an ``itunes:new-feed-url`` names a URL the feed was asked for by: the
-    ``configured`` one, one the redirects to the document went through (a vanity URL
-    that redirects temporarily to the host's feed) or the document's own. Compared as
-    the fetcher asks for them (a host in capitals is the same host)."""
-    named = as_fetched(new_feed_url)
-    asked = (configured, *result.redirected_from, result.final_url or configured)
-    return any(named == as_fetched(url) for url in asked)
-
-
-def _shown_where(url: str, configured: str) -> str:
-    """Where a feed moved, as messages name it: as ``final_url`` shows it (without the
-    ``;jsessionid=…`` a redirect added to the path), as scheme, host and path."""
-    return display_url(shown_url(url, configured) or url)
-
-
-def _stale_issues(is_stale: bool | None) -> tuple[Issue, ...]:
-    if is_stale:
-        return (Issue("stale_feed", "the newest item is older than stale_after_days"),)
-    return ()
-
-
 def _outcome(
     task: FeedTask,
     ctx: FeedContext,
@@ -590,6 +454,6 @@ def failed_check(task: FeedTask, settings: Settings, started: datetime) -> FeedO
         "internal_error",
         "The tap failed on this feed; its state is kept and it is checked again next run.",
     )
-    facts = _failure_facts("error", issue, task.bookmark, started, settings)
+    facts = failure_facts("error", issue, task.bookmark, started, settings)
     # Nothing is committed, not even the streak: the fault may lie in the state's handling.
     return _outcome(task, ctx, facts, None)

@@ -21,15 +21,8 @@ from sys import getsizeof
 from typing import Any, Final
 from urllib.parse import urlsplit
 
-from tap_feeddelta.check import (
-    FeedFetcher,
-    FeedOutcome,
-    FeedTask,
-    check_feed,
-    check_time,
-    failed_check,
-    utc_text,
-)
+from tap_feeddelta.check import FeedFetcher, FeedOutcome, FeedTask, check_feed, failed_check
+from tap_feeddelta.checkfacts import check_time, utc_text
 from tap_feeddelta.config import Settings, feed_key
 from tap_feeddelta.ordered import ordered_results
 from tap_feeddelta.sharding import shard_of

@@ -6,7 +6,7 @@ from datetime import UTC, datetime
 
 import pytest
 
-from tap_feeddelta.check import check_time
+from tap_feeddelta.checkfacts import check_time
 from tap_feeddelta.state import FeedBookmark
 
 CLOCK = datetime(2024, 2, 10, 12, 0, tzinfo=UTC)

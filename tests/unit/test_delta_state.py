@@ -10,7 +10,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from tap_feeddelta.check import utc_text
+from tap_feeddelta.checkfacts import utc_text
 from tap_feeddelta.delta import DeltaSettings, diff_items, newest_item_at
 from tap_feeddelta.errors import StateError
 from tap_feeddelta.fingerprints import fingerprint

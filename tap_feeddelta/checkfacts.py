@@ -1,0 +1,173 @@
+"""What a feed's check knows and tells apart from fetching and reading: when it is timed,
+whether the feed is stale or waiting out a Retry-After, its failure streak, and the
+issues a move gives. Pure: the clock comes in as an argument."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from datetime import datetime, timedelta
+from typing import Any, Final
+
+from tap_feeddelta.config import Settings
+from tap_feeddelta.delta import ItemCounts
+from tap_feeddelta.errors import Issue
+from tap_feeddelta.fetch.headers import RETRY_AFTER_CAP
+from tap_feeddelta.fetch.urls import display_url
+from tap_feeddelta.models import FetchResult
+from tap_feeddelta.records import FeedContext, HealthFacts
+from tap_feeddelta.shownurl import as_fetched, shown_url
+from tap_feeddelta.state import MAX_FAILURES, FeedBookmark
+
+# An item dated up to this far past the check counts for staleness (a publisher's clock
+# or time zone a little off); a later date is not taken as the newest item.
+FUTURE_DATE_LEEWAY: Final = timedelta(days=1)
+# A check the clock times before the feed's last one (the clock was set back since, or
+# was ahead then) is timed this long after it: a feed's checked_at never goes back.
+CHECK_AFTER: Final = timedelta(microseconds=1)
+
+
+def utc_text(moment: datetime, *, micro: bool = False) -> str:
+    """``moment`` (UTC) as ``YYYY-MM-DDTHH:MM:SS[.ffffff]Z``: what ``strftime`` gives, from
+    ``isoformat``, which costs a fraction of it (this runs three times a feed)."""
+    naive = moment.replace(tzinfo=None)
+    return naive.isoformat(timespec="microseconds" if micro else "seconds") + "Z"
+
+
+def still_waiting(retry_after_at: str | None, now: datetime) -> bool:
+    """Whether a stored Retry-After still holds. A time past the cap from now cannot
+    come from an answer read with a right clock (it is capped when read): a clock that
+    was wrong then, or an edited state. It is ignored, so that no feed is skipped for
+    longer than the cap."""
+    if not retry_after_at:
+        return False
+    return utc_text(now) < retry_after_at <= utc_text(now + RETRY_AFTER_CAP)
+
+
+def check_time(bookmark: FeedBookmark | None, clock: datetime) -> datetime:
+    """When a check made while the clock reads ``clock`` is timed (its checked_at): then,
+    or just after the feed's last check in the state when the clock is not past it.
+
+    Warehouses order an item's versions and a feed's rows by checked_at: a check timed
+    before the last one would make an older version the current one. Only the timing
+    moves: dates (staleness, dates ahead of now, Retry-After) are judged by the clock,
+    so a state written by a clock years ahead does not freeze them."""
+    last = _last_check(bookmark)
+    if last is None or clock > last:
+        return clock
+    try:
+        return last + CHECK_AFTER
+    except OverflowError:  # 9999-12-31T23:59:59.999999Z
+        return last
+
+
+def _last_check(bookmark: FeedBookmark | None) -> datetime | None:
+    """When the state says the feed was last checked, whatever came of it."""
+    if bookmark is None:
+        return None
+    last: datetime | None = None
+    for text in (bookmark.checked_at, bookmark.failed_at):
+        # Compared as instants: "…:00Z" and "…:00.5Z" do not sort as text.
+        if text:
+            try:
+                moment = datetime.fromisoformat(text)
+            except ValueError:  # the state checks the shape, not the calendar
+                continue
+            if last is None or moment > last:
+                last = moment
+    return last
+
+
+def known_facts(
+    bookmark: FeedBookmark | None, now: datetime, stale_after_days: int
+) -> dict[str, Any]:
+    """What a row that read no document (not_modified, error, skipped) shows: what the
+    state keeps of the document read before, and when the feed last answered (a 200
+    read or a 304: the bookmark's checked_at)."""
+    if bookmark is None:
+        return {"counts": ItemCounts(), "is_stale": None}
+    newest = bookmark.newest_item_at
+    if newest and newest > utc_text(now + FUTURE_DATE_LEEWAY):
+        newest = None  # kept by an earlier version, which took future dates
+    return {
+        "counts": ItemCounts(remembered=bookmark.item_count),
+        "feed_title": bookmark.title,
+        "feed_format": bookmark.format,
+        "newest_item_at": newest,
+        "is_stale": judged_stale(newest, now, stale_after_days),
+        "last_success_at": bookmark.checked_at,
+    }
+
+
+def failure_streak(bookmark: FeedBookmark | None) -> int:
+    """The failure streak with this check: one more than the state's."""
+    return min((bookmark.failures if bookmark else 0) + 1, MAX_FAILURES)
+
+
+def failure_facts(
+    status: str,
+    error: Issue,
+    bookmark: FeedBookmark | None,
+    now: datetime,
+    settings: Settings,
+    moved: tuple[Issue, ...] = (),
+    **fetched: Any,
+) -> HealthFacts:
+    """The row of a check that failed or was skipped: its error, the streak with it, and
+    what the state keeps of the document read before (staleness included); ``moved``:
+    the URL redirects permanently."""
+    known = known_facts(bookmark, now, settings.stale_after_days)
+    return HealthFacts(
+        status,
+        error=error,
+        consecutive_failures=failure_streak(bookmark),
+        issues=(error, *stale_issues(known["is_stale"]), *moved),
+        **known,
+        **fetched,
+    )
+
+
+def with_failure(bookmark: FeedBookmark | None, ctx: FeedContext) -> FeedBookmark:
+    """The bookmark after a failed or skipped check: one more in the streak, and when."""
+    return replace(
+        bookmark or FeedBookmark(), failures=failure_streak(bookmark), failed_at=ctx.checked_at
+    )
+
+
+def judged_stale(newest: str | None, now: datetime, stale_after_days: int) -> bool | None:
+    """Whether the newest item is older than ``stale_after_days``; None when undated."""
+    if newest is None:
+        return None
+    return newest < utc_text(now - timedelta(days=stale_after_days))
+
+
+def moved_issues(result: FetchResult, configured: str) -> tuple[Issue, ...]:
+    """``feed_moved`` when the ``configured`` URL's first redirects were permanent: naming
+    where they led as scheme, host and path (a token the redirect handed out is not
+    shown)."""
+    if result.moved_to is None:
+        return ()
+    where = shown_where(result.moved_to, configured)
+    return (Issue("feed_moved", f"the URL redirects permanently (301/308) to {where}"),)
+
+
+def names_itself(new_feed_url: str, configured: str, result: FetchResult) -> bool:
+    """Whether an ``itunes:new-feed-url`` names a URL the feed was asked for by: the
+    ``configured`` one, one the redirects to the document went through (a vanity URL
+    that redirects temporarily to the host's feed) or the document's own. Compared as
+    the fetcher asks for them (a host in capitals is the same host)."""
+    named = as_fetched(new_feed_url)
+    asked = (configured, *result.redirected_from, result.final_url or configured)
+    return any(named == as_fetched(url) for url in asked)
+
+
+def shown_where(url: str, configured: str) -> str:
+    """Where a feed moved, as messages name it: as ``final_url`` shows it (without the
+    ``;jsessionid=…`` a redirect added to the path), as scheme, host and path."""
+    return display_url(shown_url(url, configured) or url)
+
+
+def stale_issues(is_stale: bool | None) -> tuple[Issue, ...]:
+    """``stale_feed`` when the feed is judged stale."""
+    if is_stale:
+        return (Issue("stale_feed", "the newest item is older than stale_after_days"),)
+    return ()
