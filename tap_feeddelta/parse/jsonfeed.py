@@ -77,11 +77,11 @@ def _words(value: object, what: str, issues: list[Issue]) -> str | None:
     """``_text`` of a title or summary, its character references decoded: templates
     escape them (``Don&#8217;t``, ``Tom &amp; Jerry``), as in RSS. A text without a
     well-formed reference keeps its "&" (``AT&T``)."""
-    raw = _bounded_string(value, what, issues)
-    if raw is None:
-        return None
-    raw = repaired_text(raw)
-    if "&" not in raw:
+    return _decoded(_text(value, what, issues), issues)
+
+
+def _decoded(raw: str | None, issues: list[Issue]) -> str | None:
+    if raw is None or "&" not in raw:
         return raw
     text = decoded_references(raw)
     if references_replaced(raw, text):
@@ -206,7 +206,7 @@ def _item(
         "json_id" if native_id is not None else None,  # native_id_source
         fields.item_url(url),  # url (Google Alerts: the page, not the redirect)
         fields.title(_words(raw.get("title"), "title", issues), "text", issues, cuts=cuts),
-        fields.summary(_words(raw.get("summary"), "summary", issues), "text", issues, cuts),
+        _summary(raw.get("summary"), issues, cuts),
         content,  # content_text
         _authors(raw, base, issues) or feed_authors,  # authors
         fields.item_tags(tags, issues),  # tags
@@ -221,6 +221,14 @@ def _item(
         tuple(issues) if len(issues) < 2 else fields.distinct_issues(issues),  # issues
         tuple(cuts) if cuts else (),  # cut_digests
     )
+
+
+def _summary(value: object, issues: list[Issue], cuts: fields.Cuts) -> str | None:
+    """An item's summary: plain text, or HTML when it holds a tag (``json_summary_kind``)."""
+    raw = _text(value, "summary", issues)
+    if raw and fields.json_summary_kind(raw) == "html":
+        return fields.summary(raw, "html", issues, cuts)
+    return fields.summary(_decoded(raw, issues), "text", issues, cuts)
 
 
 def _attachments(raw: dict[str, Any], base: str | None, issues: list[Issue]) -> list[Enclosure]:

@@ -1,0 +1,78 @@
+"""The JSON Feed reader: the shapes generators give its fields."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import pytest
+
+from tap_feeddelta.models import ParsedItem
+from tap_feeddelta.parse import parse_feed
+
+URL = "https://blog.example/feed.json"
+
+
+def _items(*items: dict[str, Any], version: str = "1.1") -> tuple[ParsedItem, ...]:
+    document = {"version": f"https://jsonfeed.org/version/{version}", "title": "T", "items": items}
+    return parse_feed(json.dumps(document).encode(), None, URL).items
+
+
+def _codes(item: ParsedItem) -> list[str]:
+    return [issue.code for issue in item.issues]
+
+
+_HUGO_SUMMARY = (
+    '<p>First paragraph with <em>emphasis</em> and a <a href="https://x.example">link</a>.</p>\n'
+)
+_HUGO_TEXT = "First paragraph with emphasis and a link."
+
+
+@pytest.mark.parametrize(
+    ("summary", "expected"),
+    [
+        (_HUGO_SUMMARY, _HUGO_TEXT),
+        (_HUGO_SUMMARY.replace("<p>", '<p class="summary">'), _HUGO_TEXT),
+        ("First <b>bold</b> word", "First bold word"),
+        ("Line one<br>Line two", "Line one Line two"),
+        ("&lt;b&gt; stays a word in <em>HTML</em>", "<b> stays a word in HTML"),
+        ('A <a href="https://x.example">link</a>', "A link"),
+        ('A picture <img src="https://x.example/a.png">', "A picture"),
+        ("  <p>Cut before its end", "Cut before its end"),
+    ],
+    ids=["hugo", "hugo-with-class", "end-tag", "void-tag", "escaped-tag", "link", "image",
+         "html-start"],
+)  # fmt: skip
+def test_a_json_feed_summary_holding_html_is_read_as_html(summary: str, expected: str) -> None:
+    # Hugo's .Summary and Jekyll's post.excerpt put HTML in the summary, which the spec
+    # makes plain text: its tags stayed in the record, and a markup-only edit was an update.
+    [item] = _items({"id": "1", "summary": summary})
+    assert (item.summary, item.issues) == (expected, ())
+
+
+@pytest.mark.parametrize(
+    ("summary", "expected"),
+    [
+        ("Vec<String> is a type", "Vec<String> is a type"),
+        ("x<y means x = y - 1", "x<y means x = y - 1"),
+        ("<T> where T = int", "<T> where T = int"),
+        ("Use <details> to fold", "Use <details> to fold"),
+        ("a<b and c>d &amp; e", "a<b and c>d & e"),
+        ("Tom &amp; Jerry <3", "Tom & Jerry <3"),
+        ("if a<b && c>d then", "if a<b && c>d then"),
+        ("Simple isn&#8217;t easy [&hellip;]", "Simple isn\u2019t easy [\u2026]"),
+        ("  two   spaces\n line ", "two spaces line"),
+        ("AT&T <T> news", "AT&T <T> news"),
+        ("\u00c6r\u00f8 a<b", "\u00c6r\u00f8 a<b"),
+        ("if n<p then q", "if n<p then q"),
+        ("Why the </script> tag breaks", "Why the </script> tag breaks"),
+        ("When to use <hr> vs. borders", "When to use <hr> vs. borders"),
+        ("Use <b> for bold", "Use <b> for bold"),
+    ],
+)
+def test_a_plain_text_json_feed_summary_reads_as_before(summary: str, expected: str) -> None:
+    # Plain text by the spec: an "=", a reference or a tag cut at the end ("a<b", as the
+    # contract fuzzer writes) is no sign of HTML there, only a tag written as markup, so
+    # the summaries (and fingerprints) of plain-text feeds stay what they were.
+    [item] = _items({"id": "1", "summary": summary})
+    assert (item.summary, item.issues) == (expected, ())
