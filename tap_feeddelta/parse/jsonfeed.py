@@ -98,6 +98,25 @@ def _bounded_string(value: object, what: str, issues: list[Issue]) -> str | None
     return None
 
 
+# JavaScript's String() writes an integral Number below this as its digits ("123" for
+# 123.0), and above it may not ("1e+21"); Python's str() of a float keeps the ".0".
+_EXACT_INTEGERS: Final = 2**53
+_TAG_NOT_TEXT: Final = Issue("invalid_value", "A tag is not a string or a whole number; ignored.")
+
+
+def _whole_number(value: object) -> str | None:
+    """The digits of a JSON number that is a whole number, as JavaScript writes them: an
+    integer as it is, an integral float below 2**53 as that integer (``123.0`` as
+    ``123``); ``None`` for anything else (a fraction, a boolean, a huge float)."""
+    if isinstance(value, bool):
+        return None
+    if isinstance(value, int):
+        return str(value)
+    if isinstance(value, float) and value.is_integer() and abs(value) < _EXACT_INTEGERS:
+        return str(int(value))
+    return None
+
+
 def _not_a_string(what: str) -> Issue:
     return Issue("invalid_value", f"The {what} is not a string; ignored.")
 
@@ -195,7 +214,11 @@ def _item(
     raw_tags = raw.get("tags")
     if isinstance(raw_tags, list):
         for value in raw_tags:
-            tag = fields.tag(value, issues) if isinstance(value, str) else None
+            if not isinstance(value, str) and value is not None:
+                value = _whole_number(value)  # [2024, "travel"] from YAML front matter
+                if value is None:
+                    issues.append(_TAG_NOT_TEXT)
+            tag = fields.tag(value, issues)
             if tag:
                 tags.append(tag)
     elif raw_tags is not None:

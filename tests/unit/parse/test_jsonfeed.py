@@ -76,3 +76,14 @@ def test_a_plain_text_json_feed_summary_reads_as_before(summary: str, expected: 
     # the summaries (and fingerprints) of plain-text feeds stay what they were.
     [item] = _items({"id": "1", "summary": summary})
     assert (item.summary, item.issues) == (expected, ())
+
+
+def test_json_feed_tags_that_are_whole_numbers_are_kept_and_others_reported() -> None:
+    # YAML front matter "tags: [2024, travel]" through Hugo's or Jekyll's jsonify gives
+    # [2024, "travel"]: the number was dropped without an issue.
+    plain, odd = _items(
+        {"id": "1", "tags": [2024, "travel", 7.0, None]},
+        {"id": "2", "tags": ["travel", True, 3.5, {"a": 1}, ["b"], 1e300]},
+    )
+    assert (plain.tags, _codes(plain)) == (("2024", "travel", "7"), [])
+    assert (odd.tags, _codes(odd)) == (("travel",), ["invalid_value"])
