@@ -271,7 +271,8 @@ def _attachments(raw: dict[str, Any], base: str | None, issues: list[Issue]) -> 
         size = attachment.get("size_in_bytes")
         if isinstance(size, float) and size.is_integer():
             size = int(size)
-        if size is not None and (isinstance(size, bool) or not isinstance(size, int)):
+        # A string is read as an RSS length is: ASCII digits ("{{ post.size }}" in Liquid).
+        if size is not None and (isinstance(size, bool) or not isinstance(size, int | str)):
             issues.append(Issue("invalid_value", "An attachment size is not a number; ignored."))
             size = None
         enc = fields.enclosure(

@@ -87,3 +87,17 @@ def test_json_feed_tags_that_are_whole_numbers_are_kept_and_others_reported() ->
     )
     assert (plain.tags, _codes(plain)) == (("2024", "travel", "7"), [])
     assert (odd.tags, _codes(odd)) == (("travel",), ["invalid_value"])
+
+
+def test_a_json_feed_size_written_as_digits_is_read_as_an_rss_length_is() -> None:
+    # "size_in_bytes": "{{ post.size }}" in a Liquid template: the same digits are read
+    # in an RSS enclosure length, and were refused here.
+    sizes = ["123456", " 42 ", "", "12kB", "\u0661\u0662\u0663", "-5", "1" * 19]
+    items = _items(
+        *(
+            {"id": str(n), "attachments": [{"url": "https://t.example/a.mp3", "size_in_bytes": s}]}
+            for n, s in enumerate(sizes)
+        )
+    )
+    assert [item.enclosures[0].length_bytes for item in items] == [123456, 42] + [None] * 5
+    assert [_codes(item) for item in items] == [[], [], []] + [["invalid_value"]] * 4
