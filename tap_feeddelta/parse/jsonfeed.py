@@ -56,8 +56,10 @@ def json_document(text: str) -> dict[str, Any]:
 
 
 def json_format(document: dict[str, Any]) -> FeedFormat:
-    version = str(document.get("version", ""))
-    return "json-feed-1.0" if version.rstrip("/").endswith("/1") else "json-feed-1.1"
+    """JSON Feed 1.0 for ".../version/1", also written "1.0" (a Java library's constant)
+    or with a space or a "/" after it; any other version is 1.1."""
+    version = str(document.get("version", "")).strip().rstrip("/")
+    return "json-feed-1.0" if version.rpartition("/")[2] in ("1", "1.0") else "json-feed-1.1"
 
 
 def _string(value: object, what: str, issues: list[Issue]) -> str | None:

@@ -101,3 +101,24 @@ def test_a_json_feed_size_written_as_digits_is_read_as_an_rss_length_is() -> Non
     )
     assert [item.enclosures[0].length_bytes for item in items] == [123456, 42] + [None] * 5
     assert [_codes(item) for item in items] == [[], [], []] + [["invalid_value"]] * 4
+
+
+@pytest.mark.parametrize(
+    ("version", "expected"),
+    [
+        ("https://jsonfeed.org/version/1", "json-feed-1.0"),
+        ("https://jsonfeed.org/version/1.0", "json-feed-1.0"),
+        ("https://jsonfeed.org/version/1 ", "json-feed-1.0"),
+        ("https://jsonfeed.org/version/1/", "json-feed-1.0"),
+        ("http://jsonfeed.org/version/1.0/ ", "json-feed-1.0"),
+        ("https://jsonfeed.org/version/1.1", "json-feed-1.1"),
+        ("https://jsonfeed.org/version/1.1/", "json-feed-1.1"),
+        ("https://jsonfeed.org/version/11", "json-feed-1.1"),
+    ],
+)
+def test_a_json_feed_version_1_0_in_any_spelling_is_json_feed_1_0(
+    version: str, expected: str
+) -> None:
+    # A Java library's VERSION_1_0 writes ".../version/1.0": it was labelled 1.1.
+    document = {"version": version, "title": "T", "items": []}
+    assert parse_feed(json.dumps(document).encode(), None, URL).format == expected
