@@ -125,8 +125,10 @@ def _not_a_string(what: str) -> Issue:
 
 def _authors(holder: dict[str, Any], base: str | None, issues: list[Issue]) -> tuple[Author, ...]:
     raw = holder.get("authors")
-    if (raw is None or raw == []) and "author" in holder:  # JSON Feed 1.0's one author
-        raw = [holder["author"]]
+    if raw is None or raw == []:
+        one = holder.get("author")  # JSON Feed 1.0's one author; a null one is absent
+        if one is not None:
+            raw = [one]
     if raw is None:
         return ()
     if not isinstance(raw, list):

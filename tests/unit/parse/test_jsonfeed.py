@@ -122,3 +122,26 @@ def test_a_json_feed_version_1_0_in_any_spelling_is_json_feed_1_0(
     # A Java library's VERSION_1_0 writes ".../version/1.0": it was labelled 1.1.
     document = {"version": version, "title": "T", "items": []}
     assert parse_feed(json.dumps(document).encode(), None, URL).format == expected
+
+
+def test_a_null_json_feed_author_is_absent() -> None:
+    # Serializers that write every field give the deprecated "author" as null next to
+    # "authors": each item carried "An author is not an object".
+    document = {
+        "version": "https://jsonfeed.org/version/1.1",
+        "title": "T",
+        "author": None,
+        "authors": [{"name": "Site"}],
+        "items": [
+            {"id": "1", "author": None, "authors": None},
+            {"id": "2", "author": None},
+            {"id": "3", "authors": None, "author": {"name": "Ann"}},
+        ],
+    }
+    feed = parse_feed(json.dumps(document).encode(), None, URL)
+    assert feed.issues == ()
+    assert [[a.name for a in item.authors] for item in feed.items] == [["Site"], ["Site"], ["Ann"]]
+    assert [item.issues for item in feed.items] == [(), (), ()]
+    document.update(author=None, authors=None)
+    feed = parse_feed(json.dumps(document).encode(), None, URL)
+    assert (feed.issues, feed.items[0].authors, feed.items[0].issues) == ((), (), ())
