@@ -200,6 +200,8 @@ def _item(
     ):
         issues.append(Issue("invalid_value", "The id is not a string; ignored."))
         raw_id = None
+    if isinstance(raw_id, float):  # 123.0 is item "123", as JavaScript's String() gives
+        raw_id = _whole_number(raw_id) or str(raw_id)
     native_id = fields.native_id(None if raw_id is None else str(raw_id), issues)
     url = fields.url(_string(raw.get("url"), "url", issues), base, "item", issues)
     if url is None:

@@ -145,3 +145,34 @@ def test_a_null_json_feed_author_is_absent() -> None:
     document.update(author=None, authors=None)
     feed = parse_feed(json.dumps(document).encode(), None, URL)
     assert (feed.issues, feed.items[0].authors, feed.items[0].issues) == ((), (), ())
+
+
+@pytest.mark.parametrize(
+    ("raw_id", "expected"),
+    [
+        ("123", "123"),
+        ('"123"', "123"),
+        ("123.0", "123"),
+        ("1e2", "100"),
+        ("-5.0", "-5"),
+        ("-0.0", "0"),
+        ("9007199254740991.0", "9007199254740991"),
+        ("12345678901234567890", "12345678901234567890"),
+        ("1.5", "1.5"),
+        ("9007199254740992.0", "9007199254740992.0"),
+        ("1e300", "1e+300"),
+    ],
+)
+def test_a_json_feed_id_that_is_an_integral_number_reads_as_javascript_writes_it(
+    raw_id: str, expected: str
+) -> None:
+    # A pandas column that once held a NaN is float64: its ids come out 123.0 until the
+    # NaN is gone, and each item came out new under "123.0", then again under "123".
+    # JavaScript's String() writes an integral Number below 2**53 as its digits; other
+    # numbers read as they did (Python's str()).
+    body = (
+        '{"version": "https://jsonfeed.org/version/1.1", "title": "T", '
+        f'"items": [{{"id": {raw_id}, "title": "A"}}]}}'
+    ).encode()
+    [item] = parse_feed(body, None, URL).items
+    assert (item.native_id, item.native_id_source, item.issues) == (expected, "json_id", ())
