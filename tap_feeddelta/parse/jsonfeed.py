@@ -209,13 +209,11 @@ def _item(
             _string(raw.get("external_url"), "external url", issues), base, "item", issues
         )
     html = _text(raw.get("content_html"), "content_html", issues)
-    content = (
-        fields.content(html, "html", issues, cuts)
-        if html
-        else fields.content(
+    content = fields.content(html, "html", issues, cuts) if html else None
+    if content is None:  # no HTML, or HTML without words (a photo post's <img>)
+        content = fields.content(
             _text(raw.get("content_text"), "content_text", issues), "text", issues, cuts
         )
-    )
     tags: list[str] = []
     raw_tags = raw.get("tags")
     if isinstance(raw_tags, list):

@@ -176,3 +176,24 @@ def test_a_json_feed_id_that_is_an_integral_number_reads_as_javascript_writes_it
     ).encode()
     [item] = parse_feed(body, None, URL).items
     assert (item.native_id, item.native_id_source, item.issues) == (expected, "json_id", ())
+
+
+def test_json_feed_content_text_stands_in_for_content_html_without_words() -> None:
+    # A photo post: only an <img> in content_html, the caption in content_text. The
+    # caption was dropped, and its edits never seen.
+    photo = '<p><img src="https://photos.example/p1.jpg" width="600"></p>'
+    items = _items(
+        {"id": "1", "content_html": photo, "content_text": "Sunset over the harbour"},
+        {"id": "2", "content_html": "<p> </p>&nbsp;", "content_text": "Caption"},
+        {"id": "3", "content_html": "<p>The <b>words</b></p>", "content_text": "Other words"},
+        {"id": "4", "content_html": photo},
+        {"id": "5", "content_html": photo, "content_text": ""},
+    )
+    assert [item.content_text for item in items] == [
+        "Sunset over the harbour",
+        "Caption",
+        "The words",  # HTML with words: as before, content_text is its other form
+        None,
+        None,
+    ]
+    assert [item.issues for item in items] == [()] * 5
