@@ -121,6 +121,18 @@ def rss_description_kind(raw: str | None) -> TextKind:
     return "text"
 
 
+def json_summary_kind(raw: str | None) -> TextKind:
+    """How to read a JSON Feed summary: plain text by the spec, but Hugo's ``.Summary``
+    and Jekyll's ``post.excerpt`` put HTML there. HTML when it begins as most HTML does
+    (``<p>``, ``<div>``…) or shows a tag by a title's rules (``_shows_tags``: an element
+    closed after it opened, a void tag written as markup). Plain text that holds "<" is
+    common there ("Ærø a<b", "n<p then q", "x = y", "Tom &amp; Jerry <3") and reads as it
+    always has: an "=", a reference or a tag cut at the end is no sign of HTML."""
+    if not raw or "<" not in raw:
+        return "text"
+    return "html" if raw.lstrip().startswith(_HTML_STARTS) or _shows_tags(raw) else "text"
+
+
 def looks_like_html(raw: str) -> bool:
     """Whether text of no declared kind (podcast show notes) shows HTML."""
     return _LOOKS_LIKE_HTML.search(raw) is not None
@@ -136,6 +148,11 @@ def _rss_title_is_html(raw: str) -> bool:
     ("When to use <hr> vs. borders") or an end tag alone is the subject of the title."""
     if "&" in raw and _REFERENCE.search(raw):
         return True
+    return _shows_tags(raw)
+
+
+def _shows_tags(raw: str) -> bool:
+    """Whether text shows a tag as markup (``_rss_title_is_html``'s rules but references)."""
     opened: set[str] = set()
     for match in _TITLE_TAG.finditer(raw):
         is_end, name, rest = match.groups()

@@ -56,8 +56,10 @@ def json_document(text: str) -> dict[str, Any]:
 
 
 def json_format(document: dict[str, Any]) -> FeedFormat:
-    version = str(document.get("version", ""))
-    return "json-feed-1.0" if version.rstrip("/").endswith("/1") else "json-feed-1.1"
+    """JSON Feed 1.0 for ".../version/1", also written "1.0" (a Java library's constant)
+    or with a space or a "/" after it; any other version is 1.1."""
+    version = str(document.get("version", "")).strip().rstrip("/")
+    return "json-feed-1.0" if version.rpartition("/")[2] in ("1", "1.0") else "json-feed-1.1"
 
 
 def _string(value: object, what: str, issues: list[Issue]) -> str | None:
@@ -77,11 +79,11 @@ def _words(value: object, what: str, issues: list[Issue]) -> str | None:
     """``_text`` of a title or summary, its character references decoded: templates
     escape them (``Don&#8217;t``, ``Tom &amp; Jerry``), as in RSS. A text without a
     well-formed reference keeps its "&" (``AT&T``)."""
-    raw = _bounded_string(value, what, issues)
-    if raw is None:
-        return None
-    raw = repaired_text(raw)
-    if "&" not in raw:
+    return _decoded(_text(value, what, issues), issues)
+
+
+def _decoded(raw: str | None, issues: list[Issue]) -> str | None:
+    if raw is None or "&" not in raw:
         return raw
     text = decoded_references(raw)
     if references_replaced(raw, text):
@@ -98,14 +100,35 @@ def _bounded_string(value: object, what: str, issues: list[Issue]) -> str | None
     return None
 
 
+# JavaScript's String() writes an integral Number below this as its digits ("123" for
+# 123.0), and above it may not ("1e+21"); Python's str() of a float keeps the ".0".
+_EXACT_INTEGERS: Final = 2**53
+_TAG_NOT_TEXT: Final = Issue("invalid_value", "A tag is not a string or a whole number; ignored.")
+
+
+def _whole_number(value: object) -> str | None:
+    """The digits of a JSON number that is a whole number, as JavaScript writes them: an
+    integer as it is, an integral float below 2**53 as that integer (``123.0`` as
+    ``123``); ``None`` for anything else (a fraction, a boolean, a huge float)."""
+    if isinstance(value, bool):
+        return None
+    if isinstance(value, int):
+        return str(value)
+    if isinstance(value, float) and value.is_integer() and abs(value) < _EXACT_INTEGERS:
+        return str(int(value))
+    return None
+
+
 def _not_a_string(what: str) -> Issue:
     return Issue("invalid_value", f"The {what} is not a string; ignored.")
 
 
 def _authors(holder: dict[str, Any], base: str | None, issues: list[Issue]) -> tuple[Author, ...]:
     raw = holder.get("authors")
-    if (raw is None or raw == []) and "author" in holder:  # JSON Feed 1.0's one author
-        raw = [holder["author"]]
+    if raw is None or raw == []:
+        one = holder.get("author")  # JSON Feed 1.0's one author; a null one is absent
+        if one is not None:
+            raw = [one]
     if raw is None:
         return ()
     if not isinstance(raw, list):
@@ -177,6 +200,8 @@ def _item(
     ):
         issues.append(Issue("invalid_value", "The id is not a string; ignored."))
         raw_id = None
+    if isinstance(raw_id, float):  # 123.0 is item "123", as JavaScript's String() gives
+        raw_id = _whole_number(raw_id) or str(raw_id)
     native_id = fields.native_id(None if raw_id is None else str(raw_id), issues)
     url = fields.url(_string(raw.get("url"), "url", issues), base, "item", issues)
     if url is None:
@@ -184,18 +209,20 @@ def _item(
             _string(raw.get("external_url"), "external url", issues), base, "item", issues
         )
     html = _text(raw.get("content_html"), "content_html", issues)
-    content = (
-        fields.content(html, "html", issues, cuts)
-        if html
-        else fields.content(
+    content = fields.content(html, "html", issues, cuts) if html else None
+    if content is None:  # no HTML, or HTML without words (a photo post's <img>)
+        content = fields.content(
             _text(raw.get("content_text"), "content_text", issues), "text", issues, cuts
         )
-    )
     tags: list[str] = []
     raw_tags = raw.get("tags")
     if isinstance(raw_tags, list):
         for value in raw_tags:
-            tag = fields.tag(value, issues) if isinstance(value, str) else None
+            if not isinstance(value, str) and value is not None:
+                value = _whole_number(value)  # [2024, "travel"] from YAML front matter
+                if value is None:
+                    issues.append(_TAG_NOT_TEXT)
+            tag = fields.tag(value, issues)
             if tag:
                 tags.append(tag)
     elif raw_tags is not None:
@@ -206,7 +233,7 @@ def _item(
         "json_id" if native_id is not None else None,  # native_id_source
         fields.item_url(url),  # url (Google Alerts: the page, not the redirect)
         fields.title(_words(raw.get("title"), "title", issues), "text", issues, cuts=cuts),
-        fields.summary(_words(raw.get("summary"), "summary", issues), "text", issues, cuts),
+        _summary(raw.get("summary"), issues, cuts),
         content,  # content_text
         _authors(raw, base, issues) or feed_authors,  # authors
         fields.item_tags(tags, issues),  # tags
@@ -221,6 +248,14 @@ def _item(
         tuple(issues) if len(issues) < 2 else fields.distinct_issues(issues),  # issues
         tuple(cuts) if cuts else (),  # cut_digests
     )
+
+
+def _summary(value: object, issues: list[Issue], cuts: fields.Cuts) -> str | None:
+    """An item's summary: plain text, or HTML when it holds a tag (``json_summary_kind``)."""
+    raw = _text(value, "summary", issues)
+    if raw and fields.json_summary_kind(raw) == "html":
+        return fields.summary(raw, "html", issues, cuts)
+    return fields.summary(_decoded(raw, issues), "text", issues, cuts)
 
 
 def _attachments(raw: dict[str, Any], base: str | None, issues: list[Issue]) -> list[Enclosure]:
@@ -240,7 +275,8 @@ def _attachments(raw: dict[str, Any], base: str | None, issues: list[Issue]) -> 
         size = attachment.get("size_in_bytes")
         if isinstance(size, float) and size.is_integer():
             size = int(size)
-        if size is not None and (isinstance(size, bool) or not isinstance(size, int)):
+        # A string is read as an RSS length is: ASCII digits ("{{ post.size }}" in Liquid).
+        if size is not None and (isinstance(size, bool) or not isinstance(size, int | str)):
             issues.append(Issue("invalid_value", "An attachment size is not a number; ignored."))
             size = None
         enc = fields.enclosure(
