@@ -142,6 +142,8 @@ def with_end_tags_balanced(data: bytes) -> bytes:
             edits.append((*token.span(), b""))  # dropped
             continue
         ends_one = depth == len(stack) - 1
+        # A misspelt end tag (of no open element) closes no element of its name.
+        closes_its_own = bool(at)
         if at and not ends_one:  # the elements left open inside it end first
             left_open = b"".join(b"</" + name + b">" for name in reversed(stack[depth + 1 :]))
             edits.append((token.start(), token.start(), left_open))
@@ -149,7 +151,7 @@ def with_end_tags_balanced(data: bytes) -> bytes:
             depths[open_name].pop()
         del stack[depth:]
         del closed[depth:]
-        if closed and ends_one:
+        if closed and ends_one and closes_its_own:
             if (children := closed[-1]) is None:
                 children = closed[-1] = {}
             children[name] = token.span()

@@ -770,3 +770,13 @@ def test_a_root_closed_early_is_no_end_of_the_document() -> None:
     assert [item.title for item in feed.items] == ["title 1"]
     assert feed.is_truncated
     assert "document_truncated" in _codes(feed)
+
+
+def test_two_misspelt_end_tags_of_a_name_never_opened_are_no_crash() -> None:
+    # The first </b> ends the guid open there (a misspelt end tag): it closed no element
+    # named b, so the second is no end of one written early (this raised KeyError).
+    body = RSS_HEAD + b"<item><title>One</title><guid>g</b></b></item>"
+    body += b"<item><title>Two</title></item></channel></rss>"
+    feed = parse_feed(body, None, URL)
+    assert [item.title for item in feed.items] == ["One", "Two"]
+    assert "xml_recovered" in _codes(feed)
