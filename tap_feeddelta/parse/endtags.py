@@ -37,13 +37,17 @@ from array import array
 from typing import Final
 
 _NAME: Final = rb"[A-Za-z_\x80-\xff][\w.:\x80-\xff-]*"
+# What recovery reads as no tag after a "<": a CDATA section, a comment or a processing
+# instruction, each to its end (to the end of the data when it has none, as recovery
+# reads no more after one left open). The patterns that find tags (here, in
+# ``xmldoc._tags_of`` and ``repair._TEXT_TOKEN``) skip them whole with it.
+NO_TAG_AFTER_LT: Final = rb"!\[CDATA\[.*?(?:\]\]>|\Z)|!--.*?(?:-->|\Z)|\?.*?(?:\?>|\Z)"
 # What recovery opens as an element: a start tag whose attributes are each a name with
 # a quoted value or with none, up to its ">" (a start tag it cannot read to its ">", or
 # an unquoted value, it ends where it stands). The "close" group says how it ends.
 # (The "<" stands before the alternatives: the search then skips to each "<" at C speed.)
 _TOKEN: Final = re.compile(
-    rb"<(?:!\[CDATA\[.*?(?:\]\]>|\Z)|!--.*?(?:-->|\Z)|\?.*?(?:\?>|\Z)"
-    rb"|/(?P<end>" + _NAME + rb")?(?P<end_close>\s*>)?"
+    rb"<(?:" + NO_TAG_AFTER_LT + rb"|/(?P<end>" + _NAME + rb")?(?P<end_close>\s*>)?"
     rb"|(?P<start>" + _NAME + rb")"
     rb"(?:\s+" + _NAME + rb"(?:\s*=\s*(?:\"[^\"]*\"|'[^']*'))?)*\s*(?P<close>/?>)?)",
     re.S,

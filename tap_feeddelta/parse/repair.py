@@ -16,6 +16,8 @@ from typing import Final
 
 from lxml import etree
 
+from tap_feeddelta.parse.endtags import NO_TAG_AFTER_LT
+
 # XML's own named references, as the numeric references the repairs write instead: once
 # libxml2's recovery has met one error, it drops every later named reference, even
 # these ("AT&amp;T" read "ATT"), but keeps numeric ones.
@@ -221,7 +223,7 @@ def is_rss(data: bytes) -> bool:
 # tag in it ends the element), a tag (its name, whether it ends an element, what follows
 # the name) or any other "<". One pattern for every element name.
 _TEXT_TOKEN: Final = re.compile(
-    rb"<(?:!\[CDATA\[.*?(?:\]\]>|\Z)|!--.*?(?:-->|\Z)|\?.*?(?:\?>|\Z))"
+    rb"<(?:" + NO_TAG_AFTER_LT + rb")"
     rb"|<(?P<end>/)?(?P<name>(?:[A-Za-z_][\w.-]*:)?[A-Za-z_][\w.-]*)(?P<rest>\s[^<>]*)?>"
     rb"|<",
     re.S,

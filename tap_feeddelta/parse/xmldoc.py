@@ -27,6 +27,7 @@ from lxml import etree
 
 from tap_feeddelta.errors import Issue
 from tap_feeddelta.parse.endtags import (
+    NO_TAG_AFTER_LT,
     element_count,
     root_end,
     with_end_tags_balanced,
@@ -312,8 +313,7 @@ def _tags_of(local_name: str, *, is_end: bool) -> re.Pattern[bytes]:
         tag = rb"/" + name + rb"\s*>" if is_end else name + rb"(?=[\s/>])"
         # The "<" before the alternatives lets the search skip to each "<" at C speed.
         pattern = re.compile(
-            rb"<(?:!\[CDATA\[.*?(?:\]\]>|\Z)|!--.*?(?:-->|\Z)|\?.*?(?:\?>|\Z)"
-            rb"|(?P<tag>" + tag + rb"))",
+            rb"<(?:" + NO_TAG_AFTER_LT + rb"|(?P<tag>" + tag + rb"))",
             re.S,
         )
         _TAGS_OF[(local_name, is_end)] = pattern
