@@ -37,13 +37,17 @@ from array import array
 from typing import Final
 
 _NAME: Final = rb"[A-Za-z_\x80-\xff][\w.:\x80-\xff-]*"
+# What recovery reads as no tag after a "<": a CDATA section, a comment or a processing
+# instruction, each to its end (to the end of the data when it has none, as recovery
+# reads no more after one left open). The patterns that find tags (here, in
+# ``xmldoc._tags_of`` and ``repair._TEXT_TOKEN``) skip them whole with it.
+NO_TAG_AFTER_LT: Final = rb"!\[CDATA\[.*?(?:\]\]>|\Z)|!--.*?(?:-->|\Z)|\?.*?(?:\?>|\Z)"
 # What recovery opens as an element: a start tag whose attributes are each a name with
 # a quoted value or with none, up to its ">" (a start tag it cannot read to its ">", or
 # an unquoted value, it ends where it stands). The "close" group says how it ends.
 # (The "<" stands before the alternatives: the search then skips to each "<" at C speed.)
 _TOKEN: Final = re.compile(
-    rb"<(?:!\[CDATA\[.*?(?:\]\]>|\Z)|!--.*?(?:-->|\Z)|\?.*?(?:\?>|\Z)"
-    rb"|/(?P<end>" + _NAME + rb")?(?P<end_close>\s*>)?"
+    rb"<(?:" + NO_TAG_AFTER_LT + rb"|/(?P<end>" + _NAME + rb")?(?P<end_close>\s*>)?"
     rb"|(?P<start>" + _NAME + rb")"
     rb"(?:\s+" + _NAME + rb"(?:\s*=\s*(?:\"[^\"]*\"|'[^']*'))?)*\s*(?P<close>/?>)?)",
     re.S,
@@ -142,6 +146,8 @@ def with_end_tags_balanced(data: bytes) -> bytes:
             edits.append((*token.span(), b""))  # dropped
             continue
         ends_one = depth == len(stack) - 1
+        # A misspelt end tag (of no open element) closes no element of its name.
+        closes_its_own = bool(at)
         if at and not ends_one:  # the elements left open inside it end first
             left_open = b"".join(b"</" + name + b">" for name in reversed(stack[depth + 1 :]))
             edits.append((token.start(), token.start(), left_open))
@@ -149,7 +155,7 @@ def with_end_tags_balanced(data: bytes) -> bytes:
             depths[open_name].pop()
         del stack[depth:]
         del closed[depth:]
-        if closed and ends_one:
+        if closed and ends_one and closes_its_own:
             if (children := closed[-1]) is None:
                 children = closed[-1] = {}
             children[name] = token.span()

@@ -14,6 +14,10 @@ import re
 from html.entities import html5
 from typing import Final
 
+from lxml import etree
+
+from tap_feeddelta.parse.endtags import NO_TAG_AFTER_LT
+
 # XML's own named references, as the numeric references the repairs write instead: once
 # libxml2's recovery has met one error, it drops every later named reference, even
 # these ("AT&amp;T" read "ATT"), but keeps numeric ones.
@@ -215,10 +219,11 @@ def is_rss(data: bytes) -> bool:
 
 
 # What the content of an RSS text element is read as, one token at a time: a CDATA
-# section (kept whole), a tag (its name, whether it ends an element, what follows the
-# name) or any other "<". One pattern for every element name.
+# section, a comment or a processing instruction (each kept whole: no markup, and no
+# tag in it ends the element), a tag (its name, whether it ends an element, what follows
+# the name) or any other "<". One pattern for every element name.
 _TEXT_TOKEN: Final = re.compile(
-    rb"<!\[CDATA\[.*?(?:\]\]>|\Z)"
+    rb"<(?:" + NO_TAG_AFTER_LT + rb")"
     rb"|<(?P<end>/)?(?P<name>(?:[A-Za-z_][\w.-]*:)?[A-Za-z_][\w.-]*)(?P<rest>\s[^<>]*)?>"
     rb"|<",
     re.S,
@@ -229,6 +234,9 @@ _TEXT_TAG_TOKEN: Final = re.compile(_TEXT_TOKEN.pattern[: -len(b"|<")], re.S)
 # left open ends where one of their tags stands.
 _RSS_STRUCTURE: Final = frozenset({b"item", b"channel", b"rss", b"rdf:RDF"})
 _END, _OWN_START, _STRUCTURE = "end", "own start", "structure"
+# The tokens of a text element's content that are no markup: the parser keeps a CDATA
+# section's text and removes comments and processing instructions.
+_NO_MARKUP: Final = (b"<![CDATA[", b"<!--", b"<?")
 
 
 class _TextEnds:
@@ -279,7 +287,7 @@ class _TextEnds:
             kind = _stop_kind(found, name)
             if kind is not None:
                 return found, kind, has_raw
-            has_raw = has_raw or not found.group(0).startswith(b"<![CDATA[")
+            has_raw = has_raw or not found.group(0).startswith(_NO_MARKUP)
         return None, _END, has_raw
 
 
@@ -307,9 +315,12 @@ def with_raw_html_as_text(
 
     Unescaped tags would otherwise make recovery nest the following items inside them.
     In RSS ``description``, ``title`` and any module's ``summary``, ``subtitle``,
-    ``description`` and ``encoded`` (``itunes:summary``), any raw markup is escaped; one
-    left open ends at a start tag of its own name (written for its end tag) or at the
-    next tag of the RSS structure (see ``_TextEnds``). Any other element whose content
+    ``description`` and ``encoded`` (``itunes:summary``), any raw markup is escaped
+    unless the content is well-formed XML (``_FragmentCheck``: then recovery reads it as
+    the strict parse does); comments and processing instructions are no raw markup, and
+    are dropped from escaped content as the parser drops them. One left open ends at a
+    start tag of its own name (written for its end tag) or at the next tag of the RSS
+    structure (see ``_TextEnds``). Any other element whose content
     holds only HTML elements and text, with an open void tag or an element left open
     among them, is escaped too (``podcast:person``, Atom ``content``) unless its content
     is XHTML. Void tags anywhere else are closed where they stand. One pass over the tags:
@@ -324,6 +335,7 @@ def with_raw_html_as_text(
     else:
         return data, False, False
     text_ends = _TextEnds(data)
+    is_fragment = _FragmentCheck()
     parts: list[bytes] = []
     done = at = 0
     had_raw = was_open = False
@@ -347,7 +359,9 @@ def with_raw_html_as_text(
             if stop is None:
                 continue
             end = stop.start()
-            if kind != _END:  # left open: closed where its content stops
+            if has_raw and kind == _END and is_fragment(data[at:end]):
+                has_raw = False  # well-formed: recovery reads it as the strict parse does
+            elif kind != _END:  # left open: closed where its content stops
                 content = _escaped(data[at:end]) if has_raw else data[at:end]
                 parts += data[done:at], content, b"</" + name + b">"
                 # A start tag of its own name stood for the end tag: it is replaced.
@@ -404,8 +418,48 @@ def _html_content_end(data: bytes, name: bytes, at: int) -> int:
     return -1
 
 
+# What stays out of the escaping of raw content: a CDATA section (kept as it is), a
+# comment or a processing instruction (removed, as the parser removes them anywhere).
+_UNESCAPED: Final = re.compile(rb"(<!\[CDATA\[.*?\]\]>)|<!--.*?(?:-->|\Z)|<\?.*?(?:\?>|\Z)", re.S)
+
+
 def _escaped(content: bytes) -> bytes:
-    """Element content with its markup made text; CDATA sections stay as they are."""
-    pieces = re.split(rb"(<!\[CDATA\[.*?\]\]>)", content, flags=re.S)
+    """Element content with its markup made text; CDATA sections stay as they are,
+    comments and processing instructions go."""
+    pieces = _UNESCAPED.split(content)
     pieces[::2] = [piece.replace(b"<", b"&#60;").replace(b">", b"&#62;") for piece in pieces[::2]]
-    return b"".join(pieces)
+    return b"".join(piece for piece in pieces if piece)
+
+
+# How deep the content of a text element may nest, checked below the elements it stands
+# in, so that the document's own nesting limit (256) is not reached by recovery either.
+_FRAGMENT_DEPTH: Final = 16
+
+
+class _FragmentCheck:
+    """Whether element content is well-formed XML: the strict parse of the document
+    would read it, and recovery, left to read it as elements, reads it the same way
+    (comments and processing instructions removed, references decoded once in text and
+    kept in child elements as ``names.markup_of`` serializes them). Such content is not
+    escaped: escaped, its text would be read as source once more than the strict parse
+    reads it. One parser for one document, made on first need."""
+
+    def __init__(self) -> None:
+        self._parser: etree.XMLParser | None = None
+
+    def __call__(self, content: bytes) -> bool:
+        if self._parser is None:
+            self._parser = etree.XMLParser(
+                resolve_entities=False,
+                load_dtd=False,
+                no_network=True,
+                huge_tree=False,
+                remove_comments=True,
+                remove_pis=True,
+            )
+        wrapped = b"<x>" * _FRAGMENT_DEPTH + content + b"</x>" * _FRAGMENT_DEPTH
+        try:
+            etree.fromstring(wrapped, self._parser)
+        except etree.XMLSyntaxError:
+            return False
+        return True

@@ -19,6 +19,7 @@ read fewer items than it opens is reported as read in part, never silently.
 from __future__ import annotations
 
 import re
+from bisect import bisect_right
 from dataclasses import dataclass
 from typing import Final
 
@@ -26,6 +27,7 @@ from lxml import etree
 
 from tap_feeddelta.errors import Issue
 from tap_feeddelta.parse.endtags import (
+    NO_TAG_AFTER_LT,
     element_count,
     root_end,
     with_end_tags_balanced,
@@ -311,8 +313,7 @@ def _tags_of(local_name: str, *, is_end: bool) -> re.Pattern[bytes]:
         tag = rb"/" + name + rb"\s*>" if is_end else name + rb"(?=[\s/>])"
         # The "<" before the alternatives lets the search skip to each "<" at C speed.
         pattern = re.compile(
-            rb"<(?:!\[CDATA\[.*?(?:\]\]>|\Z)|!--.*?(?:-->|\Z)|\?.*?(?:\?>|\Z)"
-            rb"|(?P<tag>" + tag + rb"))",
+            rb"<(?:" + NO_TAG_AFTER_LT + rb"|(?P<tag>" + tag + rb"))",
             re.S,
         )
         _TAGS_OF[(local_name, is_end)] = pattern
@@ -383,24 +384,33 @@ def kept_items(
     a limit cut it, recovery nested items (``key`` gives ``local_name``) inside an
     element other than ``parents`` (a malformed element left open swallowed them), or
     fewer items were read than the data opens before the root's end (recovery ended the
-    root or their parent early). The items before the one that holds them (before the
-    last one read, unless that one is complete) are kept, and the loss reported in
-    ``issues``."""
+    root or their parent early; items in place that the reading skips by design, written
+    before the first item read or after the end tag of its parent, are no loss). The
+    items before the one that holds them (before the last one read, unless that one is
+    complete) are kept, and the loss reported in ``issues``."""
     if doc.is_limited:
         return items[:-1], True
     if doc.is_truncated:
         return items[: complete_count(doc.data, local_name)], True
     if doc.is_recovered:
         in_tree: list[etree._Element] = []  # elements of that local name
-        unread = 0  # items of those not read
+        first = items[0] if items else None
+        holder = None if first is None else first.getparent()  # the parent read
+        # Items in place in another parent than the one read, after the first item read:
+        # not read (an RSS item outside the channel is ignored by design). Those before
+        # it are none recovery lost: it never moves an element back.
+        unread = 0
+        is_after = first is None
         for element in doc.root.iter("{*}" + local_name):
             in_tree.append(element)
+            is_after = is_after or element is first
             if key[element.tag] == local_name:
-                if element.getparent() not in parents:
+                parent = element.getparent()
+                if parent not in parents:
                     issues.append(_NESTED_AWAY)
                     return items[: _count_before(items, element, parents)], True
-                unread += 1
-        unread -= len(items)
+                if is_after and parent is not holder:
+                    unread += 1
         # Every start tag makes an element (a malformed one an empty element), and below
         # the reading limit every item in place is read: anything less is a loss. Start
         # tags after the root's end (a document output twice, a cache's fragment) are
@@ -410,6 +420,14 @@ def kept_items(
         if is_lost or len(in_tree) < len(opened):
             end = root_end(doc.data)
             opened = [at for at in opened if at < end]
+            if is_lost and holder is not None:
+                # Items written after the end tag of the parent read are not read by
+                # design either: only more than those is a loss.
+                is_lost = unread > _written_after(doc.data, _local_name(holder), opened, end)
+            if len(in_tree) < len(opened):
+                # Elements of that local name with a prefix no namespace is declared
+                # for: recovery keeps the prefix in their name ("x:item").
+                in_tree = [el for el in doc.root.iter() if _local_name(el) == local_name]
             if is_lost or len(in_tree) < len(opened):
                 if items and _is_complete(doc.data, items[-1], in_tree, opened, end):
                     issues.append(_NOT_READ)
@@ -417,6 +435,16 @@ def kept_items(
                 issues.append(_LEFT_OUT)
                 return items[:-1], True
     return items, False
+
+
+def _written_after(data: bytes, parent_name: str, opened: list[int], end: int) -> int:
+    """How many of the start tags at ``opened`` stand after the last end tag named
+    ``parent_name`` (any prefix) before ``end``: after the parent's own end."""
+    parent_end = -1
+    for found in _tags_of(parent_name, is_end=True).finditer(data, 0, end):
+        if found.lastgroup == "tag":
+            parent_end = found.start()
+    return 0 if parent_end < 0 else len(opened) - bisect_right(opened, parent_end)
 
 
 def _tag_starts(data: bytes, local_name: str) -> list[int]:

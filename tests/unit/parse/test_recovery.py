@@ -770,3 +770,67 @@ def test_a_root_closed_early_is_no_end_of_the_document() -> None:
     assert [item.title for item in feed.items] == ["title 1"]
     assert feed.is_truncated
     assert "document_truncated" in _codes(feed)
+
+
+def test_two_misspelt_end_tags_of_a_name_never_opened_are_no_crash() -> None:
+    # The first </b> ends the guid open there (a misspelt end tag): it closed no element
+    # named b, so the second is no end of one written early (this raised KeyError).
+    body = RSS_HEAD + b"<item><title>One</title><guid>g</b></b></item>"
+    body += b"<item><title>Two</title></item></channel></rss>"
+    feed = parse_feed(body, None, URL)
+    assert [item.title for item in feed.items] == ["One", "Two"]
+    assert "xml_recovered" in _codes(feed)
+
+
+_CHANNEL_ITEMS = (
+    b"<item><title>A & B</title><guid>a</guid></item><item><title>B</title><guid>b</guid>"
+)
+_OUTSIDE_THE_CHANNEL = {
+    "root-item-after-image": RSS_HEAD
+    + _CHANNEL_ITEMS
+    + b"</item><image><url>https://x.org/i.png</url><title>t</title></image>"
+    + b"</channel><item><title>R</title><guid>r</guid></item></rss>",
+    "root-item-after-channel": RSS_HEAD
+    + _CHANNEL_ITEMS
+    + b"</item></channel><item><title>R</title></item></rss>",
+    "root-item-before-channel": b'<rss version="2.0"><item><title>R</title></item><channel>'
+    + b"<title>T</title>"
+    + _CHANNEL_ITEMS
+    + b"</item></channel></rss>",
+    "undeclared-prefix-item-inside": RSS_HEAD
+    + _CHANNEL_ITEMS
+    + b"<x:item>z</x:item></item></channel></rss>",
+    "declared-prefix-item-inside": RSS_HEAD
+    + _CHANNEL_ITEMS
+    + b'<y:item xmlns:y="urn:y">z</y:item></item></channel></rss>',
+}
+
+
+@pytest.mark.parametrize(
+    "body", list(_OUTSIDE_THE_CHANNEL.values()), ids=list(_OUTSIDE_THE_CHANNEL)
+)
+def test_items_recovery_keeps_in_place_cost_no_item(body: bytes) -> None:
+    # An item outside the channel is ignored by design, and an element named item of
+    # another namespace inside one is no item: neither is an item recovery lost. (They
+    # cost the last item and reported the document truncated, on the recovery path only.)
+    feed = parse_feed(body, None, URL)
+    assert [item.native_id for item in feed.items] == ["a", "b"]
+    assert not feed.is_truncated
+    assert "document_truncated" not in _codes(feed)
+    assert "xml_recovered" in _codes(feed)
+    if b"<x:" not in body:  # (an undeclared prefix is never well-formed)
+        well_formed = parse_feed(body.replace(b"A & B", b"A and B"), None, URL)
+        assert "xml_recovered" not in _codes(well_formed)
+        assert [item.native_id for item in well_formed.items] == ["a", "b"]
+
+
+def test_items_recovery_moved_out_of_the_channel_are_lost_never_silently() -> None:
+    # Recovery ends the channel inside the third item; the items after it land beside an
+    # item written outside the channel, and are still reported lost.
+    body = _rss_items(b"").replace(b"title 3</title>", b"title 3</item></title>")
+    body = body.replace(b"d 4</description>", b"d 4</rss></description>")
+    body = body.replace(b"</channel></rss>", b"</channel><item><title>R</title></item></rss>")
+    feed = parse_feed(body, None, URL)
+    assert [item.title for item in feed.items] == ["title 1", "title 2"]
+    assert feed.is_truncated
+    assert "document_truncated" in _codes(feed)
