@@ -110,6 +110,8 @@ class TapFeedDelta(Tap):
             # The SDK has no hook for its state writer (see messages.py for why).
             self._state_writer = EncodedStateWriter(self.message_writer)
             self._state_writer.before_state = self._write_finished_health_rows
+        # From here a signal's final STATE is the state read (or moved on from it).
+        self._is_state_loaded = True
 
     def _write_finished_health_rows(self) -> None:
         """The feed_health rows of the feeds finished so far and not written yet: before
@@ -371,9 +373,13 @@ class TapFeedDelta(Tap):
         """After a signal: the health rows of the feeds finished, the final STATE, and
         the exit with 128 + the signal."""
         try:
-            # The state, after the health rows of the feeds finished (write_state's
-            # before_state); ends with sys.exit(0).
-            super()._handle_termination(signum, frame)
+            if self.__dict__.get("_is_state_loaded"):
+                # The state, after the health rows of the feeds finished (write_state's
+                # before_state); ends with sys.exit(0).
+                super()._handle_termination(signum, frame)
+            # Before the state is read (the SDK handles signals from its start), the
+            # SDK's state is still empty: a STATE then would wipe every bookmark, so the
+            # one kept from the run before stays in force.
         finally:
             if isinstance(self.message_writer, FeedDeltaWriter):
                 self.message_writer.restore_output()
