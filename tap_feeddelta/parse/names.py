@@ -84,23 +84,25 @@ def link_relation(raw: str | None) -> str:
 class TagKey(dict[object, str]):
     """Element tag → key, for a document whose own namespaces are ``home``: read as
     ``key[element.tag]``, a plain dict lookup once a tag has been seen (a document has
-    few distinct tags; at most 4096 are kept)."""
+    few distinct tags; at most 4096 are kept). A home namespace, like a known one, is
+    matched with either scheme and with or without a trailing "/"."""
 
     __slots__ = ("home",)
 
     def __init__(self, home: frozenset[str]) -> None:
         super().__init__()
-        self.home = home
+        self.home = frozenset(_namespace_key(namespace) for namespace in home)
 
     def __missing__(self, tag: object) -> str:
         if not isinstance(tag, str):
             result = ""  # comment, processing instruction, entity
         elif tag.startswith("{"):
             namespace, _, local = tag[1:].partition("}")
-            if namespace in self.home:
+            namespace_key = _namespace_key(namespace)
+            if namespace_key in self.home:
                 result = local.lower()
             else:
-                prefix = _PREFIX_OF_KEY.get(_namespace_key(namespace), "")
+                prefix = _PREFIX_OF_KEY.get(namespace_key, "")
                 result = f"{prefix}:{local.lower()}" if prefix else "?:" + local
         elif ":" in tag:
             prefix, _, local = tag.partition(":")

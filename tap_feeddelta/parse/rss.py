@@ -17,7 +17,6 @@ from tap_feeddelta.parse.media import (
 )
 from tap_feeddelta.parse.names import (
     RDF_ABOUT,
-    RDF_NAMESPACE,
     RSS_HOME,
     TagKey,
     link_relation,
@@ -47,12 +46,13 @@ def rss_format(root_key: str, root: etree._Element) -> FeedFormat | None:
 def _home(root: etree._Element) -> frozenset[str]:
     """The RSS home namespaces of a document: the known ones, and the root's own (an RSS
     root is sometimes put in another default namespace, Atom's most often). The RDF
-    namespace of an RSS 1.0 root is none: its children are in the RSS 1.0 namespace."""
+    namespace of an RSS 1.0 root is none: its children are in the RSS 1.0 namespace.
+    (Either spelling of a namespace, with https or without its trailing "/", is the same.)"""
     tag = root.tag
-    namespace = tag[1:].partition("}")[0] if isinstance(tag, str) and tag.startswith("{") else ""
-    if namespace in RSS_HOME or namespace == RDF_NAMESPACE:
+    root_key = tag_keys(RSS_HOME)[tag]
+    if ":" not in root_key or root_key.startswith("rdf:"):
         return RSS_HOME
-    return RSS_HOME | {namespace}
+    return RSS_HOME | {tag[1:].partition("}")[0] if tag.startswith("{") else ""}
 
 
 def rss_feed(doc: XmlDocument, feed_format: FeedFormat, url: str) -> ParsedFeed:

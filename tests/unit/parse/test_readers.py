@@ -32,13 +32,36 @@ def test_rss_under_a_foreign_default_namespace_is_read(namespace: str) -> None:
     )
 
 
-def test_the_rdf_namespace_of_an_rss_1_root_is_no_rss_home() -> None:
-    body = b"""<rdf:RDF xmlns:rdf="http://www.w3.org/1999/02/22-rdf-syntax-ns#"
+@pytest.mark.parametrize("scheme", ["http", "https"])
+def test_the_rdf_namespace_of_an_rss_1_root_is_no_rss_home(scheme: str) -> None:
+    body = f"""<rdf:RDF xmlns:rdf="{scheme}://www.w3.org/1999/02/22-rdf-syntax-ns#"
  xmlns="http://purl.org/rss/1.0/"><channel><title>t</title></channel>
 <item><title>i</title><rdf:Description>not the description</rdf:Description>
-<description>the description</description></item></rdf:RDF>"""
+<description>the description</description></item></rdf:RDF>""".encode()
     feed = parse_feed(body, None, URL)
     assert feed.items[0].summary == "the description"
+
+
+@pytest.mark.parametrize(
+    "namespace",
+    ["http://purl.org/rss/1.0/", "http://purl.org/rss/1.0", "https://purl.org/rss/1.0/"],
+    ids=["canonical", "no-trailing-slash", "https"],
+)
+def test_an_rss_1_namespace_is_read_with_either_scheme_and_trailing_slash(namespace: str) -> None:
+    body = f"""<rdf:RDF xmlns:rdf="http://www.w3.org/1999/02/22-rdf-syntax-ns#"
+ xmlns="{namespace}" xmlns:dc="http://purl.org/dc/elements/1.1/">
+<channel rdf:about="http://example.com/"><title>RDF</title><link>http://example.com/</link></channel>
+<item rdf:about="http://example.com/1"><title>One</title><link>http://example.com/1</link>
+<dc:date>2024-05-01T00:00:00Z</dc:date></item>
+<item rdf:about="http://example.com/2"><title>Two</title><link>http://example.com/2</link></item>
+</rdf:RDF>""".encode()
+    feed = parse_feed(body, None, URL)
+    assert (feed.title, feed.link) == ("RDF", "http://example.com/")
+    assert [(item.title, item.url) for item in feed.items] == [
+        ("One", "http://example.com/1"),
+        ("Two", "http://example.com/2"),
+    ]
+    assert feed.items[0].published_at == "2024-05-01T00:00:00Z"
 
 
 def test_an_empty_first_link_does_not_hide_a_later_one() -> None:
