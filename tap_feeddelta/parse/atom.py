@@ -118,7 +118,7 @@ def _alternative(element: etree._Element) -> tuple[str | None, TextKind]:
 def atom_feed(doc: XmlDocument, feed_format: FeedFormat, url: str) -> ParsedFeed:
     root = doc.root
     namespace = root.tag[1:].partition("}")[0] if root.tag.startswith("{") else ""
-    key = tag_keys(ATOM_HOME | {namespace})
+    key = tag_keys(ATOM_HOME | {namespace}, root)
     issues = list(doc.issues)
     # The bases of the elements an xml:base applies on: None when the document has none.
     known_bases: dict[etree._Element, str | None] | None = {} if doc.has_xml_base else None

@@ -27,6 +27,8 @@ from tap_feeddelta.parse.names import (
 from tap_feeddelta.parse.persons import is_person, person
 from tap_feeddelta.parse.xmldoc import XmlDocument, base_of, child_base, cut_short, kept_items
 
+# A description in the XHTML namespace (a default one declared on it) is RSS's: XHTML has none.
+_DESCRIPTIONS = frozenset({"description", "dc:description", "xhtml:description"})
 # Media RSS elements read when the item lacks a title, description or tags of its own.
 _MEDIA_TEXTS = frozenset({"media:description", "media:title", "media:category", "media:keywords"})
 
@@ -57,14 +59,20 @@ def _home(root: etree._Element) -> frozenset[str]:
 
 def rss_feed(doc: XmlDocument, feed_format: FeedFormat, url: str) -> ParsedFeed:
     root = doc.root
-    key = tag_keys(_home(root))
+    key = tag_keys(_home(root), root)
     channel = root if key[root.tag] == "channel" else None
+    misplaced = 0  # channels and items in another format's namespace
     for child in root:
-        if channel is None and key[child.tag] == "channel":
-            channel = child
-            break
+        name = key[child.tag]
+        if name == "channel":
+            if channel is None:
+                channel = child
+        elif name[-8:] == ":channel" and name[0] != "?":
+            misplaced += 1
     issues = list(doc.issues)
-    item_elements, has_more = _item_elements(key, root, channel)
+    item_elements, has_more, misplaced_items = _item_elements(key, root, channel)
+    if misplaced or misplaced_items:
+        issues.append(_misplaced(misplaced + misplaced_items))
     parents = (root,) if channel is None else (channel, root)
     item_elements, is_truncated = kept_items(doc, item_elements, key, "item", parents, issues)
     if is_truncated and not item_elements:
@@ -111,19 +119,34 @@ def rss_feed(doc: XmlDocument, feed_format: FeedFormat, url: str) -> ParsedFeed:
     )
 
 
+def _misplaced(count: int) -> Issue:
+    return Issue(
+        "items_ignored",
+        f"{count} item or channel elements in another format's namespace (such as Atom's) "
+        "were not read.",
+    )
+
+
 def _item_elements(
     key: TagKey, root: etree._Element, channel: etree._Element | None
-) -> tuple[list[etree._Element], bool]:
+) -> tuple[list[etree._Element], bool, int]:
+    """The item elements (of the channel, else of the root), whether there were more
+    than are read, and how many items in another format's namespace were not read (one in
+    an extension's, written with a prefix, is none: ``?:item``)."""
     found: list[etree._Element] = []
+    misplaced = 0
     for parent in (channel, root):
         if parent is None or (found and parent is root):
             continue
         for child in parent:
-            if key[child.tag] == "item":
+            name = key[child.tag]
+            if name == "item":
                 if len(found) == MAX_ITEMS_READ:
-                    return found, True
+                    return found, True, misplaced
                 found.append(child)
-    return found, False
+            elif name[-5:] == ":item" and name[0] != "?":
+                misplaced += 1
+    return found, False, misplaced
 
 
 def _channel(
@@ -148,7 +171,7 @@ def _channel(
         elif name == "atom:link" and "atomlink" not in values:
             if link_relation(child.get("rel")) == "alternate" and child.get("href"):
                 values["atomlink"] = child.get("href")
-        elif name in ("description", "dc:description") and "description" not in values:
+        elif name in _DESCRIPTIONS and "description" not in values:
             values["description"] = markup_of(child, is_text_markup=True)
         elif name in ("language", "dc:language") and "language" not in values:
             values["language"] = text_of(child)
@@ -222,8 +245,8 @@ def _item(
                 link = text_of(child).strip()  # an empty <link/> hides no later one
                 if not link and alternate is None:
                     alternate = _href_link(child)
-        elif name == "description" or name == "dc:description":
-            if description is None:
+        elif name == "description" or name == "dc:description" or name == "xhtml:description":
+            if description is None:  # (XHTML has no description: it is RSS's, put there)
                 description = markup_of(child, is_text_markup=True)
         elif name == "pubdate" or name == "dcterms:issued":
             if published is None:
