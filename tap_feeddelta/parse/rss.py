@@ -60,20 +60,25 @@ def _home(root: etree._Element) -> frozenset[str]:
 def rss_feed(doc: XmlDocument, feed_format: FeedFormat, url: str) -> ParsedFeed:
     root = doc.root
     key = tag_keys(_home(root), root)
-    channel = root if key[root.tag] == "channel" else None
+    # The channels, in document order: the first gives the feed's own fields, the
+    # items of all are read (generators concatenate channels, or write an empty one first).
+    channels: list[etree._Element] = []
     misplaced = 0  # channels and items in another format's namespace
-    for child in root:
-        name = key[child.tag]
-        if name == "channel":
-            if channel is None:
-                channel = child
-        elif name[-8:] == ":channel" and name[0] != "?":
-            misplaced += 1
+    if key[root.tag] == "channel":
+        channels.append(root)
+    else:
+        for child in root:
+            name = key[child.tag]
+            if name == "channel":
+                channels.append(child)
+            elif name[-8:] == ":channel" and name[0] != "?":
+                misplaced += 1
+    channel = channels[0] if channels else None
     issues = list(doc.issues)
-    item_elements, has_more, misplaced_items = _item_elements(key, root, channel)
+    item_elements, has_more, misplaced_items = _item_elements(key, root, channels)
     if misplaced or misplaced_items:
         issues.append(_misplaced(misplaced + misplaced_items))
-    parents = (root,) if channel is None else (channel, root)
+    parents = (*channels, root)
     item_elements, is_truncated = kept_items(doc, item_elements, key, "item", parents, issues)
     if is_truncated and not item_elements:
         raise ParseError("invalid_feed", cut_short(issues, "item"))
@@ -91,14 +96,18 @@ def rss_feed(doc: XmlDocument, feed_format: FeedFormat, url: str) -> ParsedFeed:
     if channel is not None:
         feed_authors = _channel(key, channel, base, feed_values, issues)
     root_name = root.tag.rpartition("}")[2] if root.prefix is None else f"{root.prefix}:RDF"
-    parent = (
-        f"/{root_name}/channel"
-        if channel is not None and item_elements and item_elements[0].getparent() is channel
-        else f"/{root_name}"
-    )
+    if len(channels) > 1:
+        pointers = _channel_pointers(root_name, channels, item_elements)
+    else:
+        parent = (
+            f"/{root_name}/channel"
+            if channel is not None and item_elements and item_elements[0].getparent() is channel
+            else f"/{root_name}"
+        )
+        pointers = [f"{parent}/item[{index}]" for index in range(1, len(item_elements) + 1)]
     items = tuple(
-        _item(key, element, f"{parent}/item[{index}]", url, known_bases, feed_authors)
-        for index, element in enumerate(item_elements, 1)
+        _item(key, element, pointer, url, known_bases, feed_authors)
+        for element, pointer in zip(item_elements, pointers, strict=True)
     )
     feed_title = feed_values.get("title")
     feed_description = feed_values.get("description")
@@ -127,16 +136,33 @@ def _misplaced(count: int) -> Issue:
     )
 
 
+def _channel_pointers(
+    root_name: str, channels: list[etree._Element], item_elements: list[etree._Element]
+) -> list[str]:
+    """Where each item stands in a document of several channels: ``/rss/channel[2]/item[1]``."""
+    positions: dict[etree._Element | None, int] = {
+        channel: index for index, channel in enumerate(channels, 1)
+    }
+    counts: dict[etree._Element | None, int] = {}
+    pointers = []
+    for element in item_elements:
+        parent = element.getparent()
+        counts[parent] = count = counts.get(parent, 0) + 1
+        where = f"/channel[{positions[parent]}]" if parent in positions else ""  # else the root
+        pointers.append(f"/{root_name}{where}/item[{count}]")
+    return pointers
+
+
 def _item_elements(
-    key: TagKey, root: etree._Element, channel: etree._Element | None
+    key: TagKey, root: etree._Element, channels: list[etree._Element]
 ) -> tuple[list[etree._Element], bool, int]:
-    """The item elements (of the channel, else of the root), whether there were more
-    than are read, and how many items in another format's namespace were not read (one in
-    an extension's, written with a prefix, is none: ``?:item``)."""
+    """The item elements (of the channels, in document order, else of the root), whether
+    there were more than are read, and how many items in another format's namespace were
+    not read (one in an extension's, written with a prefix, is none: ``?:item``)."""
     found: list[etree._Element] = []
     misplaced = 0
-    for parent in (channel, root):
-        if parent is None or (found and parent is root):
+    for parent in (*channels, root):
+        if parent is root and (found or (channels and channels[0] is root)):
             continue
         for child in parent:
             name = key[child.tag]

@@ -64,6 +64,38 @@ def test_an_rss_1_namespace_is_read_with_either_scheme_and_trailing_slash(namesp
     assert feed.items[0].published_at == "2024-05-01T00:00:00Z"
 
 
+def _channel(title: str, *guids: str) -> str:
+    items = "".join(f"<item><guid>{guid}</guid><title>Item {guid}</title></item>" for guid in guids)
+    return f"<channel><title>{title}</title><link>http://example.com/</link>{items}</channel>"
+
+
+def test_the_items_of_every_channel_are_read_in_document_order() -> None:
+    body = f"""<rss version="2.0">{_channel("News", "a", "b")}{_channel("More", "c")}</rss>"""
+    feed = parse_feed(body.encode(), None, URL)
+    assert feed.title == "News"  # the feed's own fields are the first channel's
+    assert [(item.native_id, item.source_pointer) for item in feed.items] == [
+        ("a", "/rss/channel[1]/item[1]"),
+        ("b", "/rss/channel[1]/item[2]"),
+        ("c", "/rss/channel[2]/item[1]"),
+    ]
+    assert feed.issues == ()
+
+
+def test_an_empty_first_channel_hides_no_items() -> None:
+    body = f"""<rss version="2.0">{_channel("Header")}{_channel("News", "a", "b")}</rss>"""
+    feed = parse_feed(body.encode(), None, URL)
+    assert [item.native_id for item in feed.items] == ["a", "b"]
+
+
+def test_the_items_of_one_channel_keep_their_pointers() -> None:
+    body = f"""<rss version="2.0">{_channel("News", "a", "b")}</rss>"""
+    feed = parse_feed(body.encode(), None, URL)
+    assert [item.source_pointer for item in feed.items] == [
+        "/rss/channel/item[1]",
+        "/rss/channel/item[2]",
+    ]
+
+
 def test_an_empty_first_link_does_not_hide_a_later_one() -> None:
     body = b"""<rss version="2.0" xmlns:atom="http://www.w3.org/2005/Atom"><channel>
 <title>x</title><link/><link>http://example.com/</link>
