@@ -197,7 +197,7 @@ def _channel(
         elif name == "atom:link" and "atomlink" not in values:
             if link_relation(child.get("rel")) == "alternate" and child.get("href"):
                 values["atomlink"] = child.get("href")
-        elif name in _DESCRIPTIONS and "description" not in values:
+        elif name in _DESCRIPTIONS and not (values.get("description") or "").strip():
             values["description"] = markup_of(child, is_text_markup=True)
         elif name in ("language", "dc:language") and "language" not in values:
             values["language"] = text_of(child)
@@ -272,13 +272,13 @@ def _item(
                 if not link and alternate is None:
                     alternate = _href_link(child)
         elif name == "description" or name == "dc:description" or name == "xhtml:description":
-            if description is None:  # (XHTML has no description: it is RSS's, put there)
+            if description is None or not description.strip():  # an empty one hides none
                 description = markup_of(child, is_text_markup=True)
         elif name == "pubdate" or name == "dcterms:issued":
             if published is None:
                 published = text_of(child)
         elif name == "guid":
-            if guid is None:
+            if guid is None or not guid.strip():  # an empty <guid/> hides no later one
                 guid = text_of(child)
                 is_permalink = (child.get("isPermaLink") or "true").strip().lower() != "false"
         elif name == "category" or name == "dc:subject":
@@ -286,7 +286,7 @@ def _item(
             if value:
                 tags.append(value)
         elif name == "content:encoded" or name == "fullitem" or name == "xhtml:body":
-            if encoded is None:
+            if encoded is None or not encoded.strip():
                 encoded = markup_of(child, is_text_markup=name != "xhtml:body")
         elif name == "dc:creator" or name == "author" or name == "dc:author":
             authors.extend(

@@ -107,6 +107,72 @@ def test_an_empty_first_link_does_not_hide_a_later_one() -> None:
     assert [item.url for item in feed.items] == ["http://example.com/real", "http://example.com/y"]
 
 
+def test_an_empty_first_copy_hides_no_later_one_in_rss() -> None:
+    body = b"""<rss version="2.0"><channel><title>C</title><description/>
+<description>The channel</description>
+<item><title></title><title>Real title</title><link></link><link>http://example.com/p1</link>
+<guid isPermaLink="false"></guid><guid isPermaLink="false">post-123</guid>
+<description></description><description>Real description</description>
+<content:encoded xmlns:content="http://purl.org/rss/1.0/modules/content/"/>
+<content:encoded xmlns:content="http://purl.org/rss/1.0/modules/content/">Body</content:encoded>
+</item>
+<item><guid> </guid><guid>http://example.com/p2</guid>
+<description><![CDATA[ ]]></description><description>Second</description></item>
+</channel></rss>"""
+    feed = parse_feed(body, None, URL)
+    assert feed.description == "The channel"
+    assert [(item.native_id, item.url, item.summary, item.content_text) for item in feed.items] == [
+        ("post-123", "http://example.com/p1", "Real description", "Body"),
+        ("http://example.com/p2", "http://example.com/p2", "Second", None),
+    ]
+
+
+def test_an_empty_first_copy_hides_no_later_one_in_atom() -> None:
+    body = b"""<feed xmlns="http://www.w3.org/2005/Atom"><title/><title>F</title>
+<subtitle></subtitle><subtitle>Sub</subtitle>
+<entry><title></title><title>Real title</title><id></id><id>urn:uuid:1234</id>
+<link href="http://example.com/p1"/><summary></summary><summary>Real summary</summary>
+<content type="html"></content><content type="html">&lt;p&gt;Real body&lt;/p&gt;</content>
+</entry></feed>"""
+    feed = parse_feed(body, None, URL)
+    assert (feed.title, feed.description) == ("F", "Sub")
+    item = feed.items[0]
+    assert (item.native_id, item.summary, item.content_text) == (
+        "urn:uuid:1234",
+        "Real summary",
+        "Real body",
+    )
+
+
+def test_items_without_an_empty_first_copy_read_as_before() -> None:
+    # The first filled copy wins as before, and a lone empty one is still none: what
+    # items of ordinary documents are (and so their fingerprints) does not change.
+    rss = b"""<rss version="2.0"><channel><title>C</title>
+<item><guid isPermaLink="false">a</guid><guid>b</guid><description>One</description>
+<description>Two</description><description/></item>
+<item><guid></guid><link>http://example.com/2</link><description></description>
+<dc:description xmlns:dc="http://purl.org/dc/elements/1.1/"/></item>
+</channel></rss>"""
+    assert [
+        (item.native_id, item.url, item.summary) for item in parse_feed(rss, None, URL).items
+    ] == [
+        ("a", None, "One"),
+        (None, "http://example.com/2", None),
+    ]
+    atom = b"""<feed xmlns="http://www.w3.org/2005/Atom"><title>F</title>
+<entry><id>urn:1</id><id>urn:2</id><summary>One</summary><summary>Two</summary>
+<content>First</content><content>Second</content></entry>
+<entry><id/><link href="http://example.com/2"/><summary/><content src="http://example.com/c"/>
+<content>After a src</content></entry></feed>"""
+    assert [
+        (item.native_id, item.url, item.summary, item.content_text)
+        for item in parse_feed(atom, None, URL).items
+    ] == [
+        ("urn:1", None, "One", "First"),
+        (None, "http://example.com/2", None, "After a src"),
+    ]
+
+
 def test_an_atom_self_link_under_an_atom_default_namespace_does_not_hide_the_link() -> None:
     body = b"""<rss version="2.0" xmlns="http://www.w3.org/2005/Atom"
  xmlns:atom="http://www.w3.org/2005/Atom"><channel><title>x</title>
