@@ -94,7 +94,7 @@ def rss_feed(doc: XmlDocument, feed_format: FeedFormat, url: str) -> ParsedFeed:
     feed_authors: tuple[Author, ...] = ()
     feed_values: dict[str, str | None] = {}
     if channel is not None:
-        feed_authors = _channel(key, channel, base, feed_values, issues)
+        feed_authors = _channel(key, channel, base, doc.has_xml_base, feed_values, issues)
     root_name = root.tag.rpartition("}")[2] if root.prefix is None else f"{root.prefix}:RDF"
     if len(channels) > 1:
         pointers = _channel_pointers(root_name, channels, item_elements)
@@ -115,7 +115,9 @@ def rss_feed(doc: XmlDocument, feed_format: FeedFormat, url: str) -> ParsedFeed:
     return ParsedFeed(
         format=feed_format,
         title=fields.title(feed_title, fields.rss_title_kind(feed_title), issues),
-        link=fields.url(feed_values.get("link"), base, "feed", issues),
+        link=fields.url(
+            feed_values.get("link"), feed_values.get("link_base", base), "feed", issues
+        ),
         description=fields.summary(
             feed_description, fields.rss_description_kind(feed_description), issues
         ),
@@ -179,9 +181,12 @@ def _channel(
     key: TagKey,
     channel: etree._Element,
     base: str | None,
+    has_xml_base: bool,
     values: dict[str, str | None],
     issues: list[Issue],
 ) -> tuple[Author, ...]:
+    """The channel's fields into ``values`` (``link_base``: the base of its link, when
+    an xml:base of the link's own may apply), and its author."""
     authors: list[Author] = []
     editors: list[str] = []  # managingEditor texts, read only when no author has a name
     for child in channel:
@@ -192,11 +197,17 @@ def _channel(
             values["title"] = markup_of(child, is_text_markup=True)  # an empty one is none
         elif name == "link" and not values.get("link"):
             values["link"] = text_of(child).strip()  # an empty <link/> hides no later one
+            if has_xml_base:  # the link's own xml:base applies to it
+                values["link_base"] = child_base(child, base, issues)
             if not values["link"] and "atomlink" not in values and _href_link(child):
                 values["atomlink"] = _href_link(child)
+                if has_xml_base:
+                    values["atomlink_base"] = values["link_base"]
         elif name == "atom:link" and "atomlink" not in values:
             if link_relation(child.get("rel")) == "alternate" and child.get("href"):
                 values["atomlink"] = child.get("href")
+                if has_xml_base:
+                    values["atomlink_base"] = child_base(child, base, issues)
         elif name in _DESCRIPTIONS and not (values.get("description") or "").strip():
             values["description"] = markup_of(child, is_text_markup=True)
         elif name in ("language", "dc:language") and "language" not in values:
@@ -215,6 +226,8 @@ def _channel(
                 authors.extend(fields.rss_authors(text_of(child), base, issues))
     if not values.get("link") and "atomlink" in values:
         values["link"] = values["atomlink"]
+        if has_xml_base:
+            values["link_base"] = values["atomlink_base"]
     return _show_author(authors, editors, base, issues)
 
 
@@ -254,6 +267,8 @@ def _item(
     atom_published = created = plain_updated = None  # the last two: Jira's <created>, <updated>
     alternate = itunes_summary = itunes_title = itunes_keywords = original_link = None
     is_permalink = True
+    # The bases of link, alternate and guid: an xml:base of the element's own applies.
+    link_base = alternate_base = guid_base = original_base = base
     authors: list[Author] = []
     itunes_authors: list[Author] = []
     tags: list[str] = []
@@ -269,8 +284,10 @@ def _item(
         elif name == "link":
             if not link:
                 link = text_of(child).strip()  # an empty <link/> hides no later one
+                if has_xml_base:
+                    link_base = child_base(child, base, issues)
                 if not link and alternate is None:
-                    alternate = _href_link(child)
+                    alternate, alternate_base = _href_link(child), link_base
         elif name == "description" or name == "dc:description" or name == "xhtml:description":
             if description is None or not description.strip():  # an empty one hides none
                 description = markup_of(child, is_text_markup=True)
@@ -281,6 +298,8 @@ def _item(
             if guid is None or not guid.strip():  # an empty <guid/> hides no later one
                 guid = text_of(child)
                 is_permalink = (child.get("isPermaLink") or "true").strip().lower() != "false"
+                if has_xml_base:
+                    guid_base = child_base(child, base, issues)
         elif name == "category" or name == "dc:subject":
             value = fields.tag(text_of(child), issues)
             if value:
@@ -329,6 +348,8 @@ def _item(
             rel = link_relation(child.get("rel"))
             if rel == "alternate" and alternate is None:
                 alternate = child.get("href")
+                if has_xml_base:
+                    alternate_base = child_base(child, base, issues)
         elif name == "itunes:author":
             if len(child):
                 itunes_authors.extend(_element_authors(key, child, base, issues))
@@ -344,6 +365,8 @@ def _item(
             itunes_title = markup_of(child, is_text_markup=True)
         elif name == "feedburner:origlink" and original_link is None:
             original_link = text_of(child)
+            if has_xml_base:
+                original_base = child_base(child, base, issues)
         elif name == "feedburner:origenclosurelink" and len(enclosures) <= MAX_ENCLOSURES:
             # It follows the enclosure it stands for.
             original_enclosures.append((max(len(enclosures) - 1, 0), text_of(child)))
@@ -359,16 +382,16 @@ def _item(
     if native_id is None and element.get(RDF_ABOUT):
         native_id = fields.native_id(element.get(RDF_ABOUT), issues)
     # FeedBurner's <link> is its redirect; the original link is the page itself.
-    url = fields.original_url(original_link, base) if original_link else None
+    url = fields.original_url(original_link, original_base) if original_link else None
     if url is None and link:
-        url = fields.url(link, base, "item", issues)
+        url = fields.url(link, link_base, "item", issues)
     if url is None and alternate:
-        url = fields.url(alternate, base, "item", issues)
+        url = fields.url(alternate, alternate_base, "item", issues)
     if url is None and native_id and is_permalink:
         if native_id.startswith(("http://", "https://")):
             url = fields.url(native_id, None, "item", issues)
         elif native_id.startswith("/"):  # a site generator without its base URL
-            url = fields.url(native_id, base, "item", issues)
+            url = fields.url(native_id, guid_base, "item", issues)
     summary = fields.summary(description, fields.rss_description_kind(description), issues, cuts)
     if summary is None:  # no description, or one without words ("<![CDATA[ ]]>")
         summary = _fallback_summary(key, itunes_summary, media_elements, issues, cuts)
