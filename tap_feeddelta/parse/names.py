@@ -130,7 +130,10 @@ class TagKey(dict[object, str]):
         Once per distinct tag: the search stops at its first element."""
         if self.root is None:
             return False
-        first = next(self.root.iter(tag), None)
+        if "*" in tag:  # lxml would read it as a wildcard ("{*}item"): compare each tag
+            first = next((element for element in self.root.iter() if element.tag == tag), None)
+        else:
+            first = next(self.root.iter(tag), None)
         return first is not None and first.prefix is None
 
 

@@ -58,6 +58,17 @@ def test_an_unknown_namespace_bound_to_a_prefix_is_still_not_read() -> None:
     assert (item.title, item.url, item.summary) == (None, None, None)
 
 
+@pytest.mark.parametrize("namespace", ["*", "urn:*"])
+def test_a_namespace_with_an_asterisk_is_no_wildcard(namespace: str) -> None:
+    # lxml reads "{*}item" as any item: an extension's x:item is still not an item.
+    body = HEAD + _item(1) + f'<x:item xmlns:x="{namespace}"><x:title>No</x:title></x:item>'
+    feed = parse_feed((body + "</channel></rss>").encode(), None, URL)
+    assert [item.native_id for item in feed.items] == ["g1"]
+    body = HEAD + _item(1) + _item(2, f' xmlns="{namespace}"') + "</channel></rss>"
+    feed = parse_feed(body.encode(), None, URL)
+    assert [item.native_id for item in feed.items] == ["g1", "g2"]
+
+
 def test_an_atom_entry_under_its_own_default_namespace_is_read() -> None:
     body = """<feed xmlns="http://www.w3.org/2005/Atom"><title>F</title>
 <entry><id>urn:1</id><title>One</title></entry>
