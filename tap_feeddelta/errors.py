@@ -128,6 +128,12 @@ CODES: Final[dict[str, CodeInfo]] = {
     "summary_truncated": CodeInfo("info", False, "The summary was cut to 4 KiB."),
     "content_truncated": CodeInfo("info", False, "content_text was cut to 64 KiB."),
     "author_truncated": CodeInfo("info", False, "An author's name was cut to 256 bytes."),
+    "items_ignored": CodeInfo(
+        "warning",
+        False,
+        "RSS items or channels in another format's namespace (an Atom default namespace "
+        "declared on them) were not read.",
+    ),
 }
 
 

@@ -100,6 +100,11 @@ def _construct_of(element: etree._Element, kind: str, mode: str) -> tuple[str | 
     return text_of(element), "text"
 
 
+def _is_blank(construct: tuple[str | None, TextKind] | None) -> bool:
+    """Whether a text construct read so far is none, or empty: a later one may replace it."""
+    return construct is None or not (construct[0] or "").strip()
+
+
 def _alternative(element: etree._Element) -> tuple[str | None, TextKind]:
     """Atom 0.3 ``multipart/alternative`` content: its first HTML or XHTML ``content``
     part, else its first text part; other parts (an image) have no words."""
@@ -118,7 +123,7 @@ def _alternative(element: etree._Element) -> tuple[str | None, TextKind]:
 def atom_feed(doc: XmlDocument, feed_format: FeedFormat, url: str) -> ParsedFeed:
     root = doc.root
     namespace = root.tag[1:].partition("}")[0] if root.tag.startswith("{") else ""
-    key = tag_keys(ATOM_HOME | {namespace})
+    key = tag_keys(ATOM_HOME | {namespace}, root)
     issues = list(doc.issues)
     # The bases of the elements an xml:base applies on: None when the document has none.
     known_bases: dict[etree._Element, str | None] | None = {} if doc.has_xml_base else None
@@ -136,9 +141,9 @@ def atom_feed(doc: XmlDocument, feed_format: FeedFormat, url: str) -> ParsedFeed
                 has_more = True
             else:
                 entries.append(child)
-        elif name == "title" and "title" not in values:
+        elif name == "title" and _is_blank(values.get("title")):  # an empty one hides none
             values["title"] = _construct(child)
-        elif name in ("subtitle", "tagline") and "subtitle" not in values:
+        elif name in ("subtitle", "tagline") and _is_blank(values.get("subtitle")):
             values["subtitle"] = _construct(child)
         elif name in ("updated", "modified") and "updated" not in values:
             values["updated"] = (text_of(child), "text")
@@ -244,13 +249,13 @@ def _entry(
                 if enc is not None:
                     enclosures.append(enc)
         elif name == "id":
-            if entry_id is None:
+            if entry_id is None or not entry_id.strip():  # an empty <id/> hides no later one
                 entry_id = text_of(child)
         elif name == "summary":
-            if summary[0] is None:
+            if summary[0] is None or not summary[0].strip():
                 summary = _construct(child)
         elif name == "content":
-            if content[0] is None:
+            if content[0] is None or not content[0].strip():
                 content = _construct(child)
         elif name == "published":
             published = text_of(child)

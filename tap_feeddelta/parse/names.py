@@ -84,24 +84,38 @@ def link_relation(raw: str | None) -> str:
 class TagKey(dict[object, str]):
     """Element tag → key, for a document whose own namespaces are ``home``: read as
     ``key[element.tag]``, a plain dict lookup once a tag has been seen (a document has
-    few distinct tags; at most 4096 are kept)."""
+    few distinct tags; at most 4096 are kept). A home namespace, like a known one, is
+    matched with either scheme and with or without a trailing "/".
 
-    __slots__ = ("home",)
+    An element of an unknown namespace written without a prefix (under a default
+    namespace declared below the root: an aggregator's copy of an item keeps its
+    source's) is read as the format's own, as the root's own namespace is; one written
+    with a prefix is an extension's, read as nothing. Which it is comes from the first
+    element of that tag in ``root``'s document."""
 
-    def __init__(self, home: frozenset[str]) -> None:
+    __slots__ = ("home", "root")
+
+    def __init__(self, home: frozenset[str], root: etree._Element | None = None) -> None:
         super().__init__()
-        self.home = home
+        self.home = frozenset(_namespace_key(namespace) for namespace in home)
+        self.root = root
 
     def __missing__(self, tag: object) -> str:
         if not isinstance(tag, str):
             result = ""  # comment, processing instruction, entity
         elif tag.startswith("{"):
             namespace, _, local = tag[1:].partition("}")
-            if namespace in self.home:
+            namespace_key = _namespace_key(namespace)
+            if namespace_key in self.home:
                 result = local.lower()
             else:
-                prefix = _PREFIX_OF_KEY.get(_namespace_key(namespace), "")
-                result = f"{prefix}:{local.lower()}" if prefix else "?:" + local
+                prefix = _PREFIX_OF_KEY.get(namespace_key, "")
+                if prefix:
+                    result = f"{prefix}:{local.lower()}"
+                elif self._is_unprefixed(tag):
+                    result = local.lower()
+                else:
+                    result = "?:" + local
         elif ":" in tag:
             prefix, _, local = tag.partition(":")
             result = f"{prefix.lower()}:{local.lower()}" if prefix in _KNOWN_PREFIXES else "?:"
@@ -111,11 +125,22 @@ class TagKey(dict[object, str]):
             self[tag] = result
         return result
 
+    def _is_unprefixed(self, tag: str) -> bool:
+        """Whether the document writes elements of this (namespaced) tag without a prefix.
+        Once per distinct tag: the search stops at its first element."""
+        if self.root is None:
+            return False
+        if "*" in tag:  # lxml would read it as a wildcard ("{*}item"): compare each tag
+            first = next((element for element in self.root.iter() if element.tag == tag), None)
+        else:
+            first = next(self.root.iter(tag), None)
+        return first is not None and first.prefix is None
 
-def tag_keys(home: frozenset[str]) -> TagKey:
+
+def tag_keys(home: frozenset[str], root: etree._Element | None = None) -> TagKey:
     """A caching mapping: element tag → key, for a document whose own namespaces are
-    ``home``."""
-    return TagKey(home)
+    ``home`` (and whose root is ``root``: see ``TagKey``)."""
+    return TagKey(home, root)
 
 
 def text_of(element: etree._Element) -> str:

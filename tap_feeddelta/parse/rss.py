@@ -17,7 +17,6 @@ from tap_feeddelta.parse.media import (
 )
 from tap_feeddelta.parse.names import (
     RDF_ABOUT,
-    RDF_NAMESPACE,
     RSS_HOME,
     TagKey,
     link_relation,
@@ -28,6 +27,8 @@ from tap_feeddelta.parse.names import (
 from tap_feeddelta.parse.persons import is_person, person
 from tap_feeddelta.parse.xmldoc import XmlDocument, base_of, child_base, cut_short, kept_items
 
+# A description in the XHTML namespace (a default one declared on it) is RSS's: XHTML has none.
+_DESCRIPTIONS = frozenset({"description", "dc:description", "xhtml:description"})
 # Media RSS elements read when the item lacks a title, description or tags of its own.
 _MEDIA_TEXTS = frozenset({"media:description", "media:title", "media:category", "media:keywords"})
 
@@ -47,25 +48,37 @@ def rss_format(root_key: str, root: etree._Element) -> FeedFormat | None:
 def _home(root: etree._Element) -> frozenset[str]:
     """The RSS home namespaces of a document: the known ones, and the root's own (an RSS
     root is sometimes put in another default namespace, Atom's most often). The RDF
-    namespace of an RSS 1.0 root is none: its children are in the RSS 1.0 namespace."""
+    namespace of an RSS 1.0 root is none: its children are in the RSS 1.0 namespace.
+    (Either spelling of a namespace, with https or without its trailing "/", is the same.)"""
     tag = root.tag
-    namespace = tag[1:].partition("}")[0] if isinstance(tag, str) and tag.startswith("{") else ""
-    if namespace in RSS_HOME or namespace == RDF_NAMESPACE:
+    root_key = tag_keys(RSS_HOME)[tag]
+    if ":" not in root_key or root_key.startswith("rdf:"):
         return RSS_HOME
-    return RSS_HOME | {namespace}
+    return RSS_HOME | {tag[1:].partition("}")[0] if tag.startswith("{") else ""}
 
 
 def rss_feed(doc: XmlDocument, feed_format: FeedFormat, url: str) -> ParsedFeed:
     root = doc.root
-    key = tag_keys(_home(root))
-    channel = root if key[root.tag] == "channel" else None
-    for child in root:
-        if channel is None and key[child.tag] == "channel":
-            channel = child
-            break
+    key = tag_keys(_home(root), root)
+    # The channels, in document order: the first gives the feed's own fields, the
+    # items of all are read (generators concatenate channels, or write an empty one first).
+    channels: list[etree._Element] = []
+    misplaced = 0  # channels and items in another format's namespace
+    if key[root.tag] == "channel":
+        channels.append(root)
+    else:
+        for child in root:
+            name = key[child.tag]
+            if name == "channel":
+                channels.append(child)
+            elif name[-8:] == ":channel" and name[0] != "?":
+                misplaced += 1
+    channel = channels[0] if channels else None
     issues = list(doc.issues)
-    item_elements, has_more = _item_elements(key, root, channel)
-    parents = (root,) if channel is None else (channel, root)
+    item_elements, has_more, misplaced_items = _item_elements(key, root, channels)
+    if misplaced or misplaced_items:
+        issues.append(_misplaced(misplaced + misplaced_items))
+    parents = (*channels, root)
     item_elements, is_truncated = kept_items(doc, item_elements, key, "item", parents, issues)
     if is_truncated and not item_elements:
         raise ParseError("invalid_feed", cut_short(issues, "item"))
@@ -81,16 +94,20 @@ def rss_feed(doc: XmlDocument, feed_format: FeedFormat, url: str) -> ParsedFeed:
     feed_authors: tuple[Author, ...] = ()
     feed_values: dict[str, str | None] = {}
     if channel is not None:
-        feed_authors = _channel(key, channel, base, feed_values, issues)
+        feed_authors = _channel(key, channel, base, doc.has_xml_base, feed_values, issues)
     root_name = root.tag.rpartition("}")[2] if root.prefix is None else f"{root.prefix}:RDF"
-    parent = (
-        f"/{root_name}/channel"
-        if channel is not None and item_elements and item_elements[0].getparent() is channel
-        else f"/{root_name}"
-    )
+    if len(channels) > 1:
+        pointers = _channel_pointers(root_name, channels, item_elements)
+    else:
+        parent = (
+            f"/{root_name}/channel"
+            if channel is not None and item_elements and item_elements[0].getparent() is channel
+            else f"/{root_name}"
+        )
+        pointers = [f"{parent}/item[{index}]" for index in range(1, len(item_elements) + 1)]
     items = tuple(
-        _item(key, element, f"{parent}/item[{index}]", url, known_bases, feed_authors)
-        for index, element in enumerate(item_elements, 1)
+        _item(key, element, pointer, url, known_bases, feed_authors)
+        for element, pointer in zip(item_elements, pointers, strict=True)
     )
     feed_title = feed_values.get("title")
     feed_description = feed_values.get("description")
@@ -98,7 +115,9 @@ def rss_feed(doc: XmlDocument, feed_format: FeedFormat, url: str) -> ParsedFeed:
     return ParsedFeed(
         format=feed_format,
         title=fields.title(feed_title, fields.rss_title_kind(feed_title), issues),
-        link=fields.url(feed_values.get("link"), base, "feed", issues),
+        link=fields.url(
+            feed_values.get("link"), feed_values.get("link_base", base), "feed", issues
+        ),
         description=fields.summary(
             feed_description, fields.rss_description_kind(feed_description), issues
         ),
@@ -111,28 +130,63 @@ def rss_feed(doc: XmlDocument, feed_format: FeedFormat, url: str) -> ParsedFeed:
     )
 
 
+def _misplaced(count: int) -> Issue:
+    return Issue(
+        "items_ignored",
+        f"{count} item or channel elements in another format's namespace (such as Atom's) "
+        "were not read.",
+    )
+
+
+def _channel_pointers(
+    root_name: str, channels: list[etree._Element], item_elements: list[etree._Element]
+) -> list[str]:
+    """Where each item stands in a document of several channels: ``/rss/channel[2]/item[1]``."""
+    positions: dict[etree._Element | None, int] = {
+        channel: index for index, channel in enumerate(channels, 1)
+    }
+    counts: dict[etree._Element | None, int] = {}
+    pointers = []
+    for element in item_elements:
+        parent = element.getparent()
+        counts[parent] = count = counts.get(parent, 0) + 1
+        where = f"/channel[{positions[parent]}]" if parent in positions else ""  # else the root
+        pointers.append(f"/{root_name}{where}/item[{count}]")
+    return pointers
+
+
 def _item_elements(
-    key: TagKey, root: etree._Element, channel: etree._Element | None
-) -> tuple[list[etree._Element], bool]:
+    key: TagKey, root: etree._Element, channels: list[etree._Element]
+) -> tuple[list[etree._Element], bool, int]:
+    """The item elements (of the channels, in document order, else of the root), whether
+    there were more than are read, and how many items in another format's namespace were
+    not read (one in an extension's, written with a prefix, is none: ``?:item``)."""
     found: list[etree._Element] = []
-    for parent in (channel, root):
-        if parent is None or (found and parent is root):
+    misplaced = 0
+    for parent in (*channels, root):
+        if parent is root and (found or (channels and channels[0] is root)):
             continue
         for child in parent:
-            if key[child.tag] == "item":
+            name = key[child.tag]
+            if name == "item":
                 if len(found) == MAX_ITEMS_READ:
-                    return found, True
+                    return found, True, misplaced
                 found.append(child)
-    return found, False
+            elif name[-5:] == ":item" and name[0] != "?":
+                misplaced += 1
+    return found, False, misplaced
 
 
 def _channel(
     key: TagKey,
     channel: etree._Element,
     base: str | None,
+    has_xml_base: bool,
     values: dict[str, str | None],
     issues: list[Issue],
 ) -> tuple[Author, ...]:
+    """The channel's fields into ``values`` (``link_base``: the base of its link, when
+    an xml:base of the link's own may apply), and its author."""
     authors: list[Author] = []
     editors: list[str] = []  # managingEditor texts, read only when no author has a name
     for child in channel:
@@ -143,12 +197,18 @@ def _channel(
             values["title"] = markup_of(child, is_text_markup=True)  # an empty one is none
         elif name == "link" and not values.get("link"):
             values["link"] = text_of(child).strip()  # an empty <link/> hides no later one
+            if has_xml_base:  # the link's own xml:base applies to it
+                values["link_base"] = child_base(child, base, issues)
             if not values["link"] and "atomlink" not in values and _href_link(child):
                 values["atomlink"] = _href_link(child)
+                if has_xml_base:
+                    values["atomlink_base"] = values["link_base"]
         elif name == "atom:link" and "atomlink" not in values:
             if link_relation(child.get("rel")) == "alternate" and child.get("href"):
                 values["atomlink"] = child.get("href")
-        elif name in ("description", "dc:description") and "description" not in values:
+                if has_xml_base:
+                    values["atomlink_base"] = child_base(child, base, issues)
+        elif name in _DESCRIPTIONS and not (values.get("description") or "").strip():
             values["description"] = markup_of(child, is_text_markup=True)
         elif name in ("language", "dc:language") and "language" not in values:
             values["language"] = text_of(child)
@@ -166,6 +226,8 @@ def _channel(
                 authors.extend(fields.rss_authors(text_of(child), base, issues))
     if not values.get("link") and "atomlink" in values:
         values["link"] = values["atomlink"]
+        if has_xml_base:
+            values["link_base"] = values["atomlink_base"]
     return _show_author(authors, editors, base, issues)
 
 
@@ -205,6 +267,8 @@ def _item(
     atom_published = created = plain_updated = None  # the last two: Jira's <created>, <updated>
     alternate = itunes_summary = itunes_title = itunes_keywords = original_link = None
     is_permalink = True
+    # The bases of link, alternate and guid: an xml:base of the element's own applies.
+    link_base = alternate_base = guid_base = original_base = base
     authors: list[Author] = []
     itunes_authors: list[Author] = []
     tags: list[str] = []
@@ -220,24 +284,28 @@ def _item(
         elif name == "link":
             if not link:
                 link = text_of(child).strip()  # an empty <link/> hides no later one
+                if has_xml_base:
+                    link_base = child_base(child, base, issues)
                 if not link and alternate is None:
-                    alternate = _href_link(child)
-        elif name == "description" or name == "dc:description":
-            if description is None:
+                    alternate, alternate_base = _href_link(child), link_base
+        elif name == "description" or name == "dc:description" or name == "xhtml:description":
+            if description is None or not description.strip():  # an empty one hides none
                 description = markup_of(child, is_text_markup=True)
         elif name == "pubdate" or name == "dcterms:issued":
             if published is None:
                 published = text_of(child)
         elif name == "guid":
-            if guid is None:
+            if guid is None or not guid.strip():  # an empty <guid/> hides no later one
                 guid = text_of(child)
                 is_permalink = (child.get("isPermaLink") or "true").strip().lower() != "false"
+                if has_xml_base:
+                    guid_base = child_base(child, base, issues)
         elif name == "category" or name == "dc:subject":
             value = fields.tag(text_of(child), issues)
             if value:
                 tags.append(value)
         elif name == "content:encoded" or name == "fullitem" or name == "xhtml:body":
-            if encoded is None:
+            if encoded is None or not encoded.strip():
                 encoded = markup_of(child, is_text_markup=name != "xhtml:body")
         elif name == "dc:creator" or name == "author" or name == "dc:author":
             authors.extend(
@@ -280,6 +348,8 @@ def _item(
             rel = link_relation(child.get("rel"))
             if rel == "alternate" and alternate is None:
                 alternate = child.get("href")
+                if has_xml_base:
+                    alternate_base = child_base(child, base, issues)
         elif name == "itunes:author":
             if len(child):
                 itunes_authors.extend(_element_authors(key, child, base, issues))
@@ -295,6 +365,8 @@ def _item(
             itunes_title = markup_of(child, is_text_markup=True)
         elif name == "feedburner:origlink" and original_link is None:
             original_link = text_of(child)
+            if has_xml_base:
+                original_base = child_base(child, base, issues)
         elif name == "feedburner:origenclosurelink" and len(enclosures) <= MAX_ENCLOSURES:
             # It follows the enclosure it stands for.
             original_enclosures.append((max(len(enclosures) - 1, 0), text_of(child)))
@@ -310,16 +382,16 @@ def _item(
     if native_id is None and element.get(RDF_ABOUT):
         native_id = fields.native_id(element.get(RDF_ABOUT), issues)
     # FeedBurner's <link> is its redirect; the original link is the page itself.
-    url = fields.original_url(original_link, base) if original_link else None
+    url = fields.original_url(original_link, original_base) if original_link else None
     if url is None and link:
-        url = fields.url(link, base, "item", issues)
+        url = fields.url(link, link_base, "item", issues)
     if url is None and alternate:
-        url = fields.url(alternate, base, "item", issues)
+        url = fields.url(alternate, alternate_base, "item", issues)
     if url is None and native_id and is_permalink:
         if native_id.startswith(("http://", "https://")):
             url = fields.url(native_id, None, "item", issues)
         elif native_id.startswith("/"):  # a site generator without its base URL
-            url = fields.url(native_id, base, "item", issues)
+            url = fields.url(native_id, guid_base, "item", issues)
     summary = fields.summary(description, fields.rss_description_kind(description), issues, cuts)
     if summary is None:  # no description, or one without words ("<![CDATA[ ]]>")
         summary = _fallback_summary(key, itunes_summary, media_elements, issues, cuts)

@@ -32,13 +32,68 @@ def test_rss_under_a_foreign_default_namespace_is_read(namespace: str) -> None:
     )
 
 
-def test_the_rdf_namespace_of_an_rss_1_root_is_no_rss_home() -> None:
-    body = b"""<rdf:RDF xmlns:rdf="http://www.w3.org/1999/02/22-rdf-syntax-ns#"
+@pytest.mark.parametrize("scheme", ["http", "https"])
+def test_the_rdf_namespace_of_an_rss_1_root_is_no_rss_home(scheme: str) -> None:
+    body = f"""<rdf:RDF xmlns:rdf="{scheme}://www.w3.org/1999/02/22-rdf-syntax-ns#"
  xmlns="http://purl.org/rss/1.0/"><channel><title>t</title></channel>
 <item><title>i</title><rdf:Description>not the description</rdf:Description>
-<description>the description</description></item></rdf:RDF>"""
+<description>the description</description></item></rdf:RDF>""".encode()
     feed = parse_feed(body, None, URL)
     assert feed.items[0].summary == "the description"
+
+
+@pytest.mark.parametrize(
+    "namespace",
+    ["http://purl.org/rss/1.0/", "http://purl.org/rss/1.0", "https://purl.org/rss/1.0/"],
+    ids=["canonical", "no-trailing-slash", "https"],
+)
+def test_an_rss_1_namespace_is_read_with_either_scheme_and_trailing_slash(namespace: str) -> None:
+    body = f"""<rdf:RDF xmlns:rdf="http://www.w3.org/1999/02/22-rdf-syntax-ns#"
+ xmlns="{namespace}" xmlns:dc="http://purl.org/dc/elements/1.1/">
+<channel rdf:about="http://example.com/"><title>RDF</title><link>http://example.com/</link></channel>
+<item rdf:about="http://example.com/1"><title>One</title><link>http://example.com/1</link>
+<dc:date>2024-05-01T00:00:00Z</dc:date></item>
+<item rdf:about="http://example.com/2"><title>Two</title><link>http://example.com/2</link></item>
+</rdf:RDF>""".encode()
+    feed = parse_feed(body, None, URL)
+    assert (feed.title, feed.link) == ("RDF", "http://example.com/")
+    assert [(item.title, item.url) for item in feed.items] == [
+        ("One", "http://example.com/1"),
+        ("Two", "http://example.com/2"),
+    ]
+    assert feed.items[0].published_at == "2024-05-01T00:00:00Z"
+
+
+def _channel(title: str, *guids: str) -> str:
+    items = "".join(f"<item><guid>{guid}</guid><title>Item {guid}</title></item>" for guid in guids)
+    return f"<channel><title>{title}</title><link>http://example.com/</link>{items}</channel>"
+
+
+def test_the_items_of_every_channel_are_read_in_document_order() -> None:
+    body = f"""<rss version="2.0">{_channel("News", "a", "b")}{_channel("More", "c")}</rss>"""
+    feed = parse_feed(body.encode(), None, URL)
+    assert feed.title == "News"  # the feed's own fields are the first channel's
+    assert [(item.native_id, item.source_pointer) for item in feed.items] == [
+        ("a", "/rss/channel[1]/item[1]"),
+        ("b", "/rss/channel[1]/item[2]"),
+        ("c", "/rss/channel[2]/item[1]"),
+    ]
+    assert feed.issues == ()
+
+
+def test_an_empty_first_channel_hides_no_items() -> None:
+    body = f"""<rss version="2.0">{_channel("Header")}{_channel("News", "a", "b")}</rss>"""
+    feed = parse_feed(body.encode(), None, URL)
+    assert [item.native_id for item in feed.items] == ["a", "b"]
+
+
+def test_the_items_of_one_channel_keep_their_pointers() -> None:
+    body = f"""<rss version="2.0">{_channel("News", "a", "b")}</rss>"""
+    feed = parse_feed(body.encode(), None, URL)
+    assert [item.source_pointer for item in feed.items] == [
+        "/rss/channel/item[1]",
+        "/rss/channel/item[2]",
+    ]
 
 
 def test_an_empty_first_link_does_not_hide_a_later_one() -> None:
@@ -50,6 +105,72 @@ def test_an_empty_first_link_does_not_hide_a_later_one() -> None:
     feed = parse_feed(body, None, URL)
     assert feed.link == "http://example.com/"
     assert [item.url for item in feed.items] == ["http://example.com/real", "http://example.com/y"]
+
+
+def test_an_empty_first_copy_hides_no_later_one_in_rss() -> None:
+    body = b"""<rss version="2.0"><channel><title>C</title><description/>
+<description>The channel</description>
+<item><title></title><title>Real title</title><link></link><link>http://example.com/p1</link>
+<guid isPermaLink="false"></guid><guid isPermaLink="false">post-123</guid>
+<description></description><description>Real description</description>
+<content:encoded xmlns:content="http://purl.org/rss/1.0/modules/content/"/>
+<content:encoded xmlns:content="http://purl.org/rss/1.0/modules/content/">Body</content:encoded>
+</item>
+<item><guid> </guid><guid>http://example.com/p2</guid>
+<description><![CDATA[ ]]></description><description>Second</description></item>
+</channel></rss>"""
+    feed = parse_feed(body, None, URL)
+    assert feed.description == "The channel"
+    assert [(item.native_id, item.url, item.summary, item.content_text) for item in feed.items] == [
+        ("post-123", "http://example.com/p1", "Real description", "Body"),
+        ("http://example.com/p2", "http://example.com/p2", "Second", None),
+    ]
+
+
+def test_an_empty_first_copy_hides_no_later_one_in_atom() -> None:
+    body = b"""<feed xmlns="http://www.w3.org/2005/Atom"><title/><title>F</title>
+<subtitle></subtitle><subtitle>Sub</subtitle>
+<entry><title></title><title>Real title</title><id></id><id>urn:uuid:1234</id>
+<link href="http://example.com/p1"/><summary></summary><summary>Real summary</summary>
+<content type="html"></content><content type="html">&lt;p&gt;Real body&lt;/p&gt;</content>
+</entry></feed>"""
+    feed = parse_feed(body, None, URL)
+    assert (feed.title, feed.description) == ("F", "Sub")
+    item = feed.items[0]
+    assert (item.native_id, item.summary, item.content_text) == (
+        "urn:uuid:1234",
+        "Real summary",
+        "Real body",
+    )
+
+
+def test_items_without_an_empty_first_copy_read_as_before() -> None:
+    # The first filled copy wins as before, and a lone empty one is still none: what
+    # items of ordinary documents are (and so their fingerprints) does not change.
+    rss = b"""<rss version="2.0"><channel><title>C</title>
+<item><guid isPermaLink="false">a</guid><guid>b</guid><description>One</description>
+<description>Two</description><description/></item>
+<item><guid></guid><link>http://example.com/2</link><description></description>
+<dc:description xmlns:dc="http://purl.org/dc/elements/1.1/"/></item>
+</channel></rss>"""
+    assert [
+        (item.native_id, item.url, item.summary) for item in parse_feed(rss, None, URL).items
+    ] == [
+        ("a", None, "One"),
+        (None, "http://example.com/2", None),
+    ]
+    atom = b"""<feed xmlns="http://www.w3.org/2005/Atom"><title>F</title>
+<entry><id>urn:1</id><id>urn:2</id><summary>One</summary><summary>Two</summary>
+<content>First</content><content>Second</content></entry>
+<entry><id/><link href="http://example.com/2"/><summary/><content src="http://example.com/c"/>
+<content>After a src</content></entry></feed>"""
+    assert [
+        (item.native_id, item.url, item.summary, item.content_text)
+        for item in parse_feed(atom, None, URL).items
+    ] == [
+        ("urn:1", None, "One", "First"),
+        (None, "http://example.com/2", None, "After a src"),
+    ]
 
 
 def test_an_atom_self_link_under_an_atom_default_namespace_does_not_hide_the_link() -> None:

@@ -118,3 +118,27 @@ def test_an_xml_base_over_2_kib_is_ignored_and_reported(where: str) -> None:
     assert [item.url for item in feed.items] == [urls[where]] * 2
     found = feed.issues if where != "item" else feed.items[0].issues
     assert "url_too_long" in {issue.code for issue in found}
+
+
+def test_an_xml_base_on_an_rss_link_or_guid_applies_to_it() -> None:
+    body = b"""<rss version="2.0" xmlns:atom="http://www.w3.org/2005/Atom">
+<channel xml:base="http://www.example.com/"><title>C</title>
+<link xml:base="http://blog.example.org/">index.html</link>
+<item><guid isPermaLink="false">g1</guid><link xml:base="http://blog.example.org/2024/">post.html</link>
+<enclosure xml:base="http://cdn.example.net/audio/" url="ep1.mp3" type="audio/mpeg"
+ length="1"/></item>
+<item><guid xml:base="http://blog.example.org/">/2024/guid.html</guid></item>
+<item><atom:link xml:base="http://blog.example.org/2024/" href="atom.html"/></item>
+<item><link>plain.html</link></item>
+</channel></rss>"""
+    feed = parse_feed(body, None, RSS_URL)
+    assert feed.link == "http://blog.example.org/index.html"
+    assert [item.url for item in feed.items] == [
+        "http://blog.example.org/2024/post.html",
+        "http://blog.example.org/2024/guid.html",
+        "http://blog.example.org/2024/atom.html",
+        "http://www.example.com/plain.html",
+    ]
+    assert [enclosure.url for enclosure in feed.items[0].enclosures] == [
+        "http://cdn.example.net/audio/ep1.mp3"
+    ]
