@@ -356,6 +356,8 @@ class Fetcher:
         key, conn, head = await self._send(target, addresses, headers, progress)
         progress.heads_read += 1
         progress.final_url = target.url
+        if progress.moving_to == target.url:
+            progress.moved_to = target.url  # the permanent redirects' target answered
         progress.http_status = status = head.status
         keep = False
         try:
@@ -365,10 +367,16 @@ class Fetcher:
                     raise FetchError("bad_response", f"A {status} redirect had no Location.")
                 next_target = redirect_target(target, location)
                 progress.redirected_from.append(target.url)
-                if status not in PERMANENT_REDIRECT_STATUSES:
+                progress.moving_to = None
+                if next_target.url in progress.redirected_from:
+                    # Back to a URL of the chain (the configured one too): a loop, no move.
+                    progress.hops_all_permanent = False
+                    progress.moved_to = None
+                elif status not in PERMANENT_REDIRECT_STATUSES:
                     progress.hops_all_permanent = False
                 elif progress.hops_all_permanent:
-                    progress.moved_to = next_target.url
+                    # Told only once that target passed its checks and answered.
+                    progress.moving_to = next_target.url
                 # A small body read leaves the connection to the pool, keyed by host and
                 # address: only a next hop to this host and address can take it from there.
                 progress.doing = "reading the redirect's body"
