@@ -1,10 +1,11 @@
 """One run over all configured feeds: concurrent checks, ordered outcomes, state commits.
 
 Feeds are checked as coroutines on the fetcher's event loop (ordered.py), at most
-``max_concurrency`` at once, with a bounded window of feeds started ahead; their outcomes
-come back in config order, so memory stays flat with 10,000 feeds and the output order
-is deterministic. Only the main thread touches the Singer state and writes messages;
-while it does, the loop goes on fetching on its own thread.
+``max_concurrency`` at once and ``max_per_host`` of one host (a feed waits for its
+host's turn without holding one of the others), with a bounded window of feeds started
+ahead; their outcomes come back in config order, so memory stays flat with 10,000 feeds
+and the output order is deterministic. Only the main thread touches the Singer state
+and writes messages; while it does, the loop goes on fetching on its own thread.
 """
 
 from __future__ import annotations
@@ -139,6 +140,8 @@ class FeedRun:
                     submit=self.fetcher.submit,
                     weight=_held_bytes,
                     max_weight=MAX_HELD_RECORD_BYTES,
+                    group=_host_of,
+                    max_per_group=self.settings.max_per_host,
                 ),
                 start=1,
             ):
@@ -406,6 +409,17 @@ def _as_not_committed(outcome: FeedOutcome) -> None:
     counts["deferred"] = counts["new"] + counts["updated"]
     counts["emitted"] = 0
     counts["remembered"] = bookmark.item_count if bookmark else 0
+
+
+def _host_of(task: FeedTask) -> str:
+    """The host a feed is fetched from first: its feeds take turns (max_per_host) before
+    they take a slot of max_concurrency, so that a slow host's queue holds up no other
+    host's feeds. (A redirect or a page's feed link to another host waits for that
+    host's slot in the fetcher, as before.)"""
+    try:
+        return urlsplit(task.feed_url).hostname or task.feed_url
+    except ValueError:
+        return task.feed_url
 
 
 def _held_bytes(outcome: FeedOutcome) -> int:
