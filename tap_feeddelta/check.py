@@ -71,6 +71,7 @@ class FetchesFeeds(Protocol):
         etag: str | None = None,
         last_modified: str | None = None,
         budget_seconds: float | None = None,
+        advertised: bool = False,
     ) -> FetchResult: ...
 
 
@@ -117,7 +118,7 @@ async def check_feed(
         )
         return _outcome(task, ctx, facts, with_failure(bookmark, ctx))
 
-    result = await _fetch(fetcher, task.feed_url, bookmark, task.feed_url, None)
+    result = await _fetch(fetcher, task.feed_url, bookmark, task.feed_url, None, False)
     fetch_ms, redirects, received = result.fetch_ms, result.redirects, result.bytes_received
     # The configured URL's, not that of a feed a page links.
     moved = moved_issues(result, task.feed_url)
@@ -152,7 +153,7 @@ async def check_feed(
                 asked = upgraded_to_https(asked)
                 upgraded = asked != advertised[0]
             published = None if echoes(asked, handed) else asked
-            result = await _fetch(fetcher, asked, bookmark, task.feed_url, published)
+            result = await _fetch(fetcher, asked, bookmark, task.feed_url, published, True)
             fetch_ms += result.fetch_ms
             redirects += result.redirects
             received += result.bytes_received
@@ -297,9 +298,11 @@ async def _fetch(
     bookmark: FeedBookmark | None,
     feed_url: str,
     published: str | None,
+    advertised: bool,
 ) -> FetchResult:
     """``url`` fetched on the bookmark's validators (``feed_url`` is the configured URL,
-    ``published`` the feed URL a web page advertised, unless it echoes a token).
+    ``published`` the feed URL a web page advertised, unless it echoes a token;
+    ``advertised``: ``url`` is that link, a destination the page's publisher chose).
 
     They belong to the resource last read (the bookmark's ``final_url_hash``). A 304
     from another resource, such as the web page a feed was found through (servers that
@@ -309,15 +312,15 @@ async def _fetch(
     without them.
     """
     if bookmark is None:
-        return await fetcher.fetch_async(url)
+        return await fetcher.fetch_async(url, advertised=advertised)
     result = await fetcher.fetch_async(
-        url, etag=bookmark.etag, last_modified=bookmark.last_modified
+        url, etag=bookmark.etag, last_modified=bookmark.last_modified, advertised=advertised
     )
     if result.status != "not_modified" or not _read_elsewhere(
         bookmark, result.final_url or url, feed_url, published
     ):
         return result
-    again = await fetcher.fetch_async(url)
+    again = await fetcher.fetch_async(url, advertised=advertised)
     return replace(
         again,
         fetch_ms=result.fetch_ms + again.fetch_ms,
@@ -377,10 +380,15 @@ class _OneBudget:
         etag: str | None = None,
         last_modified: str | None = None,
         budget_seconds: float | None = None,
+        advertised: bool = False,
     ) -> FetchResult:
         left = self._left if budget_seconds is None else min(self._left, budget_seconds)
         result = await self._fetcher.fetch_async(
-            url, etag=etag, last_modified=last_modified, budget_seconds=left
+            url,
+            etag=etag,
+            last_modified=last_modified,
+            budget_seconds=left,
+            advertised=advertised,
         )
         self._left -= result.fetch_ms / 1000
         return result

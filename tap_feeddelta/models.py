@@ -117,7 +117,8 @@ class FetchResult:
     last_modified_sent: bool = False
     redirects: int = 0
     # Where the URL moved: the target of its first redirects while they are permanent
-    # (301, 308), as final_url spells it; None when the first answer is no such redirect.
+    # (301, 308) that passed its checks and answered, as final_url spells it; None when
+    # the first answer is no such redirect, or the redirects loop back.
     moved_to: str | None = None
     # The URLs that redirected on the way to final_url, in order: names the feed goes by.
     redirected_from: tuple[str, ...] = ()

@@ -12,13 +12,21 @@ finished but not yet taken weigh ``max_weight`` or more, so results held in orde
 one slow item take bounded memory, whatever the window. A result is weighed once, when
 it is done; the consumer gives that same figure back. The weight is checked before work
 starts only: work started before the bound was reached still finishes, and is held too.
+
+With a ``group`` (an item's host), at most ``max_per_group`` items of one group run at
+once, and an item waits for its group's turn before it takes one of the
+``max_concurrency`` slots: items of a group that is slow to answer wait without keeping
+the other groups' items from running. An item waiting for the weight to fall holds no
+slot of ``max_concurrency`` either. (The item to be delivered next always runs: items
+enter their group's queue in input order, so none after it holds its group's turn while
+it waits, and every slot of ``max_concurrency`` is held by work that runs.)
 """
 
 from __future__ import annotations
 
 import asyncio
 import queue
-from collections.abc import Callable, Coroutine, Iterator
+from collections.abc import Callable, Coroutine, Hashable, Iterator
 from concurrent.futures import Future
 from dataclasses import dataclass
 from typing import Any, Generic, TypeVar
@@ -55,6 +63,8 @@ def ordered_results(
     submit: Callable[[Coroutine[Any, Any, None]], Future[None]],
     weight: Callable[[R], int] | None = None,
     max_weight: int = 0,
+    group: Callable[[T], Hashable] | None = None,
+    max_per_group: int = 0,
 ) -> Iterator[R]:
     """``work(item)`` for every item, run through ``submit`` on a loop; results in order.
 
@@ -62,7 +72,8 @@ def ordered_results(
     ``work`` is raised here, in order; closing this iterator cancels what is running.
     """
     shared: _Shared[R] = _Shared(queue.SimpleQueue())
-    driver = submit(_drive(items, work, max_concurrency, window, shared, weight, max_weight))
+    limits = _Limits(max_concurrency, weight, max_weight, group, max_per_group)
+    driver = submit(_drive(items, work, window, shared, limits))
     batch = max(1, window // 2)
     consumed = consumed_weight = 0
     try:
@@ -106,33 +117,76 @@ def _release(shared: _Shared[R], count: int, taken_weight: int) -> None:
         shared.weight_taken.set()
 
 
+@dataclass(frozen=True, slots=True)
+class _Limits(Generic[T, R]):
+    max_concurrency: int
+    weight: Callable[[R], int] | None
+    max_weight: int
+    group: Callable[[T], Hashable] | None
+    max_per_group: int
+
+
+@dataclass(slots=True)
+class _Group:
+    turns: asyncio.Semaphore
+    users: int = 0  # items holding or waiting for a turn: the group is dropped at 0
+
+
 async def _drive(
     items: Iterator[T],
     work: Callable[[T], Coroutine[Any, Any, R]],
-    max_concurrency: int,
     window: int,
     shared: _Shared[R],
-    weight: Callable[[R], int] | None,
-    max_weight: int,
+    limits: _Limits[T, R],
 ) -> None:
     shared.loop = asyncio.get_running_loop()
     room = shared.room = asyncio.Semaphore(window)
     weight_taken = shared.weight_taken = asyncio.Event()
-    running = asyncio.Semaphore(max_concurrency)
+    running = asyncio.Semaphore(limits.max_concurrency)
+    weight, max_weight = limits.weight, limits.max_weight
+    groups: dict[Hashable, _Group] = {}
     # Started work in input order, then None (all started) or the input's failure.
     order: asyncio.Queue[asyncio.Task[tuple[R, int]] | _Failed | None] = asyncio.Queue()
     started: set[asyncio.Task[tuple[R, int]]] = set()
 
-    async def limited(position: int, item: T) -> tuple[R, int]:
-        async with running:
-            # Held back while the results waiting weigh too much, except the one to be
-            # delivered next: every held result waits for it, so it must always run.
-            while weight is not None and shared.held_weight >= max_weight:
-                if position == shared.head:
-                    break
+    def held_back(position: int) -> bool:
+        # While the results waiting weigh too much, except the one to be delivered
+        # next: every held result waits for it, so it must always run.
+        return weight is not None and shared.held_weight >= max_weight and position != shared.head
+
+    async def run(position: int, item: T) -> R:
+        while True:
+            while held_back(position):
                 weight_taken.clear()
                 await weight_taken.wait()
-            result = await work(item)
+            await running.acquire()
+            if not held_back(position):  # the weight may have grown while it waited
+                break
+            running.release()
+        try:
+            return await work(item)
+        finally:
+            running.release()
+
+    async def limited(position: int, item: T) -> tuple[R, int]:
+        if limits.group is None or limits.max_per_group <= 0:
+            result = await run(position, item)
+        else:
+            # The group's turn first, without a slot of max_concurrency: the first await
+            # of the item, so turns are asked for in input order. (Written out, not as an
+            # async context manager: this runs once per feed.)
+            key = limits.group(item)
+            group = groups.get(key)
+            if group is None:
+                group = groups[key] = _Group(asyncio.Semaphore(limits.max_per_group))
+            group.users += 1
+            try:
+                async with group.turns:
+                    result = await run(position, item)
+            finally:
+                group.users -= 1
+                if not group.users:
+                    del groups[key]
         its_weight = weight(result) if weight is not None else 0
         shared.held_weight += its_weight
         return result, its_weight

@@ -1,10 +1,11 @@
 """One run over all configured feeds: concurrent checks, ordered outcomes, state commits.
 
 Feeds are checked as coroutines on the fetcher's event loop (ordered.py), at most
-``max_concurrency`` at once, with a bounded window of feeds started ahead; their outcomes
-come back in config order, so memory stays flat with 10,000 feeds and the output order
-is deterministic. Only the main thread touches the Singer state and writes messages;
-while it does, the loop goes on fetching on its own thread.
+``max_concurrency`` at once and ``max_per_host`` of one host (a feed waits for its
+host's turn without holding one of the others), with a bounded window of feeds started
+ahead; their outcomes come back in config order, so memory stays flat with 10,000 feeds
+and the output order is deterministic. Only the main thread touches the Singer state
+and writes messages; while it does, the loop goes on fetching on its own thread.
 """
 
 from __future__ import annotations
@@ -16,8 +17,8 @@ import traceback
 from collections import Counter
 from collections.abc import Callable, Iterator
 from datetime import UTC, datetime, timedelta
+from operator import itemgetter
 from pathlib import Path
-from sys import getsizeof
 from typing import Any, Final
 from urllib.parse import urlsplit
 
@@ -43,9 +44,22 @@ RUN_GC_THRESHOLDS: Final = (20_000, 20, 20)
 # no new feed is started while the records of those waiting take this much or more, by
 # _held_bytes' estimate. Feeds already started still finish: up to max_concurrency more.
 MAX_HELD_RECORD_BYTES: Final = 32 * 2**20
-# What an item record takes besides its long texts (title, summary, content, link): the
-# dict, ids, dates, short lists (authors, tags); measured about 1.4 KB.
+# What an item record takes besides the strings _held_bytes weighs one by one: the dict,
+# its short strings (dates, hashes, the id source), its lists when empty; measured
+# about 1.4 KB.
 RECORD_BYTES: Final = 2048
+# One dict of a record's lists (an enclosure, an author, an issue), its strings aside:
+# the dict (184 bytes, 200 with its collector header), its slot in the list with the
+# list's spare room, an enclosure's length (36 bytes).
+ENTRY_BYTES: Final = 256
+# One tag's slot in its list, with the list's spare room.
+LIST_SLOT_BYTES: Final = 16
+# The fields of an item record whose size the parser lets grow, read in one call each.
+_GROWING: Final = itemgetter(
+    "title", "summary", "content_text", "url", "item_id", "enclosures", "authors", "tags", "issues"
+)
+_ENCLOSURE_TEXTS: Final = itemgetter("url", "type")
+_AUTHOR_TEXTS: Final = itemgetter("name", "email", "url")
 # State of a feed removed from the config is kept this long after its last check, so
 # that a feed put back keeps its baseline.
 REMOVED_FEED_GRACE: Final = timedelta(days=30)
@@ -126,6 +140,8 @@ class FeedRun:
                     submit=self.fetcher.submit,
                     weight=_held_bytes,
                     max_weight=MAX_HELD_RECORD_BYTES,
+                    group=_host_of,
+                    max_per_group=self.settings.max_per_host,
                 ),
                 start=1,
             ):
@@ -395,18 +411,52 @@ def _as_not_committed(outcome: FeedOutcome) -> None:
     counts["remembered"] = bookmark.item_count if bookmark else 0
 
 
+def _host_of(task: FeedTask) -> str:
+    """The host a feed is fetched from first: its feeds take turns (max_per_host) before
+    they take a slot of max_concurrency, so that a slow host's queue holds up no other
+    host's feeds. (A redirect or a page's feed link to another host waits for that
+    host's slot in the fetcher, as before.)"""
+    try:
+        return urlsplit(task.feed_url).hostname or task.feed_url
+    except ValueError:
+        return task.feed_url
+
+
 def _held_bytes(outcome: FeedOutcome) -> int:
     """What a finished feed weighs while it waits in order: an estimate of the memory its
-    item records take: their long texts at their size in memory (exact, whatever their
-    characters) plus RECORD_BYTES each for the rest, whose sizes the parser bounds. Not the
-    document's size: 900 short items from a 0.3 MB document take 1.5 MB. A failed or
-    unchanged feed holds next to nothing. (Walking every value of every record cost as
-    much as building the records.)"""
-    return sum(
-        RECORD_BYTES
-        + getsizeof(record["title"])
-        + getsizeof(record["summary"])
-        + getsizeof(record["content_text"])
-        + getsizeof(record["url"])
-        for record in outcome.item_records
-    )
+    item records take, never below it. The strings the parser lets grow (texts, link, id,
+    the URLs and types of enclosures, authors' names, emails and URLs, tags, issue
+    messages) at their size in memory (exact, whatever their characters), ENTRY_BYTES for
+    each dict of the lists, RECORD_BYTES each for the rest, which is short. Not the
+    document's size: 900 short items from a 0.3 MB document take 1.5 MB, and 32
+    one-character enclosure URLs resolved against a long xml:base take 64 KB an item. A
+    failed or unchanged feed holds next to nothing. (Walking every value of every record
+    cost as much as building the records: this reads the fields that can grow.)"""
+    # x.__sizeof__() is sys.getsizeof(x) for a str or None (neither has a collector
+    # header), at a third of the cost: these calls are most of this function's.
+    total = RECORD_BYTES * len(outcome.item_records)
+    for title, summary, content, url, item_id, enclosures, authors, tags, issues in map(
+        _GROWING, outcome.item_records
+    ):
+        total += (
+            title.__sizeof__()
+            + summary.__sizeof__()
+            + content.__sizeof__()
+            + url.__sizeof__()
+            + item_id.__sizeof__()
+        )
+        # Lists empty in most records, or of one entry: one test, or one short loop.
+        if enclosures:
+            for enclosure_url, media_type in map(_ENCLOSURE_TEXTS, enclosures):
+                total += ENTRY_BYTES + enclosure_url.__sizeof__() + media_type.__sizeof__()
+        if authors:
+            for name, email, author_url in map(_AUTHOR_TEXTS, authors):
+                total += (
+                    ENTRY_BYTES + name.__sizeof__() + email.__sizeof__() + author_url.__sizeof__()
+                )
+        if tags:
+            total += LIST_SLOT_BYTES * len(tags) + sum(map(str.__sizeof__, tags))
+        if issues:
+            for issue in issues:
+                total += ENTRY_BYTES + issue["message"].__sizeof__()
+    return total

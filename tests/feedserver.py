@@ -11,6 +11,7 @@ import re
 import ssl
 import threading
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from email.utils import formatdate, parsedate_to_datetime
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -43,10 +44,14 @@ class SeenRequest:
 
 
 class FeedServer:
-    def __init__(self, tls: ssl.SSLContext | None = None) -> None:
+    def __init__(self, tls: ssl.SSLContext | None = None, host: str = "127.0.0.1") -> None:
         self.documents: dict[str, Document] = {}
         self.requests: list[SeenRequest] = []
         self.delay_seconds = 0.0  # wait before answering, to make runs take time
+        # Called with each request's path once it is recorded, before the answer (on the
+        # request's own thread): a test can hold an answer back until something happens.
+        self.on_request: Callable[[str], None] | None = None
+        self.host = host  # another loopback address (127.0.0.2) is another host
         self._lock = threading.Lock()
         server = self
 
@@ -63,7 +68,7 @@ class FeedServer:
             def handle_error(self, request: Any, client_address: Any) -> None:
                 pass  # clients closing pooled connections are not test failures
 
-        self._httpd = QuietServer(("127.0.0.1", 0), Handler)
+        self._httpd = QuietServer((host, 0), Handler)
         self._httpd.daemon_threads = True
         self.scheme = "http"
         if tls is not None:  # the handshake happens on accept; a refused one is dropped
@@ -76,7 +81,7 @@ class FeedServer:
         return int(self._httpd.server_address[1])
 
     def url(self, path: str) -> str:
-        return f"{self.scheme}://127.0.0.1:{self.port}{path}"
+        return f"{self.scheme}://{self.host}:{self.port}{path}"
 
     def put(self, path: str, body: bytes | str, **kwargs: Any) -> None:
         data = body.encode("utf-8") if isinstance(body, str) else body
@@ -113,6 +118,8 @@ class FeedServer:
         with self._lock:
             self.requests.append(seen)
             document = self.documents.get(path)
+        if self.on_request is not None:
+            self.on_request(path)
         if document is not None and document.delay_seconds:
             time.sleep(document.delay_seconds)
         if document is None:

@@ -139,12 +139,17 @@ class Fetcher:
         etag: str | None = None,
         last_modified: str | None = None,
         budget_seconds: float | None = None,
+        advertised: bool = False,
     ) -> FetchResult:
         """``fetch_async``, waited for: for callers that are not on the fetch loop."""
         if threading.current_thread() is self._thread:
             raise RuntimeError("on the fetch loop, await fetch_async instead")
         coro = self.fetch_async(
-            url, etag=etag, last_modified=last_modified, budget_seconds=budget_seconds
+            url,
+            etag=etag,
+            last_modified=last_modified,
+            budget_seconds=budget_seconds,
+            advertised=advertised,
         )
         return self.submit(coro).result()
 
@@ -207,12 +212,16 @@ class Fetcher:
         etag: str | None = None,
         last_modified: str | None = None,
         budget_seconds: float | None = None,
+        advertised: bool = False,
     ) -> FetchResult:
         """GET ``url`` (conditionally, when validators are given) within one deadline.
 
         The deadline is ``request_timeout_seconds`` away, or ``budget_seconds`` when that
         is less: a feed that needs more than one fetch passes what its earlier fetches
         left of its one budget. With nothing left, nothing is sent (``timeout``).
+        ``advertised``: ``url`` is a feed link a web page gave, a destination its
+        publisher chose, refused as the configured URL's would be (``destination_denied``)
+        but never with the hint that allow_private_networks would let it through.
         """
         if self._closed:
             raise RuntimeError("the Fetcher is closed")
@@ -222,7 +231,9 @@ class Fetcher:
         budget = self._policy.request_timeout_seconds
         if budget_seconds is not None:
             budget = min(budget, budget_seconds)
-        answer, failure = await self._attempt(url, etag, last_modified, budget, progress)
+        answer, failure = await self._attempt(
+            url, etag, last_modified, budget, progress, advertised
+        )
         fetch_ms = int((loop.time() - started - progress.queued_seconds) * 1000)
         if log.isEnabledFor(logging.DEBUG):  # display_url parses the URL: not for nothing
             outcome = failure.code if failure is not None else answer and answer.status
@@ -251,6 +262,7 @@ class Fetcher:
         last_modified: str | None,
         budget: float,
         progress: Progress,
+        advertised: bool,
     ) -> tuple[Answer, None] | tuple[None, FetchError]:
         """The fetch under its deadline: its answer, or the failure it ended in."""
         if budget <= 0:
@@ -262,7 +274,10 @@ class Fetcher:
                 if self._aborting:
                     deadline.reschedule(asyncio.get_running_loop().time())
                 try:
-                    return await self._fetch(url, etag, last_modified, deadline, progress), None
+                    answer = await self._fetch(
+                        url, etag, last_modified, deadline, progress, advertised
+                    )
+                    return answer, None
                 finally:
                     self._live.discard(deadline)
         except FetchError as exc:
@@ -280,6 +295,7 @@ class Fetcher:
         last_modified: str | None,
         deadline: asyncio.Timeout,
         progress: Progress,
+        advertised: bool,
     ) -> Answer:
         try:
             target = parse_target(url)
@@ -308,6 +324,7 @@ class Fetcher:
                 allow_private=policy.allow_private_networks,
                 denied_code="destination_denied" if hop == 0 else "redirect_denied",
                 verdicts=self._verdicts,
+                names_the_flag=hop == 0 and not advertised,
             )
             progress.redirects = hop  # redirects followed: this target passed its checks
             async with self._hosts.held(target.host, deadline, progress):
@@ -356,6 +373,8 @@ class Fetcher:
         key, conn, head = await self._send(target, addresses, headers, progress)
         progress.heads_read += 1
         progress.final_url = target.url
+        if progress.moving_to == target.url:
+            progress.moved_to = target.url  # the permanent redirects' target answered
         progress.http_status = status = head.status
         keep = False
         try:
@@ -365,10 +384,16 @@ class Fetcher:
                     raise FetchError("bad_response", f"A {status} redirect had no Location.")
                 next_target = redirect_target(target, location)
                 progress.redirected_from.append(target.url)
-                if status not in PERMANENT_REDIRECT_STATUSES:
+                progress.moving_to = None
+                if next_target.url in progress.redirected_from:
+                    # Back to a URL of the chain (the configured one too): a loop, no move.
+                    progress.hops_all_permanent = False
+                    progress.moved_to = None
+                elif status not in PERMANENT_REDIRECT_STATUSES:
                     progress.hops_all_permanent = False
                 elif progress.hops_all_permanent:
-                    progress.moved_to = next_target.url
+                    # Told only once that target passed its checks and answered.
+                    progress.moving_to = next_target.url
                 # A small body read leaves the connection to the pool, keyed by host and
                 # address: only a next hop to this host and address can take it from there.
                 progress.doing = "reading the redirect's body"

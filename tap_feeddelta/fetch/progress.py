@@ -19,7 +19,10 @@ class Progress:
     etag_sent: bool = False
     last_modified_sent: bool = False
     redirects: int = 0
-    moved_to: str | None = None  # where the first hops led, while all were permanent
+    # Where the first hops led, while all were permanent: a target told once it answered
+    # (passed its checks, was reached); never one the chain came through before (a loop).
+    moved_to: str | None = None
+    moving_to: str | None = None  # the next hop's target, should it answer
     redirected_from: list[str] = field(default_factory=list)  # the URLs that redirected
     hops_all_permanent: bool = True
     retry_after_at: str | None = None

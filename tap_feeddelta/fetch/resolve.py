@@ -172,21 +172,25 @@ def checked_answers(
     allow_private: bool,
     denied_code: str,
     verdicts: Verdicts | None = None,
+    names_the_flag: bool = False,
 ) -> tuple[str, ...]:
     """Every answer through the guard, normalized and without repeats.
 
     One refused answer refuses the host (a mix of public and private answers is the
     shape of a rebinding attack). ``verdicts`` keeps the guard's answers (a run asks
     about the same few thousand addresses over and over, ~10 µs of ipaddress work each).
+    ``names_the_flag``: the host is one the user configured, whose refusal for an
+    address allow_private_networks lets through says so.
     """
     checked: list[str] = []
     for answer in answers:
         reason, normalized = _verdict(str(answer), allow_private, verdicts)
         if reason is not None:
             # The configured URL's own address, that the flag would let through, names the
-            # flag; a redirect into a private network is refused without that hint.
+            # flag; a destination a publisher chose (a redirect, a feed link a page
+            # advertises) into a private network is refused without that hint.
             if (
-                denied_code == "destination_denied"
+                names_the_flag
                 and not allow_private
                 and address_denial(str(answer), allow_private=True) is None
             ):

@@ -37,6 +37,7 @@ class ScriptedFetcher:
         etag: str | None = None,
         last_modified: str | None = None,
         budget_seconds: float | None = None,
+        advertised: bool = False,
     ) -> FetchResult:
         self.budgets.append(budget_seconds)
         return self.answers.pop(0)

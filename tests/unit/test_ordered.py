@@ -245,3 +245,81 @@ def test_a_result_is_weighed_once(loop_thread: LoopThread) -> None:
     )
     assert list(results) == [n * n for n in range(100)]
     assert sorted(weighed) == [n * n for n in range(100)]
+
+
+def test_items_waiting_for_their_group_leave_the_slots_to_other_groups(
+    loop_thread: LoopThread,
+) -> None:
+    # Items 0-11 are of group "slow" (one at a time), 12-15 of group "fast". Item 0 runs
+    # until every fast item has run: it ends only if the slow items waiting for their
+    # group's turn left the two slots of max_concurrency to the fast ones.
+    fast_done = 0
+    all_fast_done: asyncio.Event | None = None
+    running: dict[str, int] = {"slow": 0, "fast": 0}
+    most = {"slow": 0, "fast": 0, "all": 0}
+
+    def group(n: int) -> str:
+        return "slow" if n < 12 else "fast"
+
+    async def work(n: int) -> int:
+        nonlocal fast_done, all_fast_done
+        if all_fast_done is None:
+            all_fast_done = asyncio.Event()
+        running[group(n)] += 1
+        most[group(n)] = max(most[group(n)], running[group(n)])
+        most["all"] = max(most["all"], sum(running.values()))
+        try:
+            if n == 0:
+                await asyncio.wait_for(all_fast_done.wait(), 5)
+            await asyncio.sleep(0)
+            if group(n) == "fast":
+                fast_done += 1
+                if fast_done == 4:
+                    all_fast_done.set()
+            return n
+        finally:
+            running[group(n)] -= 1
+
+    results = ordered_results(
+        iter(range(16)),
+        work,
+        max_concurrency=2,
+        window=16,
+        submit=loop_thread.submit,
+        group=group,
+        max_per_group=1,
+    )
+    assert list(results) == list(range(16))  # wait_for raised TimeoutError otherwise
+    assert most == {"slow": 1, "fast": 1, "all": 2}
+
+
+@pytest.mark.parametrize("seed", range(5))
+def test_groups_and_the_weight_bound_together_never_hang(
+    loop_thread: LoopThread, seed: int
+) -> None:
+    """The item delivered next always runs: no item after it holds its group's turn, nor
+    a slot of max_concurrency, while waiting for the weight to fall."""
+    chooser = random.Random(seed)
+    groups = [chooser.randrange(4) for _ in range(300)]
+    done = threading.Event()
+    got: list[int] = []
+
+    def consume() -> None:
+        got.extend(
+            ordered_results(
+                iter(range(300)),
+                Probe().work,
+                max_concurrency=3,
+                window=24,
+                submit=loop_thread.submit,
+                weight=lambda _: 10,
+                max_weight=chooser.choice([1, 15, 40]),
+                group=groups.__getitem__,
+                max_per_group=chooser.choice([1, 2]),
+            )
+        )
+        done.set()
+
+    threading.Thread(target=consume, daemon=True).start()
+    assert done.wait(20)
+    assert got == [n * n for n in range(300)]

@@ -3,6 +3,7 @@ it is declared small, to leave the connection for the next hop."""
 
 from __future__ import annotations
 
+import socket
 from collections.abc import Callable
 
 import pytest
@@ -65,6 +66,40 @@ def test_permanent_first_hops_tell_where_the_feed_moved(
     assert result.redirects == len(statuses)
     expected = None if moved_to is None else server.url(f"{moved_to}?token=t{moved_to[2:]}")
     assert result.moved_to == expected
+
+
+@pytest.mark.usefixtures("loopback_is_public")
+@pytest.mark.parametrize(
+    ("routes", "moved_to"),
+    [
+        ({"/start": "http://169.254.169.254/latest/meta-data/iam"}, None),
+        ({"/start": "http://10.0.0.7/admin"}, None),
+        ({"/start": "/b0", "/b0": "http://10.0.0.7/admin"}, "/b0"),  # /b0 answered
+        ({"/start": "http://127.0.0.1:{closed}/feed"}, None),  # passed its checks, unanswered
+        ({"/start": "/start"}, None),  # a loop is no move
+        ({"/start": "/b0", "/b0": "/start"}, None),
+        ({"/start": "/b0", "/b0": "/b1", "/b1": "/b0"}, None),
+    ],
+    ids=["metadata", "private", "private-after-a-move", "unanswered", "self", "back", "loop"],
+)
+def test_a_move_is_told_only_to_a_target_that_answered(
+    routes: dict[str, str],
+    moved_to: str | None,
+    server: Server,
+    fetchers: Callable[..., Fetcher],
+) -> None:
+    """A permanent redirect to a refused address, to one that never answered, or back to
+    a URL of the chain is no place the feed moved to: feed_moved would tell the user to
+    configure it (where allow_private_networks would let it through)."""
+    # 127.0.0.1 plays a public host (the strict policy refuses the private addresses).
+    with socket.socket() as unused:
+        unused.bind(("127.0.0.1", 0))
+        closed = unused.getsockname()[1]  # nothing listens there once closed
+    for path, location in routes.items():
+        server.routes[path] = redirect_handler(location.format(closed=closed), 301)
+    result = fetchers(max_redirects=4).fetch(server.url("/start"))
+    assert result.status == "error"
+    assert result.moved_to == (None if moved_to is None else server.url(moved_to))
 
 
 @pytest.mark.parametrize(

@@ -213,3 +213,52 @@ def test_a_feeds_checked_at_never_goes_back_when_the_clock_does(
     # Once the clock passes the state, checks are timed by it again.
     (fourth,) = _run_at(settings, state, right + timedelta(days=2), logger)
     assert fourth.health_record["checked_at"] == "2024-02-12T12:00:00.000000Z"
+
+
+HINT = "allow_private_networks"
+
+
+@pytest.mark.parametrize(
+    "how", ["advertised", "redirected"], ids=["page-advertises", "page-redirects"]
+)
+def test_a_private_destination_the_publisher_chose_never_names_the_setting(
+    how: str, server: FeedServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A public web page that advertises (or redirects to) a feed on an intranet address
+    chose that destination: the refusal must not invite the user to let such addresses
+    through, as it does for a configured URL of their own."""
+    from tap_feeddelta.fetch import guard, resolve
+
+    real = guard.address_denial
+
+    def loopback_is_public(address: str, *, allow_private: bool) -> str | None:
+        # The test server plays a public host; every other address is judged as shipped.
+        return None if address == "127.0.0.1" else real(address, allow_private=allow_private)
+
+    monkeypatch.setattr(resolve, "address_denial", loopback_is_public)
+    intranet = f"http://10.0.0.7:{server.port}/internal-admin/feed"
+    if how == "advertised":
+        page = f'<html><head><link rel="alternate" type="application/rss+xml" href="{intranet}">'
+        server.put("/blog", page + "</head><body>hi</body></html>", content_type="text/html")
+    else:
+        server.put("/blog", b"moved", status=302, headers={"Location": intranet})
+    settings = settings_from_config(
+        {"feed_urls": [server.url("/blog")], "discover_from_websites": True}
+    )
+    fetcher = Fetcher(FetchPolicy(user_agent="test", allow_private_networks=False))
+    run = FeedRun(settings, fetcher, logging.getLogger("test"))
+    [outcome] = run.outcomes({}, commit=True)
+    row = outcome.health_record
+    # The advertised link is a destination (as its bad port is invalid_url, not a
+    # redirect's redirect_denied); only the message differs from a configured URL's.
+    code = "destination_denied" if how == "advertised" else "redirect_denied"
+    assert row["error_code"] == code, row
+    assert "10.0.0.7" in row["error_message"]
+    assert HINT not in row["error_message"], row["error_message"]
+    # A configured URL of the user's own on such an address still names the setting.
+    direct = Fetcher(FetchPolicy(user_agent="test", allow_private_networks=False))
+    try:
+        result = direct.fetch(intranet)
+    finally:
+        direct.close()
+    assert result.error is not None and HINT in result.error.message
