@@ -12,14 +12,12 @@ import hashlib
 from collections.abc import Iterable
 
 
-def _weight(monitor_id: str, feed_url: str, shard: int) -> int:
-    material = f"{monitor_id}\x1f{feed_url}\x1f{shard}".encode()
-    return int.from_bytes(hashlib.blake2b(material, digest_size=8).digest(), "big")
-
-
 def shard_of(monitor_id: str, feed_url: str, shard_count: int) -> int:
-    """The shard (0 ≤ shard < shard_count) that owns this feed: the highest of
-    ``_weight(monitor_id, feed_url, shard)``, hashed here from one shared prefix."""
+    """The shard (0 ≤ shard < shard_count) that owns this feed: the one of highest weight,
+    a shard's weight being the 8-byte BLAKE2b digest (digest_size=8) of
+    ``f"{monitor_id}\x1f{feed_url}\x1f{shard}"`` read big-endian (the lowest shard wins a
+    tie). Every state written under sharding depends on this rule: it must never change.
+    (The common prefix is hashed once and copied for each shard.)"""
     if shard_count < 1:
         raise ValueError("shard_count must be at least 1")
     if shard_count == 1:
