@@ -63,7 +63,7 @@ class ParsedItem(NamedTuple):
     cut_digests: tuple[tuple[str, str], ...] = ()
 
 
-# The fields of an item a user can see, which its fingerprint covers (delta.py), in this
+# The fields of an item a user can see, which its fingerprint covers (fingerprints.py), in this
 # order; also the names ignored_changes takes (config.py).
 FINGERPRINT_FIELDS: Final = (
     "url",

@@ -5,7 +5,7 @@ has every enclosure URL rewritten to pass through it first:
 ``https://dts.podtrac.com/redirect.mp3/cdn.example/ep1.mp3`` redirects to
 ``https://cdn.example/ep1.mp3``. Services come and go (Chartable closed in 2024) and
 prefixes stack, so a feed adds or drops one now and then for every episode at once: the
-file is the same. Change detection compares enclosures without them (see delta.py);
+file is the same. Change detection compares enclosures without them (see fingerprints.py);
 records keep the URL as the feed gives it.
 
 Only the services listed here are recognized, each by its host and the exact shape of its
