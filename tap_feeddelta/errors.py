@@ -102,7 +102,7 @@ CODES: Final[dict[str, CodeInfo]] = {
     ),
     "too_many_items": CodeInfo("warning", False, "Items past the reading limit were dropped."),
     "limit_exceeded": CodeInfo(
-        "warning", False, "A text, nesting or element limit cut part of the document."
+        "warning", False, "A text, nesting, element or resolved-URL limit cut part of the document."
     ),
     "invalid_value": CodeInfo("warning", False, "A field had the wrong type and was ignored."),
     # -- item-level issues ---------------------------------------------------------------

@@ -14,6 +14,7 @@ from lxml import etree
 from tap_feeddelta.errors import Issue, ParseError
 from tap_feeddelta.models import ParsedFeed
 from tap_feeddelta.parse.atom import atom_feed
+from tap_feeddelta.parse.budget import url_budget_bytes
 from tap_feeddelta.parse.discovery import advertised_feeds
 from tap_feeddelta.parse.encoding import utf8_document, utf8_page
 from tap_feeddelta.parse.jsonfeed import json_document, json_feed, json_format
@@ -53,7 +54,8 @@ def _parse(body: bytes, content_type: str | None, url: str) -> ParsedFeed:
         except UnicodeDecodeError as exc:
             raise ParseError("invalid_feed", "The JSON is not valid UTF-8.") from exc
         document = json_document(text)
-        parsed = json_feed(document, json_format(document), url)
+        budget = url_budget_bytes(len(data), url, has_xml_base=False)
+        parsed = json_feed(document, json_format(document), url, url_budget_bytes=budget)
         if decoded.issues:
             return _with_issues(parsed, decoded.issues)
         return parsed
@@ -71,9 +73,10 @@ def _parse(body: bytes, content_type: str | None, url: str) -> ParsedFeed:
             raise _not_a_feed(body, content_type, data, url)
         raise ParseError("not_a_feed", "The XML document is not a feed.")
     doc.issues[:0] = decoded.issues
+    budget = url_budget_bytes(len(data), url, has_xml_base=doc.has_xml_base)
     if fmt.startswith("atom"):
-        return atom_feed(doc, fmt, url)
-    return rss_feed(doc, fmt, url)
+        return atom_feed(doc, fmt, url, url_budget_bytes=budget)
+    return rss_feed(doc, fmt, url, url_budget_bytes=budget)
 
 
 def _with_issues(parsed: ParsedFeed, issues: tuple[Issue, ...]) -> ParsedFeed:

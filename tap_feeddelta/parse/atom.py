@@ -11,6 +11,7 @@ from lxml import etree
 from tap_feeddelta.errors import Issue, ParseError
 from tap_feeddelta.models import Author, Enclosure, FeedFormat, ParsedFeed, ParsedItem
 from tap_feeddelta.parse import fields
+from tap_feeddelta.parse.budget import within_url_budget
 from tap_feeddelta.parse.fields import TextKind
 from tap_feeddelta.parse.limits import MAX_ENCLOSURES, MAX_ITEMS_READ, MAX_RAW_TEXT_CHARS
 from tap_feeddelta.parse.media import fallback_title, media_enclosures, media_tags, media_text
@@ -120,7 +121,9 @@ def _alternative(element: etree._Element) -> tuple[str | None, TextKind]:
     return (None, "text") if text_part is None else _construct(text_part)
 
 
-def atom_feed(doc: XmlDocument, feed_format: FeedFormat, url: str) -> ParsedFeed:
+def atom_feed(
+    doc: XmlDocument, feed_format: FeedFormat, url: str, *, url_budget_bytes: int | None
+) -> ParsedFeed:
     root = doc.root
     namespace = root.tag[1:].partition("}")[0] if root.tag.startswith("{") else ""
     key = tag_keys(ATOM_HOME | {namespace}, root)
@@ -165,9 +168,15 @@ def atom_feed(doc: XmlDocument, feed_format: FeedFormat, url: str) -> ParsedFeed
         issues.append(Issue("too_many_items", f"Only the first {MAX_ITEMS_READ} entries are read."))
     feed_authors = fields.first_authors(authors, issues)
     root_name = root.tag.rpartition("}")[2]
-    items = tuple(
-        _entry(key, element, f"/{root_name}/entry[{index}]", url, known_bases, feed_authors)
-        for index, element in enumerate(entries, 1)
+    items, is_over_budget = within_url_budget(
+        (
+            _entry(key, element, f"/{root_name}/entry[{index}]", url, known_bases, feed_authors)
+            for index, element in enumerate(entries, 1)
+        ),
+        url_budget_bytes,
+        feed_authors,
+        "entries",
+        issues,
     )
     title_raw, title_kind = values.get("title", (None, "text"))
     subtitle_raw, subtitle_kind = values.get("subtitle", (None, "text"))
@@ -179,7 +188,7 @@ def atom_feed(doc: XmlDocument, feed_format: FeedFormat, url: str) -> ParsedFeed
         language=fields.language(root.get(XML_LANG)),
         updated_at=fields.date(values.get("updated", (None, "text"))[0], "feed updated", issues),
         items=items,
-        is_truncated=is_truncated or has_more,
+        is_truncated=is_truncated or has_more or is_over_budget,
         issues=tuple(issues),
     )
 

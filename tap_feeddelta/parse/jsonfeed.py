@@ -4,11 +4,13 @@ from __future__ import annotations
 
 import json
 import math
+from collections.abc import Iterator
 from typing import Any, Final
 
 from tap_feeddelta.errors import Issue, ParseError
 from tap_feeddelta.models import Author, Enclosure, FeedFormat, ParsedFeed, ParsedItem
 from tap_feeddelta.parse import fields
+from tap_feeddelta.parse.budget import within_url_budget
 from tap_feeddelta.parse.limits import (
     MAX_AUTHORS,
     MAX_ENCLOSURES,
@@ -153,7 +155,9 @@ def _authors(holder: dict[str, Any], base: str | None, issues: list[Issue]) -> t
     return fields.first_authors(found, issues)
 
 
-def json_feed(document: dict[str, Any], feed_format: FeedFormat, url: str) -> ParsedFeed:
+def json_feed(
+    document: dict[str, Any], feed_format: FeedFormat, url: str, *, url_budget_bytes: int | None
+) -> ParsedFeed:
     issues: list[Issue] = []
     raw_items = document.get("items")
     if raw_items is None:
@@ -164,12 +168,13 @@ def json_feed(document: dict[str, Any], feed_format: FeedFormat, url: str) -> Pa
     if has_more:
         issues.append(Issue("too_many_items", f"Only the first {MAX_ITEMS_READ} items are read."))
     feed_authors = _authors(document, url, issues)
-    items = []
-    for index, raw in enumerate(raw_items[:MAX_ITEMS_READ]):
-        if isinstance(raw, dict):
-            items.append(_item(raw, f"/items/{index}", url, feed_authors))
-        else:
-            issues.append(Issue("invalid_value", "An item is not an object; ignored."))
+    items, is_over_budget = within_url_budget(
+        _items(raw_items[:MAX_ITEMS_READ], url, feed_authors, issues),
+        url_budget_bytes,
+        feed_authors,
+        "items",
+        issues,
+    )
     return ParsedFeed(
         format=feed_format,
         title=fields.title(_words(document.get("title"), "feed title", issues), "text", issues),
@@ -181,10 +186,21 @@ def json_feed(document: dict[str, Any], feed_format: FeedFormat, url: str) -> Pa
         ),
         language=fields.language(_string(document.get("language"), "language", issues)),
         updated_at=None,
-        items=tuple(items),
-        is_truncated=has_more,
+        items=items,
+        is_truncated=has_more or is_over_budget,
         issues=tuple(issues),
     )
+
+
+def _items(
+    raw_items: list[Any], url: str, feed_authors: tuple[Author, ...], issues: list[Issue]
+) -> Iterator[ParsedItem]:
+    """The items, one at a time; one that is no object is reported and skipped."""
+    for index, raw in enumerate(raw_items):
+        if isinstance(raw, dict):
+            yield _item(raw, f"/items/{index}", url, feed_authors)
+        else:
+            issues.append(Issue("invalid_value", "An item is not an object; ignored."))
 
 
 def _item(

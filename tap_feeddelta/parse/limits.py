@@ -42,3 +42,17 @@ MAX_RAW_TEXT_CHARS: Final = 16 * MAX_CONTENT_BYTES
 MAX_JSON_CONTAINERS: Final = 1_000_000
 # Enforced by libxml2 without XML_PARSE_HUGE: nesting depth 256, one text node 10 MB.
 MAX_XML_DEPTH: Final = 256
+# The URL text the items of one document hold once resolved (item URLs, enclosure and author
+# URLs; a feed's authors given to items that name none are shared, not counted): at most
+# twice the document (its UTF-8 bytes) plus 1 MiB; the items past it are not read. A URL
+# written out costs its bytes in the document, but a relative one costs only itself there
+# and the base it is resolved on in the item: 32 one-character enclosure URLs resolved on
+# a 1,900-character xml:base (or document URL, a redirect's target) made 64 KB an item,
+# 50 times the document. The floor keeps any one item whole (at most 49 URLs of 2 KiB,
+# 98 KiB) and never cuts a small feed.
+MIN_URL_BUDGET_BYTES: Final = 1 << 20
+# A document without xml:base resolves on its own URL alone: when that is at most this
+# long, a resolved URL grows by no more than the str, Enclosure or Author and record
+# dict that hold it take anyway (some 300 bytes), and the count is skipped (it costs
+# 1-2% of parsing). Feed URLs are rarely over 100 bytes.
+MAX_UNCOUNTED_BASE_BYTES: Final = 128

@@ -7,6 +7,7 @@ from lxml import etree
 from tap_feeddelta.errors import Issue, ParseError
 from tap_feeddelta.models import Author, Enclosure, FeedFormat, ParsedFeed, ParsedItem
 from tap_feeddelta.parse import fields
+from tap_feeddelta.parse.budget import within_url_budget
 from tap_feeddelta.parse.limits import MAX_ENCLOSURES, MAX_ITEMS_READ
 from tap_feeddelta.parse.media import (
     fallback_title,
@@ -57,7 +58,9 @@ def _home(root: etree._Element) -> frozenset[str]:
     return RSS_HOME | {tag[1:].partition("}")[0] if tag.startswith("{") else ""}
 
 
-def rss_feed(doc: XmlDocument, feed_format: FeedFormat, url: str) -> ParsedFeed:
+def rss_feed(
+    doc: XmlDocument, feed_format: FeedFormat, url: str, *, url_budget_bytes: int | None
+) -> ParsedFeed:
     root = doc.root
     key = tag_keys(_home(root), root)
     # The channels, in document order: the first gives the feed's own fields, the
@@ -105,9 +108,15 @@ def rss_feed(doc: XmlDocument, feed_format: FeedFormat, url: str) -> ParsedFeed:
             else f"/{root_name}"
         )
         pointers = [f"{parent}/item[{index}]" for index in range(1, len(item_elements) + 1)]
-    items = tuple(
-        _item(key, element, pointer, url, known_bases, feed_authors)
-        for element, pointer in zip(item_elements, pointers, strict=True)
+    items, is_over_budget = within_url_budget(
+        (
+            _item(key, element, pointer, url, known_bases, feed_authors)
+            for element, pointer in zip(item_elements, pointers, strict=True)
+        ),
+        url_budget_bytes,
+        feed_authors,
+        "items",
+        issues,
     )
     feed_title = feed_values.get("title")
     feed_description = feed_values.get("description")
@@ -124,7 +133,7 @@ def rss_feed(doc: XmlDocument, feed_format: FeedFormat, url: str) -> ParsedFeed:
         language=fields.language(feed_values.get("language")),
         updated_at=fields.date(feed_values.get("updated"), "feed updated", issues),
         items=items,
-        is_truncated=is_truncated or has_more,
+        is_truncated=is_truncated or has_more or is_over_budget,
         new_feed_url=None if new_feed_url == url else new_feed_url,
         issues=tuple(issues),
     )
