@@ -36,20 +36,18 @@ import re
 from array import array
 from typing import Final
 
-_NAME: Final = rb"[A-Za-z_\x80-\xff][\w.:\x80-\xff-]*"
-# What recovery reads as no tag after a "<": a CDATA section, a comment or a processing
-# instruction, each to its end (to the end of the data when it has none, as recovery
-# reads no more after one left open). The patterns that find tags (here, in
-# ``xmldoc._tags_of`` and ``repair._TEXT_TOKEN``) skip them whole with it.
-NO_TAG_AFTER_LT: Final = rb"!\[CDATA\[.*?(?:\]\]>|\Z)|!--.*?(?:-->|\Z)|\?.*?(?:\?>|\Z)"
+from tap_feeddelta.parse.tagsyntax import NAME, NO_TAG_AFTER_LT
+
 # What recovery opens as an element: a start tag whose attributes are each a name with
 # a quoted value or with none, up to its ">" (a start tag it cannot read to its ">", or
 # an unquoted value, it ends where it stands). The "close" group says how it ends.
-# (The "<" stands before the alternatives: the search then skips to each "<" at C speed.)
+# CDATA sections, comments and processing instructions are skipped (``tagsyntax``). Its
+# tags are read as recovery reads them, attributes and all; ``repair._TAG`` reads a tag
+# to its first ">" instead, on purpose: the repairs run before recovery, on HTML.
 _TOKEN: Final = re.compile(
-    rb"<(?:" + NO_TAG_AFTER_LT + rb"|/(?P<end>" + _NAME + rb")?(?P<end_close>\s*>)?"
-    rb"|(?P<start>" + _NAME + rb")"
-    rb"(?:\s+" + _NAME + rb"(?:\s*=\s*(?:\"[^\"]*\"|'[^']*'))?)*\s*(?P<close>/?>)?)",
+    rb"<(?:" + NO_TAG_AFTER_LT + rb"|/(?P<end>" + NAME + rb")?(?P<end_close>\s*>)?"
+    rb"|(?P<start>" + NAME + rb")"
+    rb"(?:\s+" + NAME + rb"(?:\s*=\s*(?:\"[^\"]*\"|'[^']*'))?)*\s*(?P<close>/?>)?)",
     re.S,
 )
 _NONE: Final = 1 << 62  # no tag of that name follows

@@ -16,7 +16,15 @@ from typing import Final
 
 from lxml import etree
 
-from tap_feeddelta.parse.endtags import NO_TAG_AFTER_LT
+from tap_feeddelta.parse.tagsyntax import (
+    ANY_PREFIX,
+    CDATA_SECTION,
+    COMMENT,
+    LOCAL_NAME,
+    NAME,
+    NO_TAG_AFTER_LT,
+    PROCESSING_INSTRUCTION,
+)
 
 # XML's own named references, as the numeric references the repairs write instead: once
 # libxml2's recovery has met one error, it drops every later named reference, even
@@ -56,10 +64,17 @@ _SURROGATE_PAIR_PATTERN: Final = (
     rb"|5734[0-3]));"
 )
 _REPLACEMENT_CHARACTER: Final = "\ufffd".encode()
+# A "<" that starts no tag, comment, CDATA section or processing instruction. Unlike the
+# name grammar of the tag finders (``tagsyntax.NAME``), a "<" before a byte past ASCII
+# counts as stray, on purpose: in feed text "<«" or "<€5" is far more common than an
+# element named in another script, and recovery would drop the "<" of the one and make
+# an element of the other. (Only a document that needs recovery is read so.)
 _STRAY_LT_PATTERN: Final = rb"<(?![A-Za-z_/!?])"
 _CONTROL_PATTERN: Final = rb"[\x00-\x08\x0b\x0c\x0e-\x1f]"
+# CDATA sections, comments and processing instructions are kept as written (but for
+# their control characters): no markup, and no reference, stands in them.
 _REPAIR: Final = re.compile(
-    rb"(?P<keep><!\[CDATA\[.*?(?:\]\]>|\Z)|<!--.*?(?:-->|\Z))"
+    rb"(?P<keep><(?:" + NO_TAG_AFTER_LT + rb"))"
     rb"|&(?P<name>" + _ENTITY_NAME + rb");"
     rb"|&(?P<pair>" + _SURROGATE_PAIR_PATTERN + rb")"
     rb"|&(?P<surrogate>" + _SURROGATE_REF_PATTERN + rb")"
@@ -73,33 +88,38 @@ _REPAIR: Final = re.compile(
 # One piece of a prolog: whitespace, a processing instruction or a comment, each up to
 # its first end. Read one match at a time: a repeated group of lazy tokens
 # ("(?:\s|<\?.*?\?>|<!--.*?-->)*") lets each token run past its end into the next one
-# when what follows fails, which is exponential in the number of tokens.
+# when what follows fails, which is exponential in the number of tokens. No tag finder:
+# a piece left open is none, and the prolog ends before it.
 _PROLOG_PIECE: Final = re.compile(rb"\s+|<\?.*?\?>|<!--.*?-->", re.S)
 # The first element of the document, after the prolog (the DOCTYPE is already gone).
-_ROOT_START: Final = re.compile(rb"<(?:[A-Za-z_][\w.-]*:)?([A-Za-z_][\w.-]*)")
+_ROOT_START: Final = re.compile(rb"<" + ANY_PREFIX + rb"(" + LOCAL_NAME + rb")")
 _RSS_ROOTS: Final = frozenset({b"rss", b"rdf", b"channel"})
 # RSS elements whose content is HTML source, escaped or not: the RSS ones, and any
 # module's summary, subtitle, description and encoded content (itunes:summary,
 # googleplay:description: podcast show notes are often raw HTML).
 _RSS_TEXT_NAME: Final = (
-    rb"description|title|[A-Za-z_][\w.-]*:(?:encoded|summary|subtitle|description)"
+    rb"description|title|" + NAME + rb":(?:encoded|summary|subtitle|description)"
 )
 _RSS_TEXT: Final = re.compile(_RSS_TEXT_NAME)
-# Any tag, with CDATA sections and comments to skip whole.
-_TAG: Final = re.compile(
-    rb"<!\[CDATA\[.*?(?:\]\]>|\Z)|<!--.*?(?:-->|\Z)"
-    rb"|<(?P<end>/)?(?P<name>(?:[A-Za-z_][\w.-]*:)?[A-Za-z_][\w.-]*)(?P<rest>(?:[\s/][^<>]*)?)>",
-    re.S,
-)
+# A tag as the repairs read it: whether it ends an element, its name (with any prefix),
+# and what follows the name up to its ">". Found by patterns that skip CDATA sections,
+# comments and processing instructions whole before it (``tagsyntax``).
+_TAG_PATTERN: Final = rb"(?P<end>/)?(?P<name>" + NAME + rb")(?P<rest>(?:[\s/][^<>]*)?)>"
+# Any tag.
+_TAG: Final = re.compile(rb"<(?:" + NO_TAG_AFTER_LT + rb"|" + _TAG_PATTERN + rb")", re.S)
 # HTML elements that have no end tag. Not "link", "meta", "base" nor "source": feeds have
 # elements of those names with content.
 _VOID: Final = frozenset(b"br img hr wbr input col area embed param track keygen".split())
 # Where there is no open void tag, only the RSS text elements need reading: the tags
-# the repair stops at then are theirs alone (most documents that need recovery).
+# the repair stops at then are theirs alone (most documents that need recovery). A
+# quick test, not a tag finder: one it finds in a CDATA section only makes the reading
+# that skips it (with _TAG) run.
 _OPEN_VOID: Final = re.compile(rb"<(?i:" + b"|".join(sorted(_VOID)) + rb")(?:[\s/][^<>]*)?(?<!/)>")
+# The start tags of RSS text elements. Unlike _TAG_PATTERN, no "/" may follow the name:
+# a self-closed one has no content to read.
 _RSS_TEXT_TAG: Final = re.compile(
-    rb"<!\[CDATA\[.*?(?:\]\]>|\Z)|<!--.*?(?:-->|\Z)"
-    rb"|<(?P<end>)(?P<name>" + _RSS_TEXT_NAME + rb")(?P<rest>(?:\s[^<>]*)?)>",
+    rb"<(?:" + NO_TAG_AFTER_LT + rb"|(?P<end>)(?P<name>" + _RSS_TEXT_NAME + rb")"
+    rb"(?P<rest>(?:\s[^<>]*)?)>)",
     re.S,
 )
 # Elements that are HTML only: raw content made of them (and text) is HTML source. Not
@@ -118,12 +138,13 @@ _XHTML_START: Final = re.compile(
     rb"""type\s*=\s*["'](?:xhtml|application/xhtml\+xml)["']|mode\s*=\s*["']xml["']"""
     rb"|http://www\.w3\.org/1999/xhtml"
 )
-_OWN_END: Final = re.compile(rb"\s*</(?P<name>[\w.:-]+)\s*>")
+_OWN_END: Final = re.compile(rb"\s*</(?P<name>" + NAME + rb")\s*>")
 
 # The same repairs as _REPAIR, in passes of fixed replacements (C-level, no call per
-# match) for a document without CDATA sections or comments, whose text _REPAIR must
-# skip. Order matters: controls go last, as _REPAIR removes them after reading what
-# stands around them ("&am\x01p;" is a stray "&", not "&amp;").
+# match) for a document without CDATA sections, comments or processing instructions
+# (but those of its prolog, which hold no reference and need their controls removed
+# alone), whose text _REPAIR must skip. Order matters: controls go last, as _REPAIR
+# removes them after reading what stands around them ("&am\x01p;" is a stray "&", not "&amp;").
 _STRAY_LT: Final = re.compile(_STRAY_LT_PATTERN)
 _STRAY_AMP: Final = re.compile(rb"&(?!" + _ENTITY_NAME + rb";|" + _NUMERIC_REF + rb")")
 _HTML_NAME: Final = re.compile(
@@ -147,12 +168,21 @@ def _surrogate_character(match: re.Match[bytes]) -> bytes:
 
 def repaired(data: bytes) -> bytes:
     """The data with stray ``&`` and ``<`` escaped, XML's named references made numeric
-    ones (outside CDATA sections and comments), HTML named entities made characters,
-    references to surrogates made U+FFFD and control characters removed (inside CDATA
-    sections and comments too: recovery reads one there as garbage). Every
-    reference it writes is numeric (``&#38;``), as recovery keeps those."""
+    ones (outside CDATA sections, comments and processing instructions), HTML named
+    entities made characters, references to surrogates made U+FFFD and control
+    characters removed (inside CDATA sections, comments and processing instructions
+    too: recovery reads one there as garbage). Every reference it writes is numeric
+    (``&#38;``), as recovery keeps those."""
     if b"<![CDATA[" in data or b"<!--" in data:
         return _repaired_by_match(data)
+    prolog = prolog_end(data)  # whitespace and processing instructions ("<?xml ...?>")
+    if data.find(b"<?", prolog) >= 0:
+        return _repaired_by_match(data)
+    return _CONTROL_BYTES.sub(b"", data[:prolog]) + _repaired_in_passes(data[prolog:])
+
+
+def _repaired_in_passes(data: bytes) -> bytes:
+    """``repaired`` of data without CDATA sections, comments or processing instructions."""
     data = _STRAY_AMP.sub(b"&#38;", _STRAY_LT.sub(b"&#60;", data))
     if b"&" in data:
         # Every "&" now starts a reference: each XML name is replaced whole.
@@ -222,14 +252,9 @@ def is_rss(data: bytes) -> bool:
 # section, a comment or a processing instruction (each kept whole: no markup, and no
 # tag in it ends the element), a tag (its name, whether it ends an element, what follows
 # the name) or any other "<". One pattern for every element name.
-_TEXT_TOKEN: Final = re.compile(
-    rb"<(?:" + NO_TAG_AFTER_LT + rb")"
-    rb"|<(?P<end>/)?(?P<name>(?:[A-Za-z_][\w.-]*:)?[A-Za-z_][\w.-]*)(?P<rest>\s[^<>]*)?>"
-    rb"|<",
-    re.S,
-)
+_TEXT_TOKEN: Final = re.compile(rb"<(?:" + NO_TAG_AFTER_LT + rb"|" + _TAG_PATTERN + rb"|)", re.S)
 # The tokens the same reading finds when it skips every "<" that starts no tag.
-_TEXT_TAG_TOKEN: Final = re.compile(_TEXT_TOKEN.pattern[: -len(b"|<")], re.S)
+_TEXT_TAG_TOKEN: Final = _TAG
 # Elements of the RSS structure, never part of a text element's HTML: a text element
 # left open ends where one of their tags stands.
 _RSS_STRUCTURE: Final = frozenset({b"item", b"channel", b"rss", b"rdf:RDF"})
@@ -420,7 +445,10 @@ def _html_content_end(data: bytes, name: bytes, at: int) -> int:
 
 # What stays out of the escaping of raw content: a CDATA section (kept as it is), a
 # comment or a processing instruction (removed, as the parser removes them anywhere).
-_UNESCAPED: Final = re.compile(rb"(<!\[CDATA\[.*?\]\]>)|<!--.*?(?:-->|\Z)|<\?.*?(?:\?>|\Z)", re.S)
+# Each to its end, or to the end of the content when it has none (``tagsyntax``).
+_UNESCAPED: Final = re.compile(
+    rb"(<" + CDATA_SECTION + rb")|<(?:" + COMMENT + rb"|" + PROCESSING_INSTRUCTION + rb")", re.S
+)
 
 
 def _escaped(content: bytes) -> bytes:
