@@ -45,7 +45,8 @@ def http_date(value: str) -> datetime | None:
     return moment.replace(tzinfo=UTC) if moment.tzinfo is None else moment
 
 
-def rfc3339(moment: datetime) -> str:
+def rfc3339_text(moment: datetime) -> str:
+    """The moment as RFC 3339 text in UTC (``parse.dates.rfc3339`` reads such text)."""
     return moment.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
@@ -65,7 +66,7 @@ def retry_after_at(value: str | None, now: datetime) -> str | None:
         if date is None:
             return None
         moment = max(now, min(date, now + RETRY_AFTER_CAP))
-    return rfc3339(moment)
+    return rfc3339_text(moment)
 
 
 def usable_last_modified(value: str | None, now: datetime) -> str | None:

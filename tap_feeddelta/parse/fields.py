@@ -31,6 +31,7 @@ from tap_feeddelta.parse.limits import (
     MAX_TITLE_BYTES,
 )
 from tap_feeddelta.parse.text import (
+    CHARACTER_REFERENCE,
     as_read,
     capped,
     collapsed,
@@ -58,12 +59,12 @@ _LANGUAGE: Final = re.compile(r"[A-Za-z]{1,8}(?:[-_][A-Za-z0-9]{1,8})*")
 # Whether text shows HTML: an end tag, a character or entity reference, or a void tag.
 # "Optional<T>" and "The <details> element" are plain text. Author names and podcast show
 # notes are read so; titles, which often name a tag, by the stricter _rss_title_is_html.
-_REFERENCE_PATTERN: Final = r"&(?:#[0-9]{1,7}|#[xX][0-9A-Fa-f]{1,6}|[A-Za-z][A-Za-z0-9]{1,31});"
-_LOOKS_LIKE_HTML: Final = re.compile(
-    r"</[A-Za-z][\w:.-]*\s*>|" + _REFERENCE_PATTERN + r"|<(?:br|hr|img|wbr)(?:\s[^<>]*)?/?>",
+_SHOWS_HTML: Final = re.compile(
+    r"</[A-Za-z][\w:.-]*\s*>|"
+    + CHARACTER_REFERENCE.pattern
+    + r"|<(?:br|hr|img|wbr)(?:\s[^<>]*)?/?>",
     re.I,
 )
-_REFERENCE: Final = re.compile(_REFERENCE_PATTERN)
 # A start or end tag: "/" for an end tag, the name, then what follows the name.
 _TITLE_TAG: Final = re.compile(r"<(/?)([A-Za-z][\w:.-]*)(\s[^<>]*|/)?>")
 _VOID_NAMES: Final = frozenset({"br", "hr", "img", "wbr"})
@@ -133,9 +134,10 @@ def json_summary_kind(raw: str | None) -> TextKind:
     return "html" if raw.lstrip().startswith(_HTML_STARTS) or _shows_tags(raw) else "text"
 
 
-def looks_like_html(raw: str) -> bool:
-    """Whether text of no declared kind (podcast show notes) shows HTML."""
-    return _LOOKS_LIKE_HTML.search(raw) is not None
+def text_shows_html(raw: str) -> bool:
+    """Whether the text of a field of no declared kind (podcast show notes) shows HTML.
+    (``sniff.looks_like_html`` tells whether a whole document is an HTML page.)"""
+    return _SHOWS_HTML.search(raw) is not None
 
 
 def _rss_title_is_html(raw: str) -> bool:
@@ -146,7 +148,7 @@ def _rss_title_is_html(raw: str) -> bool:
     or a void tag written as markup: with attributes or a "/" ("<img src=...>", PHP's
     "<br />"), or glued to a word ("Line<br>two"). A bare void tag standing as a word
     ("When to use <hr> vs. borders") or an end tag alone is the subject of the title."""
-    if "&" in raw and _REFERENCE.search(raw):
+    if "&" in raw and CHARACTER_REFERENCE.search(raw):
         return True
     return _shows_tags(raw)
 
@@ -359,7 +361,7 @@ def _author(
 def _name_text(raw: str) -> str:
     """The plain text of a name: HTML when it shows HTML (an author page link), else
     text with references in it (names come CDATA-wrapped from WordPress)."""
-    if "<" in raw and _LOOKS_LIKE_HTML.search(raw):
+    if "<" in raw and text_shows_html(raw):
         return html_text(raw)
     return plain_text(decoded_references(raw))
 

@@ -40,7 +40,9 @@ _XML_ENTITIES: Final = frozenset(_XML_ENTITY_REFS)
 # Characters an HTML named entity may stand for that are markup in XML.
 _MARKUP_CHARACTERS: Final = frozenset("&<>\"'")
 # What the repair before recovery reads: an entity name, a numeric reference, a "<"
-# that starts no markup, a control character XML refuses.
+# that starts no markup, a control character XML refuses. (References as XML writes
+# them, in bytes: a name may hold "_", "." and "-". ``text.CHARACTER_REFERENCE`` reads
+# HTML's in field text.)
 _ENTITY_NAME: Final = rb"[A-Za-z_][A-Za-z0-9._-]{0,31}"
 _NUMERIC_REF: Final = rb"#[0-9]{1,7};|#[xX][0-9A-Fa-f]{1,6};"
 # A numeric reference (of the lengths above) to a surrogate, U+D800 to U+DFFF (55296 to

@@ -474,7 +474,7 @@ def _fallback_summary(
     void tag (titles, which often name a tag, need more)."""
     if itunes_summary:
         notes = itunes_summary
-        if not fields.looks_like_html(notes):
+        if not fields.text_shows_html(notes):
             notes = notes.replace("&", "&amp;").replace("<", "&lt;")
         summary = fields.summary(notes, "html", issues, cuts)
         if summary is not None:

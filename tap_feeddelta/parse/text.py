@@ -127,7 +127,11 @@ _CONTROL: Final = re.compile(r"[\x00-\x08\x0e-\x1b\x7f-\x84\x86-\x9f\ud800-\udff
 _C1: Final = re.compile("[\x80-\x9f]")
 _C1_BYTES: Final = bytes(range(0x80, 0xA0))
 _SPACE_RUN: Final = re.compile("  +")
-_ENTITY_LEFT: Final = re.compile(
+# A character or entity reference, ";" and all: what a text still holds after one
+# unescape when it was escaped twice, and what shows a title is escaped HTML
+# (``fields``). The other reference patterns here read for other ends: _REFERENCE splits
+# text for the table of references, _NUMERIC_REFERENCE reads as html.unescape does.
+CHARACTER_REFERENCE: Final = re.compile(
     r"&(?:#[0-9]{1,7}|#[xX][0-9A-Fa-f]{1,6}|[A-Za-z][A-Za-z0-9]{1,31});"
 )
 
@@ -297,7 +301,7 @@ def id_text(text: str) -> str:
 def decoded_references(text: str) -> str:
     """The text with its character references decoded when it holds a well-formed one
     (``News &amp; Events``, ``O&#8217;Brien``); with none, a "&" is plain text (``AT&T``)."""
-    if "&" in text and _ENTITY_LEFT.search(text):
+    if "&" in text and CHARACTER_REFERENCE.search(text):
         return unescape(text)
     return text
 
@@ -393,7 +397,7 @@ def html_text(text: str, *, unescape_twice: bool = False) -> str:
         return _collapsed_without_controls(text)
     ampersands = text.count("&")
     text = unescape(text) if ampersands < 3 else _unescaped(text, ampersands)
-    if unescape_twice and "&" in text and _ENTITY_LEFT.search(text):
+    if unescape_twice and "&" in text and CHARACTER_REFERENCE.search(text):
         text = unescape(text)
     if text.isprintable():  # no C1 or other control character, no whitespace but " "
         return _SPACE_RUN.sub(" ", text).strip()

@@ -2,14 +2,19 @@
 
 from __future__ import annotations
 
-from datetime import UTC, datetime, timedelta
+from datetime import UTC, datetime, timedelta, timezone
 
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from tap_feeddelta.fetch.errors import FetchError
-from tap_feeddelta.fetch.headers import http_date, retry_after_at, usable_last_modified
+from tap_feeddelta.fetch.headers import (
+    http_date,
+    retry_after_at,
+    rfc3339_text,
+    usable_last_modified,
+)
 from tap_feeddelta.fetch.urls import parse_target, redirect_target, upgraded_to_https
 
 NOW = datetime(2026, 3, 1, 12, 0, 0, tzinfo=UTC)
@@ -75,3 +80,9 @@ def test_a_last_modified_that_is_no_date_is_kept_as_it_is() -> None:
 )
 def test_a_plain_http_link_is_asked_for_over_https(advertised: str, asked: str) -> None:
     assert upgraded_to_https(advertised) == asked
+
+
+def test_rfc3339_text_writes_a_moment_as_utc_text() -> None:
+    # Named apart from parse.dates.rfc3339, which reads text.
+    moment = datetime(2024, 1, 2, 3, 4, 5, tzinfo=timezone(timedelta(hours=2)))
+    assert rfc3339_text(moment) == "2024-01-02T01:04:05Z"

@@ -38,7 +38,7 @@ def _reference_html_text(raw: str, *, unescape_twice: bool = False) -> str:
         raw = text._TAG.sub("", raw)
     if "&" in raw:
         raw = unescape(raw)
-        if unescape_twice and "&" in raw and text._ENTITY_LEFT.search(raw):
+        if unescape_twice and "&" in raw and text.CHARACTER_REFERENCE.search(raw):
             raw = unescape(raw)
         if not raw.isascii() and text._C1.search(raw):
             raw = text._without_c1(raw)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pytest
 
+from tap_feeddelta.parse import fields, text
 from tap_feeddelta.parse.dates import rfc3339
 from tap_feeddelta.parse.text import capped, html_text, plain_text
 from tap_feeddelta.parse.urls import safe_url
@@ -315,3 +316,26 @@ def test_capped_cuts_at_a_character_boundary() -> None:
     text, was_cut = capped("é" * 10, 5)
     assert (text, was_cut) == ("éé", True)
     assert capped("short", 5) == ("short", False)
+
+
+@pytest.mark.parametrize(
+    ("raw", "shows"),
+    [
+        ("Tom &amp; Jerry", True),
+        ("Line<br/>two", True),
+        ("<p>Notes</p>", True),
+        ("Optional<T> & Vec<String>", False),
+        ("The <details> element", False),
+    ],
+    ids=["reference", "void-tag", "end-tag", "generics", "named-tag"],
+)
+def test_text_shows_html_reads_one_text_field(raw: str, shows: bool) -> None:
+    # About one field's text (str); sniff.looks_like_html is about a whole document (bytes).
+    assert fields.text_shows_html(raw) is shows
+
+
+@pytest.mark.parametrize("reference", ["&amp;", "&#38;", "&#x26;", "&a;", "&#123456789;", "&nbsp"])
+def test_a_title_and_a_twice_escaped_text_read_references_alike(reference: str) -> None:
+    # One definition: a title is escaped HTML by the references a second unescape reads.
+    is_html = fields.rss_title_kind("x " + reference) == "html"
+    assert is_html is (text.CHARACTER_REFERENCE.search(reference) is not None)
