@@ -124,7 +124,6 @@ _USUAL_MARKUP: Final = re.compile(
 # C0 controls and DEL (those Python counts as whitespace are collapsed instead), the C1
 # range, lone surrogates and non-characters that JSON or entity decoding can produce.
 _CONTROL: Final = re.compile(r"[\x00-\x08\x0e-\x1b\x7f-\x84\x86-\x9f\ud800-\udfff\ufffe\uffff]")
-_C1: Final = re.compile("[\x80-\x9f]")
 _C1_BYTES: Final = bytes(range(0x80, 0xA0))
 _SPACE_RUN: Final = re.compile("  +")
 # A character or entity reference, ";" and all: what a text still holds after one

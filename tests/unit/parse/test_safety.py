@@ -142,6 +142,24 @@ def test_deep_nesting_is_bounded(depth: int) -> None:
     assert [item.title for item in feed.items] == ["kept"]
 
 
+@pytest.mark.parametrize(("depth", "is_read"), [(256, True), (257, False)], ids=["256", "257"])
+def test_xml_nesting_is_read_to_libxml2s_depth_of_256(depth: int, is_read: bool) -> None:
+    # The limit is libxml2's own (kept on by parsing without XML_PARSE_HUGE): an element
+    # 256 deep is read, one deeper cuts the document there.
+    body = (
+        b"<rss><channel><item><title>kept</title></item><item><title>deep</title>"
+        + b"<x:div xmlns:x='urn:x'>"
+        + b"<x:div>" * (depth - 4)
+        + b"x"
+        + b"</x:div>" * (depth - 3)
+        + b"</item></channel></rss>"
+    )
+    feed = _parse_quickly(body)
+    assert isinstance(feed, ParsedFeed)
+    assert [item.title for item in feed.items] == (["kept", "deep"] if is_read else ["kept"])
+    assert ("limit_exceeded" in _codes(feed)) is not is_read
+
+
 @pytest.mark.parametrize("depth", [300, 100_000])
 def test_deeply_nested_raw_html_in_an_rss_description_is_read_as_text(depth: int) -> None:
     body = (
