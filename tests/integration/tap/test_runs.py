@@ -9,6 +9,7 @@ import ssl
 import subprocess
 from datetime import UTC, datetime, timedelta
 from email.utils import formatdate
+from itertools import pairwise
 from pathlib import Path
 from typing import Any
 
@@ -262,6 +263,42 @@ def test_state_is_bounded_and_compact(server: FeedServer) -> None:
     assert len(partition["items"]) == 100 * 16  # 16 bytes of state per remembered item
     assert run.health[0]["item_counts"]["remembered"] == 100
     assert "state_trimmed" in {i["code"] for i in run.health[0]["issues"]}
+
+
+def _state_size_the_readme_gives() -> tuple[float, float]:
+    """(bytes of a 20-item feed's partition after its first run, after it remembers its
+    120 items), as the README's "State and delivery" says them."""
+    readme = (Path(__file__).resolve().parents[3] / "README.md").read_text(encoding="utf-8")
+    words = r"about ([\d,]+) bytes after its first run and about ([\d.]+) KB once it remembers"
+    said = re.search(words.replace(" ", r"\s+"), readme)
+    assert said, "the README gives a 20-item feed's state size"
+    return float(said[1].replace(",", "")), float(said[2]) * 1000
+
+
+def test_a_20_item_feed_takes_the_state_the_readme_says(server: FeedServer) -> None:
+    """The README gave first-run figures only (~450 bytes a feed, 7 MB for 10,000 feeds),
+    which a feed passes as soon as it publishes: it keeps 100 items more than its
+    document, 16 bytes each, so the state of a long-running shard is three times that."""
+    path = "/blog-01/feed.xml"  # a URL of about 40 characters, as many are
+    cfg = config(server, path)
+    state: dict[str, Any] | None = None
+    sizes = []
+    for run_number in range(7):  # 20 new items a run: 120 remembered from the sixth on
+        newest = 20 * run_number + 20
+        server.put(path, rss([(f"post-{n}", f"Post {n}", "s") for n in range(newest - 20, newest)]))
+        run = run_tap(cfg, state)
+        assert run.returncode == 0, run.stderr
+        state = run.final_state
+        partition = run.partition(server.url(path))
+        assert partition.get("etag") and partition.get("last_modified")
+        sizes.append(len(json.dumps(partition, separators=(",", ":")).encode()))
+    assert run.health[0]["item_counts"]["remembered"] == 120
+    first_run, steady = _state_size_the_readme_gives()
+    assert abs(sizes[0] - first_run) <= first_run / 10, sizes
+    assert abs(sizes[-1] - steady) <= steady / 10, sizes
+    assert sizes[-1] == sizes[-2]  # bounded: no more once 120 are remembered
+    # 16 bytes of state per remembered item.
+    assert [b - a for a, b in pairwise(sizes)][:5] == [20 * 16] * 5
 
 
 def test_a_failing_feed_beside_healthy_ones(server: FeedServer) -> None:
