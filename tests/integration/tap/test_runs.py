@@ -326,6 +326,31 @@ def test_a_failing_feed_beside_healthy_ones(server: FeedServer) -> None:
     assert "Run summary" in run.stderr
 
 
+def test_a_failed_or_skipped_row_names_its_error_code_first_in_its_issues(
+    server: FeedServer,
+) -> None:
+    """The contract the README states (Error and issue codes) and the dbt models count
+    with: an error or skipped row's issues begin with its error_code, so issue_count
+    counts the failure too; the issues after it are the check's others."""
+    server.put("/gone.xml", "gone", status=404, content_type="text/plain")
+    server.put(
+        "/busy.xml", "", status=429, content_type="text/plain", headers={"Retry-After": "600"}
+    )
+    cfg = config(server, "/gone.xml", "/busy.xml")
+    first = run_tap(cfg)
+    second = run_tap(cfg, first.final_state)
+    rows = [(h["status"], h["error_code"], h["issues"]) for h in first.health + second.health]
+    assert [(status, code) for status, code, _ in rows] == [
+        ("error", "http_error"),
+        ("error", "rate_limited"),
+        ("error", "http_error"),
+        ("skipped", "retry_later"),
+    ]
+    for _, code, issues in rows:
+        assert issues[0]["code"] == code
+        assert [i["code"] for i in issues].count(code) == 1
+
+
 def test_a_document_without_items_leaves_the_newest_item_seen_as_it_was(
     server: FeedServer,
 ) -> None:
