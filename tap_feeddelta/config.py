@@ -19,6 +19,8 @@ MAX_URL_BYTES: Final = 2048
 # Feeds one run checks, at most; a config may list more when shards split it.
 MAX_FEEDS_PER_RUN: Final = 10_000
 MAX_FEED_URLS: Final = 1_000_000
+# shard_count, at most (tap-feeddelta-state split refuses more too).
+MAX_SHARD_COUNT: Final = 1_024
 
 FirstRunMode = Literal["baseline_only", "emit_recent", "emit_all"]
 ContentMode = Literal["metadata", "excerpts", "feed_content"]
@@ -58,7 +60,9 @@ CONFIG_SCHEMA: Final[dict[str, Any]] = {
             "description": (
                 "Feeds to watch: http(s) URLs of RSS, Atom or JSON feeds, or of web pages "
                 "that advertise one (with discover_from_websites), each at most 2 KiB. "
-                "At most 10,000 per run: more are split over shards (shard_count)."
+                "A run checks at most 10,000: a longer list (up to 1,000,000) needs "
+                "shard_count, one run per shard, each checking its share (with shard_count "
+                "1 it is refused)."
             ),
         },
         "monitor_id": {
@@ -132,7 +136,10 @@ CONFIG_SCHEMA: Final[dict[str, Any]] = {
             30, 1, 3_650, "A feed whose newest item is older than this is flagged stale"
         ),
         "max_feed_bytes": _integer(
-            4_194_304, 65_536, 33_554_432, "Cap on a feed's decoded body, in bytes"
+            4_194_304,
+            65_536,
+            33_554_432,
+            "Cap on a feed's body, both as received and as decoded, in bytes",
         ),
         "max_redirects": _integer(3, 0, 5, "Redirects followed, each checked again"),
         "request_timeout_seconds": {
@@ -166,13 +173,13 @@ CONFIG_SCHEMA: Final[dict[str, Any]] = {
             "description": "User-Agent header sent with every request.",
         },
         "shard_count": _integer(
-            1, 1, 1_024, "Shards the feeds are split into (one tap run per shard)"
+            1, 1, MAX_SHARD_COUNT, "Shards the feeds are split into (one tap run per shard)"
         ),
         "shard_index": {
             "type": ["integer"],
             "default": 0,
             "minimum": 0,
-            "maximum": 1_023,
+            "maximum": MAX_SHARD_COUNT - 1,
             "description": (
                 "This run's shard, 0 to shard_count - 1: it checks only the feeds that hash "
                 "to it and keeps only their state (default 0). Set it from the "

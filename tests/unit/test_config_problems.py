@@ -185,3 +185,13 @@ def test_the_checks_beyond_the_schema_skip_a_shard_setting_it_refused() -> None:
             CONFIG_SCHEMA, {"feed_urls": urls, "shard_count": shard_count, "shard_index": 5}
         )
         assert [p.split(":")[0] for p in problems] == ["config['shard_count']"]
+
+
+def test_about_says_what_a_long_feed_list_and_max_feed_bytes_do() -> None:
+    """--about read as if a long list were split by itself (one with shard_count 1 is
+    refused), and called max_feed_bytes a cap on the decoded body alone."""
+    feed_urls = CONFIG_SCHEMA["properties"]["feed_urls"]["description"]
+    assert "split over shards" not in feed_urls
+    assert "needs shard_count" in feed_urls and "refused" in feed_urls
+    max_feed_bytes = CONFIG_SCHEMA["properties"]["max_feed_bytes"]["description"]
+    assert "as received and as decoded" in max_feed_bytes
