@@ -19,6 +19,8 @@ MAX_URL_BYTES: Final = 2048
 # Feeds one run checks, at most; a config may list more when shards split it.
 MAX_FEEDS_PER_RUN: Final = 10_000
 MAX_FEED_URLS: Final = 1_000_000
+# shard_count, at most (tap-feeddelta-state split refuses more too).
+MAX_SHARD_COUNT: Final = 1_024
 
 FirstRunMode = Literal["baseline_only", "emit_recent", "emit_all"]
 ContentMode = Literal["metadata", "excerpts", "feed_content"]
@@ -58,7 +60,9 @@ CONFIG_SCHEMA: Final[dict[str, Any]] = {
             "description": (
                 "Feeds to watch: http(s) URLs of RSS, Atom or JSON feeds, or of web pages "
                 "that advertise one (with discover_from_websites), each at most 2 KiB. "
-                "At most 10,000 per run: more are split over shards (shard_count)."
+                "A run checks at most 10,000: a longer list (up to 1,000,000) needs "
+                "shard_count, one run per shard, each checking its share (with shard_count "
+                "1 it is refused)."
             ),
         },
         "monitor_id": {
@@ -132,7 +136,10 @@ CONFIG_SCHEMA: Final[dict[str, Any]] = {
             30, 1, 3_650, "A feed whose newest item is older than this is flagged stale"
         ),
         "max_feed_bytes": _integer(
-            4_194_304, 65_536, 33_554_432, "Cap on a feed's decoded body, in bytes"
+            4_194_304,
+            65_536,
+            33_554_432,
+            "Cap on a feed's body, both as received and as decoded, in bytes",
         ),
         "max_redirects": _integer(3, 0, 5, "Redirects followed, each checked again"),
         "request_timeout_seconds": {
@@ -166,13 +173,13 @@ CONFIG_SCHEMA: Final[dict[str, Any]] = {
             "description": "User-Agent header sent with every request.",
         },
         "shard_count": _integer(
-            1, 1, 1_024, "Shards the feeds are split into (one tap run per shard)"
+            1, 1, MAX_SHARD_COUNT, "Shards the feeds are split into (one tap run per shard)"
         ),
         "shard_index": {
             "type": ["integer"],
             "default": 0,
             "minimum": 0,
-            "maximum": 1_023,
+            "maximum": MAX_SHARD_COUNT - 1,
             "description": (
                 "This run's shard, 0 to shard_count - 1: it checks only the feeds that hash "
                 "to it and keeps only their state (default 0). Set it from the "
@@ -317,13 +324,48 @@ def typed_from_text(text: Any, schema: dict[str, Any]) -> Any:
 def schema_problems(schema: dict[str, Any], config: dict[str, Any]) -> list[str]:
     """The config's JSON-schema violations, each naming the key and the rule but never
     the value: a misplaced feed URL can carry a token or a password."""
+    return [problem for _, problem in _schema_violations(schema, config)]
+
+
+def _schema_violations(
+    schema: dict[str, Any], config: dict[str, Any]
+) -> list[tuple[tuple[Any, ...], str]]:
+    """(where in the config, what is wrong there) for each JSON-schema violation."""
     from jsonschema.validators import validator_for
 
     validator = validator_for(schema)(schema)
     return [
-        f"config{''.join(f'[{step!r}]' for step in error.absolute_path)}: {_rule_broken(error)}"
+        (
+            tuple(error.absolute_path),
+            f"config{''.join(f'[{step!r}]' for step in error.absolute_path)}: "
+            + _rule_broken(error),
+        )
         for error in validator.iter_errors(config)
     ]
+
+
+def all_config_problems(
+    schema: dict[str, Any], config: dict[str, Any]
+) -> tuple[list[str], frozenset[str]]:
+    """Every problem of ``config`` at once: its schema violations, then config_problems
+    of the values that passed the schema (a misspelt key hides no feed URL problem); and
+    the keys whose values the schema refused. A feed_urls entry the schema refused is
+    left out of the checks, the others are checked."""
+    violations = _schema_violations(schema, config)
+    refused: set[str] = set()
+    refused_urls: set[int] = set()
+    for path, _ in violations:
+        if len(path) >= 2 and path[0] == "feed_urls" and isinstance(path[1], int):
+            refused_urls.add(path[1])
+        elif path:
+            refused.add(str(path[0]))
+    judged = {key: value for key, value in config.items() if key not in refused}
+    urls = judged.get("feed_urls")
+    if refused_urls and isinstance(urls, list):
+        judged["feed_urls"] = [None if i in refused_urls else u for i, u in enumerate(urls)]
+    problems = [problem for _, problem in violations]
+    problems += config_problems(judged, unjudged=frozenset(refused))
+    return problems, frozenset(refused)
 
 
 _BOUND_WORDS: Final = {
@@ -495,14 +537,26 @@ def feed_url_problems(feed_urls: list[Any]) -> list[str]:
     return problems
 
 
-def config_problems(config: dict[str, Any]) -> list[str]:
-    """Checks JSON schema cannot express; each message names the key."""
-    problems = feed_url_problems(config.get("feed_urls") or [])
-    urls = [u for u in config.get("feed_urls") or [] if isinstance(u, str)]
+def config_problems(config: dict[str, Any], unjudged: frozenset[str] = frozenset()) -> list[str]:
+    """Checks JSON schema cannot express; each message names the key. ``unjudged``: keys
+    whose values the schema refused (and said so): the checks that read them are skipped.
+    A value of the wrong type is passed over, never raised on."""
+    feed_urls = config.get("feed_urls")
+    if not isinstance(feed_urls, list):
+        feed_urls = []
+    problems = feed_url_problems(feed_urls)
+    urls = [u for u in feed_urls if isinstance(u, str)]
     shard_count, shard_index = config.get("shard_count", 1), config.get("shard_index", 0)
-    if isinstance(shard_count, int) and isinstance(shard_index, int) and shard_index >= shard_count:
+    if (
+        {"shard_count", "shard_index"} & unjudged
+        or not _is_count(shard_count)
+        or not _is_count(shard_index)
+        or shard_count < 1
+    ):
+        pass  # the schema has said what is wrong with them
+    elif shard_index >= shard_count:
         problems.append("config['shard_index'] must be smaller than config['shard_count']")
-    elif isinstance(shard_count, int) and isinstance(shard_index, int):
+    elif "monitor_id" not in unjudged:
         problems += _shard_size_problems(config, urls, shard_count, shard_index)
     start = config.get("start_date")
     if isinstance(start, str):
@@ -516,6 +570,11 @@ def config_problems(config: dict[str, Any]) -> list[str]:
     if isinstance(ca_bundle, str) and (why := ca_bundle_problem(ca_bundle)):
         problems.append(f"config['ca_bundle_path'] cannot be used: {why}")
     return problems
+
+
+def _is_count(value: Any) -> bool:
+    """An integer of 0 or more (a boolean is no count, though Python calls it an int)."""
+    return isinstance(value, int) and not isinstance(value, bool) and value >= 0
 
 
 def ca_bundle_problem(path: str) -> str | None:

@@ -75,12 +75,13 @@ def _summary(item: ParsedItem) -> str | None:
 
 
 def excerpt(text: str) -> str:
-    """The start of ``text``: up to EXCERPT_CHARS, at a space where there is one near."""
+    """The start of ``text``: at most EXCERPT_CHARS with the ellipsis, at a space where there
+    is one near."""
     if len(text) <= EXCERPT_CHARS:
         return text
-    cut = text[:EXCERPT_CHARS]
-    space = cut.rfind(" ", EXCERPT_CHARS - 80)
-    head = cut[:space] if space > 0 else cut[: cluster_boundary(text, EXCERPT_CHARS)]
+    room = EXCERPT_CHARS - len("…")
+    space = text.rfind(" ", room - 80, room + 1)
+    head = text[:space] if space > 0 else text[: cluster_boundary(text, room)]
     return head.rstrip() + "…"
 
 

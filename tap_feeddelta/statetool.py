@@ -9,10 +9,12 @@ from the Meltano project directory, stopping at the first failure (``set -e``)::
     for j in 0..M-1:  meltano state set --force --input-file new/shard-$j.json <state-id>:shard-$j
 
 Pass each state as a file (``--input-file``), never as an argument: Linux caps one argument
-at 128 KiB, which a shard's state passes at a few hundred feeds.
+at 128 KiB, which a shard's state passes at about 50 feeds.
 
 Both commands read plain Singer states and Meltano's ``{"singer_state": …}`` form, and write
-the form they read. Every input is validated as the tap would validate it.
+the form they read. Every input is validated as the tap would validate it. Any error (a
+state that cannot be used, a file that cannot be read or written, a bad argument) is one
+line on stderr and exit status 2.
 """
 
 from __future__ import annotations
@@ -23,6 +25,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from tap_feeddelta.config import MAX_SHARD_COUNT
 from tap_feeddelta.errors import StateError
 from tap_feeddelta.sharding import shard_of
 from tap_feeddelta.state import feed_items_state, index_partitions, partition_key, state_text
@@ -113,8 +116,11 @@ def main(argv: list[str] | None = None) -> int:
             merged = merge_states([state for state, _ in read])
             print(_dump(merged, any(wrapped for _, wrapped in read)))
             return 0
-        if args.shard_count < 1:
-            parser.error("--shard-count must be at least 1")
+        if not 1 <= args.shard_count <= MAX_SHARD_COUNT:
+            # Shard files for a count the tap refuses would only be refused at its start.
+            parser.error(
+                f"--shard-count must be 1 to {MAX_SHARD_COUNT:,}, as the tap's shard_count"
+            )
         state, wrapped = _read(args.file)
         out_dir = Path(args.out_dir)
         out_dir.mkdir(parents=True, exist_ok=True)

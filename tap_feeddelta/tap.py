@@ -31,9 +31,8 @@ from tap_feeddelta.config import (
     CONFIG_SCHEMA,
     REFUSED_SETTINGS,
     Settings,
-    config_problems,
+    all_config_problems,
     refused_settings,
-    schema_problems,
     settings_from_config,
     typed_from_text,
 )
@@ -166,6 +165,9 @@ class TapFeedDelta(Tap):
         message alone (the SDK's hook would log a traceback with it)."""
         try:
             cls._invoke(state=state, **options)
+        except ConfigValidationError as exc:
+            cls._log_refused_config(exc)
+            sys.exit(1)
         except StateError as exc:
             cls.logger.error("%s: %s", exc.code, exc)
             sys.exit(1)
@@ -181,6 +183,23 @@ class TapFeedDelta(Tap):
                 "STATE message the target received."
             )
             sys.exit(1)
+
+    @classmethod
+    def cb_test(cls, ctx: click.Context, param: click.Option, value: str) -> None:
+        """--test: a refused config is told as a run tells it (the SDK let a traceback out)."""
+        try:
+            super().cb_test(ctx, param, value)
+        except ConfigValidationError as exc:
+            cls._log_refused_config(exc)
+            ctx.exit(1)
+
+    @classmethod
+    def _log_refused_config(cls, exc: ConfigValidationError) -> None:
+        """One ERROR line per problem, each ``config_invalid: ...``, and nothing more: the
+        SDK would end with a line of its own without a code ("Config validation failed")."""
+        for error in exc.errors or [str(exc)]:
+            coded = error.partition(":")[0] == "config_invalid"
+            cls.logger.error("%s", error if coded else f"config_invalid: {error}")
 
     @classmethod
     def _invoke(cls, *, state: IO[str] | None = None, **options: Any) -> None:
@@ -256,21 +275,20 @@ class TapFeedDelta(Tap):
             # setting either.
             if isinstance(value, float) and not math.isfinite(value):
                 not_finite.append(name)
-        refused = refused_settings(self._config)
-        if refused or not_finite or super()._validate_config(raise_errors=False):
-            # The SDK's messages quote the offending value (a feed URL with a token or a
-            # password in it, put where a list belongs): say the same without values.
-            others = {
-                k: v
-                for k, v in self._config.items()
-                if k not in REFUSED_SETTINGS and k not in not_finite
-            }
-            errors = refused + [f"config[{name!r}]: must be a finite number" for name in not_finite]
-            errors += schema_problems(self.config_jsonschema, others)
-            if raise_errors:
-                raise _config_invalid(errors, self.config_jsonschema)
-            return errors
-        problems = config_problems(dict(self.config)) + _flattening_problems(dict(self.config))
+        # Not the SDK's own check: its messages quote the offending value (a feed URL
+        # with a token or a password in it, put where a list belongs), and it logs a
+        # WARNING without a code. Every problem is told at once, not one kind per run.
+        others = {
+            k: v
+            for k, v in self._config.items()
+            if k not in REFUSED_SETTINGS and k not in not_finite
+        }
+        problems = refused_settings(self._config)
+        problems += [f"config[{name!r}]: must be a finite number" for name in not_finite]
+        found, unjudged = all_config_problems(self.config_jsonschema, others)
+        problems += found
+        if not any(key.startswith("flattening_") for key in unjudged):
+            problems += _flattening_problems(others)
         if problems and raise_errors:
             raise _config_invalid(problems, self.config_jsonschema)
         return problems

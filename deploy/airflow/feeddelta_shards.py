@@ -19,6 +19,9 @@ from airflow.providers.standard.operators.bash import BashOperator
 from airflow.sdk import DAG
 
 SHARD_COUNT = 4
+# Shards do not share max_per_host: 4 shards at the default 2 would fetch 8 at once from a
+# host whose feeds hash to every shard. 1 each keeps it at 4 (README, "Scaling out").
+MAX_PER_HOST = 1
 # One checkout of this project per shard on the workers, each set up with
 # scripts/setup-pipeline (README, "Pipelines").
 MELTANO_PROJECTS = "/opt/feeddelta/shard-{index}"
@@ -47,6 +50,7 @@ def shard_env(index: int, count: int = SHARD_COUNT) -> dict[str, str]:
     return {
         "TAP_FEEDDELTA_SHARD_COUNT": str(count),
         "TAP_FEEDDELTA_SHARD_INDEX": str(index),
+        "TAP_FEEDDELTA_MAX_PER_HOST": str(MAX_PER_HOST),
         "MELTANO_DATABASE_URI": MELTANO_DATABASE_URI,
     }
 

@@ -7,7 +7,13 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from tap_feeddelta.config import config_problems, feed_key_and_refusal, fetcher_key
+from tap_feeddelta.config import (
+    CONFIG_SCHEMA,
+    all_config_problems,
+    config_problems,
+    feed_key_and_refusal,
+    fetcher_key,
+)
 from tap_feeddelta.fetch.errors import FetchError
 from tap_feeddelta.fetch.urls import parse_target
 
@@ -118,3 +124,74 @@ def test_a_long_list_of_problems_is_cut_to_its_first_twenty() -> None:
     assert problems[0] == "config['feed_urls'][100] is the same URL as config['feed_urls'][0]"
     assert problems[19] == "config['feed_urls'][119] is the same URL as config['feed_urls'][19]"
     assert problems[20] == "config['feed_urls']: and 30 more entries like these (not listed)"
+
+
+# Each value breaks the schema: the checks beyond it must neither raise nor repeat it.
+WRONG_TYPES = {
+    "feed_urls": ["a string where a list belongs", {"an": "object"}, [1, None], []],
+    "shard_count": ["2", True, 0, 2000, -1, 1.5],
+    "shard_index": ["0", False, -1, 5000, None],
+    "monitor_id": [7, "has space", None],
+    "start_date": [20240101, "yesterday", None],
+    "ca_bundle_path": [1, [], None],
+}
+
+
+@pytest.mark.parametrize(
+    ("key", "value"),
+    [(key, value) for key, values in WRONG_TYPES.items() for value in values],
+    ids=lambda v: repr(v)[:30],
+)
+def test_a_value_the_schema_refuses_is_told_once_and_breaks_no_other_check(
+    key: str, value: object
+) -> None:
+    config = {"feed_urls": [OK], "shard_count": 2, "shard_index": 1, key: value}
+    problems, _ = all_config_problems(CONFIG_SCHEMA, config)
+    # One problem per broken rule ([1, None]: two entries of the wrong type), all the
+    # schema's: no second message about the same value from the checks beyond it.
+    assert len(problems) == (2 if value == [1, None] else 1), problems
+    assert all(p.startswith(f"config[{key!r}]") for p in problems), problems
+
+
+def test_a_schema_error_hides_no_other_problem() -> None:
+    """A misspelt key used to hide every feed URL, shard, date and CA bundle problem until
+    it was fixed: the user learnt of them one run at a time."""
+    config = {
+        "feed_urls": [OK, "http://127.0.0.1:25/a.xml", "ftp://example.org/f", OK],
+        "start_date": "0001-01-01T00:00:00+01:00",
+        "ca_bundle_path": "/nonexistent/ca.pem",
+        "shard_count": 2,
+        "shard_index": 5,
+        "max_concurency": 4,
+    }
+    problems, _ = all_config_problems(CONFIG_SCHEMA, config)
+    assert [p.split(":")[0].split(" ")[0] for p in problems] == [
+        "config",  # the unknown key
+        "config['feed_urls'][2]",  # not http(s): the schema's, and only once
+        "config['feed_urls'][1]",
+        "config['feed_urls'][3]",  # a repeat of [0]
+        "config['shard_index']",
+        "config['start_date']",
+        "config['ca_bundle_path']",
+    ]
+    assert "max_concurency" in problems[0]
+
+
+def test_the_checks_beyond_the_schema_skip_a_shard_setting_it_refused() -> None:
+    """shard_count 0 would divide by zero; 2000 with shard_index 5 is one problem, not two."""
+    urls = [f"http://example.org/{n}" for n in range(3)]
+    for shard_count in (0, 2000, "2"):
+        problems, _ = all_config_problems(
+            CONFIG_SCHEMA, {"feed_urls": urls, "shard_count": shard_count, "shard_index": 5}
+        )
+        assert [p.split(":")[0] for p in problems] == ["config['shard_count']"]
+
+
+def test_about_says_what_a_long_feed_list_and_max_feed_bytes_do() -> None:
+    """--about read as if a long list were split by itself (one with shard_count 1 is
+    refused), and called max_feed_bytes a cap on the decoded body alone."""
+    feed_urls = CONFIG_SCHEMA["properties"]["feed_urls"]["description"]
+    assert "split over shards" not in feed_urls
+    assert "needs shard_count" in feed_urls and "refused" in feed_urls
+    max_feed_bytes = CONFIG_SCHEMA["properties"]["max_feed_bytes"]["description"]
+    assert "as received and as decoded" in max_feed_bytes

@@ -191,3 +191,25 @@ def test_airflow_tasks_run_the_meltano_of_a_checkout_set_up_as_the_readme_says(
         f"{index} run --state-id-suffix shard-{index} tap-feeddelta target-postgres"
         for index in (0, 1)
     ]
+
+
+# README, "Scaling out": N shards side by side may fetch N x max_per_host from one host;
+# lower it so that N x it is what one host should take (1 with 4 shards: 4 at once).
+FETCHES_PER_HOST_ACROSS_SHARDS = 4
+
+
+def test_kubernetes_shards_lower_max_per_host_as_the_readme_advises() -> None:
+    env = {e["name"]: e for e in _container()["env"]}
+    shards = int(env["TAP_FEEDDELTA_SHARD_COUNT"]["value"])
+    per_host = int(env["TAP_FEEDDELTA_MAX_PER_HOST"]["value"])
+    assert per_host >= 1 and shards * per_host <= FETCHES_PER_HOST_ACROSS_SHARDS
+
+
+def test_airflow_shards_lower_max_per_host_as_the_readme_advises(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    module, operators = _load_dag_module(monkeypatch)
+    assert len(operators) == module.SHARD_COUNT
+    for op in operators:
+        per_host = int(op["env"]["TAP_FEEDDELTA_MAX_PER_HOST"])
+        assert per_host >= 1 and module.SHARD_COUNT * per_host <= FETCHES_PER_HOST_ACROSS_SHARDS

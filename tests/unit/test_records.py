@@ -135,7 +135,7 @@ def test_an_item_with_content_and_no_summary_shows_the_start_of_its_content() ->
     words = " ".join(f"word{n}" for n in range(200))
     content_only = ParsedItem("id-1", "atom_id", title="T", content_text=words)
     summary = _record(content_only, "excerpts")["summary"]
-    assert summary.endswith("…") and len(summary) <= EXCERPT_CHARS + 1
+    assert summary.endswith("…") and len(summary) <= EXCERPT_CHARS
     assert words.startswith(summary[:-1]) and words[len(summary) - 1] == " "  # at a space
     assert _record(content_only, "metadata")["summary"] is None
     assert _record(content_only, "feed_content")["content_text"] == words
@@ -145,6 +145,26 @@ def test_an_item_with_content_and_no_summary_shows_the_start_of_its_content() ->
     assert _record(both, "excerpts")["summary"] == "Own summary"
     # The fingerprint is the item's, whatever the record shows.
     assert _record(content_only, "excerpts")["fingerprint"] == fingerprint(content_only)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "z" * 800,  # no space: cut at the cap
+        "a" * 498 + " " + "b" * 300,  # a space just before the cap
+        "a" * 499 + " " + "b" * 300,  # a space at the cap
+        "a" * 500 + " " + "b" * 300,  # a space just after it
+        "word " * 200,
+    ],
+    ids=["no-space", "space-at-498", "space-at-499", "space-at-500", "words"],
+)
+def test_an_excerpt_is_at_most_500_characters_with_its_ellipsis(text: str) -> None:
+    """The README promises an excerpt of 500 characters: a VARCHAR(500) column holds it."""
+    item = ParsedItem("id-1", "atom_id", content_text=text)
+    summary = _record(item, "excerpts")["summary"]
+    assert EXCERPT_CHARS == 500
+    assert summary.endswith("…") and len(summary) <= EXCERPT_CHARS
+    assert text.startswith(summary[:-1])
 
 
 def test_tags_are_a_set_written_in_one_order() -> None:

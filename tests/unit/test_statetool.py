@@ -67,3 +67,25 @@ def test_a_state_file_not_in_utf8_is_refused_in_one_line(
     assert all(line.startswith(f"tap-feeddelta-state: {other}: ") for line in err)
     assert all(named in line for line in err)
     assert not (tmp_path / "new").exists()
+
+
+@pytest.mark.parametrize("count", ["0", "1025", "5000"])
+def test_split_refuses_a_shard_count_the_tap_refuses(
+    count: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """It wrote 5,000 shard files for a shard_count the tap refuses (1 to 1,024)."""
+    from tap_feeddelta.config import CONFIG_SCHEMA
+
+    state = tmp_path / "all.json"
+    state.write_text('{"bookmarks": {"feed_items": {"partitions": []}}}')
+    out_dir = tmp_path / "new"
+    with pytest.raises(SystemExit) as exited:
+        main(["split", "--shard-count", count, "--out-dir", str(out_dir), str(state)])
+    assert exited.value.code == 2
+    maximum = CONFIG_SCHEMA["properties"]["shard_count"]["maximum"]
+    assert f"--shard-count must be 1 to {maximum:,}" in capsys.readouterr().err
+    assert not out_dir.exists()
+    assert (
+        main(["split", "--shard-count", str(maximum), "--out-dir", str(out_dir), str(state)]) == 0
+    )
+    assert len(list(out_dir.iterdir())) == maximum
