@@ -130,6 +130,7 @@ async def check_feed(
     # feed URL it advertised, unless it echoes one: a URL the page published.
     handed: frozenset[str] = frozenset()
     published: str | None = None
+    chosen: str | None = None  # the feed link of the page's that is read
     upgraded = False  # the page's http:// feed link asked for over https
     feed: ParsedFeed | None = None
     error: Issue | None = result.error
@@ -145,13 +146,17 @@ async def check_feed(
             and advertised
             and settings.discover_from_websites
         ):
+            # Loaded already: the page was just parsed.
+            from tap_feeddelta.parse.discovery import chosen_feed
+
             discovered_from = result.final_url or task.feed_url
+            chosen = chosen_feed(advertised, discovered_from)
             # A page read over https has its http:// feed link asked for over https: the
             # feed is read no less safely than the page (advertised_feeds shows the link).
-            asked = advertised[0]
+            asked = chosen
             if discovered_from.startswith("https:"):
                 asked = upgraded_to_https(asked)
-                upgraded = asked != advertised[0]
+                upgraded = asked != chosen
             published = None if echoes(asked, handed) else asked
             result = await _fetch(fetcher, asked, bookmark, task.feed_url, published, True)
             fetch_ms += result.fetch_ms
@@ -168,9 +173,7 @@ async def check_feed(
     # The URL read, as records and the bookmark show it (see shown_url).
     shown_final_url = shown_url(result.final_url, task.feed_url, published)
     # The feed the page advertised, as advertised_feeds shows it, for the bookmark.
-    advertised_hash = (
-        advertised_url_hash(without_echo(advertised[0], handed)) if discovered_from else None
-    )
+    advertised_hash = advertised_url_hash(without_echo(chosen, handed)) if chosen else None
     common: dict[str, Any] = {
         "fetch": result,
         "final_url": shown_final_url,

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from typing import Final
+from urllib.parse import unquote, urlsplit
 
 from lxml import etree
 
@@ -71,6 +72,33 @@ def advertised_feeds(data: bytes, url: str) -> tuple[str, ...]:
                 break
     found.update(weak)  # a URL advertised both ways keeps its first place
     return tuple(found)[:MAX_ADVERTISED]
+
+
+def chosen_feed(advertised: tuple[str, ...], page_url: str) -> str:
+    """The feed a web page at ``page_url`` leads to, of those it advertises (at least one):
+    the first that belongs to the page, else the first.
+
+    A feed belongs to the page when it is on the page's host under the page's path
+    (``/category/news/`` → ``/category/news/feed/``), or at that path with a query
+    (``/blog`` → ``/blog?format=rss``): WordPress prints the site's feed and its comments
+    feed before those of a category, tag or author page. A page at ``/`` has every feed of
+    its host under it: the first is read.
+    """
+    page = urlsplit(page_url)
+    path = unquote(page.path)
+    if path.strip("/") == "" or page.hostname is None:
+        return advertised[0]
+    under = path if path.endswith("/") else path + "/"
+    for url in advertised:
+        feed = urlsplit(url)
+        if feed.hostname != page.hostname:
+            continue
+        feed_path = unquote(feed.path)
+        if (feed_path.startswith(under) and feed_path != under) or (
+            feed_path == path and feed.query
+        ):
+            return url
+    return advertised[0]
 
 
 def _document_base(root: etree._Element, url: str) -> str | None:

@@ -6,6 +6,7 @@ import pytest
 
 from tap_feeddelta.errors import ParseError
 from tap_feeddelta.parse import parse_feed
+from tap_feeddelta.parse.discovery import chosen_feed
 
 
 def _advertised(page: str, url: str) -> list[str]:
@@ -125,3 +126,64 @@ def test_utf8_bytes_under_a_legacy_meta_charset_are_read_as_utf8() -> None:
     assert _advertised_bytes(page, "text/html", "https://site.example/") == [
         "https://site.example/лента.xml"
     ]
+
+
+WORDPRESS_SITE = "https://blog.example/feed/"
+WORDPRESS_COMMENTS = "https://blog.example/comments/feed/"
+
+CHOICES = {
+    # WordPress prints the site's feed and its comments feed before the page's own.
+    "category-page": (
+        "https://blog.example/category/news/",
+        [WORDPRESS_SITE, WORDPRESS_COMMENTS, "https://blog.example/category/news/feed/"],
+        "https://blog.example/category/news/feed/",
+    ),
+    "page-without-trailing-slash": (
+        "https://blog.example/category/news",
+        [WORDPRESS_SITE, "https://blog.example/category/news/feed/"],
+        "https://blog.example/category/news/feed/",
+    ),
+    "percent-encoded-alike": (
+        "https://blog.example/category/%C3%A9t%C3%A9/",
+        [WORDPRESS_SITE, "https://blog.example/category/été/feed/"],
+        "https://blog.example/category/été/feed/",
+    ),
+    "first-of-the-page-s-own": (
+        "https://blog.example/blog/",
+        ["https://blog.example/blog/feed/", "https://blog.example/blog/comments/feed/"],
+        "https://blog.example/blog/feed/",
+    ),
+    "home-page-takes-the-first": (
+        "https://blog.example/",
+        [WORDPRESS_SITE, WORDPRESS_COMMENTS],
+        WORDPRESS_SITE,
+    ),
+    "none-of-the-page-s-own": (
+        "https://blog.example/about/",
+        [WORDPRESS_SITE, WORDPRESS_COMMENTS],
+        WORDPRESS_SITE,
+    ),
+    "another-host-is-not-the-page-s": (
+        "https://blog.example/category/news/",
+        [WORDPRESS_SITE, "https://cdn.example/category/news/feed/"],
+        WORDPRESS_SITE,
+    ),
+    "a-sibling-path-is-not-an-extension": (
+        "https://blog.example/category/news",
+        [WORDPRESS_SITE, "https://blog.example/category/newsletter/feed/"],
+        WORDPRESS_SITE,
+    ),
+    # Squarespace: the page's own path with a query.
+    "the-page-s-path-with-a-query": (
+        "https://site.example/blog",
+        ["https://site.example/feed.xml", "https://site.example/blog?format=rss"],
+        "https://site.example/blog?format=rss",
+    ),
+}
+
+
+@pytest.mark.parametrize(("page", "advertised", "expected"), CHOICES.values(), ids=CHOICES.keys())
+def test_the_feed_read_is_the_page_s_own_when_it_advertises_one(
+    page: str, advertised: list[str], expected: str
+) -> None:
+    assert chosen_feed(tuple(advertised), page) == expected
