@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from typing import Final
-from urllib.parse import unquote, urlsplit
+from urllib.parse import parse_qsl, unquote, urlsplit
 
 from lxml import etree
 
@@ -22,8 +22,13 @@ FEED_TYPES: Final = frozenset(
     }
 )
 # JSON Feed's first registered type, still used; WordPress also advertises its REST API
-# with it on every page, so such links come after every other feed the page advertises.
+# with it on every page, so such links come after every other feed the page advertises,
+# and those to an API (below) are none.
 WEAK_FEED_TYPES: Final = frozenset({"application/json"})
+# Where a link as plain JSON leads to an API, not a feed: WordPress's REST API
+# (/wp-json/…, or ?rest_route=… with plain permalinks) and oEmbed endpoints.
+_API_SEGMENTS: Final = frozenset({"wp-json", "oembed"})
+_API_QUERY_KEYS: Final = frozenset({"rest_route"})
 MAX_ADVERTISED: Final = 32
 
 
@@ -66,7 +71,7 @@ def advertised_feeds(data: bytes, url: str) -> tuple[str, ...]:
         else:
             continue
         absolute, _ = safe_url(_without_feed_scheme(href), base)
-        if absolute is not None:
+        if absolute is not None and not (kept is weak and _api_endpoint(absolute)):
             kept.setdefault(absolute, None)
             if len(found) == MAX_ADVERTISED:
                 break
@@ -99,6 +104,15 @@ def chosen_feed(advertised: tuple[str, ...], page_url: str) -> str:
         ):
             return url
     return advertised[0]
+
+
+def _api_endpoint(url: str) -> bool:
+    """Whether ``url`` is that of an API known to answer plain JSON that is no feed."""
+    parts = urlsplit(url)
+    if not _API_SEGMENTS.isdisjoint(unquote(parts.path).lower().split("/")):
+        return True
+    keys = {key.lower() for key, _ in parse_qsl(parts.query, keep_blank_values=True)}
+    return not _API_QUERY_KEYS.isdisjoint(keys)
 
 
 def _document_base(root: etree._Element, url: str) -> str | None:

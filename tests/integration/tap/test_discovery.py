@@ -49,3 +49,20 @@ def test_a_wordpress_category_page_leads_to_its_own_feed(server: FeedServer) -> 
         (server.url("/category/recipes/"), "p1"),
     ]
     assert server.requests_to("/feed/") == []
+
+
+def test_a_wordpress_site_without_feeds_is_a_page_that_advertises_none(server: FeedServer) -> None:
+    """Its REST API link (plain JSON) was read as a broken JSON Feed, every run."""
+    server.put("/wp-json/wp/v2/pages/2", '{"id": 2}', content_type="application/json")
+    server.put(
+        "/",
+        "<!DOCTYPE html><html><head><title>Site</title>"
+        '<link rel="alternate" title="JSON" type="application/json"'
+        ' href="/wp-json/wp/v2/pages/2" /></head><body></body></html>',
+        content_type="text/html; charset=utf-8",
+    )
+    run = run_tap(config(server, "/", discover_from_websites=True))
+    [row] = run.health
+    assert (row["error_code"], row["final_url"]) == ("not_a_feed", server.url("/"))
+    assert (row["advertised_feeds"], row["discovered_from"]) == ([], None)
+    assert server.requests_to("/wp-json/wp/v2/pages/2") == []

@@ -60,6 +60,26 @@ def test_a_wordpress_rest_api_link_comes_after_the_feeds() -> None:
     ]
 
 
+WEAK_LINKS_TO_NO_FEED = {
+    "rest-api": "https://site.example/wp-json/wp/v2/pages/2",
+    "rest-api-in-a-subfolder": "https://site.example/blog/wp-json/wp/v2/posts/7",
+    "rest-api-plain-permalinks": "https://site.example/?rest_route=/wp/v2/pages/2",
+    "rest-api-plain-permalinks-index": "https://site.example/index.php?rest_route=%2Fwp%2Fv2%2Fpages%2F2",
+    "oembed": "https://site.example/oembed/1.0/embed?url=x",
+}
+
+
+@pytest.mark.parametrize("href", WEAK_LINKS_TO_NO_FEED.values(), ids=WEAK_LINKS_TO_NO_FEED.keys())
+def test_a_wordpress_rest_api_link_is_no_feed(href: str) -> None:
+    """WordPress prints its REST API link as application/json on every page: a site whose
+    feeds are turned off was read as a broken JSON Feed, fetched every run."""
+    page = f"""<!DOCTYPE html><html lang="en-US"><head><title>Site</title>
+<link rel="https://api.w.org/" href="https://site.example/wp-json/" />
+<link rel="alternate" title="JSON" type="application/json" href="{href}" />
+</head><body></body></html>"""
+    assert _advertised(page, "https://site.example/") == []
+
+
 def test_the_first_base_applies_to_links_before_it() -> None:
     page = """<!DOCTYPE html><html><head>
 <link rel="alternate" type="application/rss+xml" href="feed.xml">
