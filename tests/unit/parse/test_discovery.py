@@ -80,6 +80,27 @@ def test_a_wordpress_rest_api_link_is_no_feed(href: str) -> None:
     assert _advertised(page, "https://site.example/") == []
 
 
+HTML_NOTICE = (
+    "<br />\n<b>Deprecated</b>:  Creation of dynamic property WP_Theme::$x is deprecated in "
+    "<b>/var/www/html/wp-content/themes/old/functions.php</b> on line <b>42</b><br />\n"
+)
+TEXT_NOTICE = "PHP Notice:  Undefined index: x in /var/www/html/index.php on line 42\n"
+NOTICES = {"html-notices": HTML_NOTICE, "text-notices": TEXT_NOTICE}
+
+
+@pytest.mark.parametrize("notice", NOTICES.values(), ids=NOTICES.keys())
+@pytest.mark.parametrize("count", [3, 100])
+def test_a_page_behind_a_server_s_warnings_is_searched_for_feeds(notice: str, count: int) -> None:
+    """PHP with display_errors prints its notices before the page: past 4 KB of them,
+    the page was no longer recognised as HTML, and its feed links never searched."""
+    page = notice * count + (
+        "<!DOCTYPE html><html><head><meta charset='utf-8'><title>Blog</title>"
+        '<link rel="alternate" type="application/rss+xml" href="/feed/" />'
+        "</head><body><p>Hello</p></body></html>"
+    )
+    assert _advertised(page, "https://blog.example/") == ["https://blog.example/feed/"]
+
+
 def test_the_first_base_applies_to_links_before_it() -> None:
     page = """<!DOCTYPE html><html><head>
 <link rel="alternate" type="application/rss+xml" href="feed.xml">
