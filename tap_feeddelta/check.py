@@ -27,6 +27,9 @@ from tap_feeddelta.checkfacts import (
     known_facts,
     moved_issues,
     names_itself,
+    on_another_host,
+    page_failure,
+    remembered_feed,
     shown_where,
     stale_issues,
     still_waiting,
@@ -170,10 +173,37 @@ async def check_feed(
                 )
                 parse_ms += more_ms
 
-    # The URL read, as records and the bookmark show it (see shown_url).
-    shown_final_url = shown_url(result.final_url, task.feed_url, published)
     # The feed the page advertised, as advertised_feeds shows it, for the bookmark.
     advertised_hash = advertised_url_hash(without_echo(chosen, handed)) if chosen else None
+    page_issue: Issue | None = None  # the page led to no feed: the one it led to before is read
+    if error is not None and feed is None and discovered_from is None:
+        elsewhere = on_another_host(result, task.feed_url)
+        remembered = remembered_feed(bookmark, settings, error, advertised, task.feed_url)
+        if remembered is not None:
+            again = await _fetch(fetcher, remembered, bookmark, task.feed_url, remembered, True)
+            fetch_ms += again.fetch_ms
+            redirects += again.redirects
+            received += again.bytes_received
+            read: ParsedFeed | None = None
+            if again.status == "ok":
+                read, more_ms, _, _ = await _read(
+                    again, shown_url(again.final_url, task.feed_url, remembered)
+                )
+                parse_ms += more_ms
+            if read is not None or again.status == "not_modified":
+                assert bookmark is not None
+                cause = page_failure(error, elsewhere)
+                message = f"{cause}: the feed it led to before was read"
+                page_issue = Issue("discovery_failed", message)
+                result, feed, error, published = again, read, None, remembered
+                advertised_hash = bookmark.advertised_url_hash
+        if error is not None and error.code == "not_a_feed" and elsewhere:
+            message = f"{error.message} The configured URL redirects to another host."
+            error = Issue(error.code, message)
+    page_issues = (page_issue,) if page_issue else ()
+
+    # The URL read, as records and the bookmark show it (see shown_url).
+    shown_final_url = shown_url(result.final_url, task.feed_url, published)
     common: dict[str, Any] = {
         "fetch": result,
         "final_url": shown_final_url,
@@ -188,7 +218,7 @@ async def check_feed(
         # The document is the one read before.
         known = known_facts(bookmark, started, settings.stale_after_days)
         known["last_success_at"] = ctx.checked_at
-        issues = stale_issues(known["is_stale"]) + moved
+        issues = page_issues + stale_issues(known["is_stale"]) + moved
         facts = HealthFacts("not_modified", issues=issues, **known, **common)
         kept = replace(
             bookmark or FeedBookmark(),
@@ -249,7 +279,7 @@ async def check_feed(
         # its newest items taken down.
         newest = bookmark.newest_item_at
     is_stale = judged_stale(newest, started, settings.stale_after_days)
-    issues = feed.issues + delta.issues + stale_issues(is_stale)
+    issues = page_issues + feed.issues + delta.issues + stale_issues(is_stale)
     if not feed.items:
         issues += (Issue("no_items", "the feed has no items"),)
     if discovered_from and "feed_discovered" not in {issue.code for issue in delta.issues}:

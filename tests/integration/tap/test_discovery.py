@@ -66,3 +66,68 @@ def test_a_wordpress_site_without_feeds_is_a_page_that_advertises_none(server: F
     assert (row["error_code"], row["final_url"]) == ("not_a_feed", server.url("/"))
     assert (row["advertised_feeds"], row["discovered_from"]) == ([], None)
     assert server.requests_to("/wp-json/wp/v2/pages/2") == []
+
+
+def test_a_page_behind_a_consent_wall_reads_the_feed_it_led_to_before(
+    server: FeedServer,
+) -> None:
+    """A site puts a consent page on another host in front of its pages, while its feed
+    keeps answering: every run ended not_a_feed, and new items waited for a config edit."""
+    posts = [("a", "A", "a"), ("b", "B", "b")]
+    server.put("/videos.xml?channel=1", rss(posts))
+    server.put("/@chan", _page("/videos.xml?channel=1"), content_type="text/html")
+    cfg = config(server, "/@chan", discover_from_websites=True)
+    first = run_tap(cfg)
+    assert first.health[0]["status"] == "ok"
+
+    consent = f"http://localhost:{server.port}/consent"
+    server.put("/@chan", b"", status=302, headers={"Location": consent})
+    server.put("/consent", _page(), content_type="text/html")
+    server.put("/videos.xml?channel=1", rss([("c", "C", "c"), *posts]))
+    second = run_tap(cfg, first.final_state)
+    [row] = second.health
+    assert (row["status"], row["final_url"]) == ("ok", server.url("/videos.xml?channel=1"))
+    assert [item["item_id"] for item in second.items] == ["c"]
+    [issue] = [i for i in row["issues"] if i["code"] == "discovery_failed"]
+    assert issue["severity"] == "warning"
+    assert "another host" in issue["message"]
+    assert (row["discovered_from"], row["advertised_feeds"]) == (None, [])
+
+    third = run_tap(cfg, second.final_state)  # still behind the wall: a 304 for the feed
+    [row] = third.health
+    assert (row["status"], third.items) == ("not_modified", [])
+    assert "discovery_failed" in {i["code"] for i in row["issues"]}
+
+    server.put("/@chan", _page("/videos.xml?channel=1"), content_type="text/html")
+    server.put("/videos.xml?channel=1", rss([("d", "D", "d"), ("c", "C", "c"), *posts]))
+    fourth = run_tap(cfg, third.final_state)  # the wall gone: the same feed, no switch
+    [row] = fourth.health
+    assert [item["item_id"] for item in fourth.items] == ["d"]
+    [issue] = [i for i in row["issues"] if i["code"] != "stale_feed"]
+    assert issue == {
+        "code": "feed_discovered",
+        "severity": "info",
+        "message": "the feed was found through a web page",
+    }
+
+
+def test_a_page_behind_a_wall_says_so_when_its_feed_is_not_known_whole(
+    server: FeedServer,
+) -> None:
+    """A feed read through a redirect that added a token is remembered without it: not
+    asked for on its own, the row names the cause."""
+    server.put("/feed.xml?token=t1", rss([("a", "A", "a")]))
+    server.put("/feed.xml", b"", status=302, headers={"Location": server.url("/feed.xml?token=t1")})
+    server.put("/blog", _page("/feed.xml"), content_type="text/html")
+    cfg = config(server, "/blog", discover_from_websites=True)
+    first = run_tap(cfg)
+    assert first.health[0]["final_url"] == server.url("/feed.xml")
+
+    consent = f"http://localhost:{server.port}/consent"
+    server.put("/blog", b"", status=302, headers={"Location": consent})
+    server.put("/consent", _page(), content_type="text/html")
+    second = run_tap(cfg, first.final_state)
+    [row] = second.health
+    assert (row["status"], row["error_code"]) == ("error", "not_a_feed")
+    assert "another host" in row["error_message"]
+    assert len(server.requests_to("/feed.xml")) == 1
