@@ -86,11 +86,18 @@ class FeedFetcher(FetchesFeeds, Protocol):
     def close(self) -> None: ...
 
 
+PartitionKey = tuple[str, str]  # (monitor_id, feed_url)
+# The partition of a feed no longer configured whose document was read from the URL
+# with this final_url_hash, handed over once (see run.py's _Unconfigured).
+Adopt = Callable[[str], tuple[PartitionKey, FeedBookmark] | None]
+
+
 @dataclass(frozen=True, slots=True)
 class FeedTask:
     position: int
     feed_url: str
     bookmark: FeedBookmark | None
+    adopt: Adopt | None = None  # for a feed without a partition of its own
 
 
 @dataclass(frozen=True, slots=True)
@@ -101,6 +108,8 @@ class FeedOutcome:
     bookmark: FeedBookmark | None  # None: leave the feed's state exactly as it was
     error_code: str | None
     status: str
+    # The partition of a feed no longer configured that this feed's bookmark replaces.
+    adopted: PartitionKey | None = None
 
 
 async def check_feed(
@@ -249,6 +258,14 @@ async def check_feed(
         return _outcome(task, ctx, facts, kept)
 
     shown_final_url = shown_final_url or task.feed_url
+    read_hash = final_url_hash(result.final_url or task.feed_url, task.feed_url, published)
+    adopted: PartitionKey | None = None
+    if discovered_from and bookmark is None and task.adopt is not None:
+        # A feed URL replaced by the web page that advertises it: the feed's partition,
+        # of the very URL read, is this one's, as a page replaced by its feed keeps it.
+        claimed = task.adopt(read_hash)
+        if claimed is not None:
+            adopted, bookmark = claimed
     # Item dates past this are a typo or a wrong clock: no item is newest by them.
     dates_not_after = utc_text(started + FUTURE_DATE_LEEWAY)
     delta = diff_items(
@@ -257,6 +274,7 @@ async def check_feed(
         _delta_settings(settings, task.feed_url),
         from_another_feed=bool(
             discovered_from
+            and adopted is None
             and bookmark
             and _another_feed_advertised(
                 bookmark,
@@ -311,7 +329,7 @@ async def check_feed(
         else None,
         # As the records show it: a signed token a redirect handed out is not stored.
         final_url=shown_final_url,
-        final_url_hash=final_url_hash(result.final_url or task.feed_url, task.feed_url, published),
+        final_url_hash=read_hash,
         advertised_url_hash=advertised_hash,
         title=feed.title,
         format=feed.format,
@@ -322,7 +340,7 @@ async def check_feed(
         largest_document=delta.largest_document,
         items=delta.remembered_items,
     )
-    return _outcome(task, ctx, facts, new_bookmark, records)
+    return _outcome(task, ctx, facts, new_bookmark, records, adopted)
 
 
 async def _fetch(
@@ -474,6 +492,7 @@ def _outcome(
     facts: HealthFacts,
     bookmark: FeedBookmark | None,
     records: list[dict[str, Any]] | None = None,
+    adopted: PartitionKey | None = None,
 ) -> FeedOutcome:
     return FeedOutcome(
         task=task,
@@ -482,6 +501,7 @@ def _outcome(
         bookmark=bookmark,
         error_code=facts.error.code if facts.error else None,
         status=facts.status,
+        adopted=adopted,
     )
 
 

@@ -131,3 +131,26 @@ def test_a_page_behind_a_wall_says_so_when_its_feed_is_not_known_whole(
     assert (row["status"], row["error_code"]) == ("error", "not_a_feed")
     assert "another host" in row["error_message"]
     assert len(server.requests_to("/feed.xml")) == 1
+
+
+def test_a_feed_url_replaced_by_its_web_page_keeps_the_feed_s_baseline(
+    server: FeedServer,
+) -> None:
+    """The page got a first run: an item published between the two runs went into its
+    baseline and was never sent. (The opposite edit, page to feed, keeps it.)"""
+    posts = [("a", "A", "a"), ("b", "B", "b")]
+    server.put("/feed.xml", rss(posts))
+    server.put("/", _page("/feed.xml"), content_type="text/html")
+    first = run_tap(config(server, "/feed.xml"))
+    server.put("/feed.xml", rss([("c", "C", "c"), *posts]))
+    cfg = config(server, "/", "/other/", discover_from_websites=True)
+    server.put("/other/", _page("/feed.xml"), content_type="text/html")  # the same feed
+    second = run_tap(cfg, first.final_state)
+    # One of the pages takes the feed's partition over; the other starts a first run.
+    assert [item["item_id"] for item in second.items] == ["c"]
+    assert second.final_state is not None
+    partitions = second.final_state["bookmarks"]["feed_items"]["partitions"]
+    assert sorted(p["context"]["feed_url"] for p in partitions) == [
+        server.url("/"),
+        server.url("/other/"),
+    ]
