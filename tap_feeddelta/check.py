@@ -27,6 +27,9 @@ from tap_feeddelta.checkfacts import (
     known_facts,
     moved_issues,
     names_itself,
+    on_another_host,
+    page_failure,
+    remembered_feed,
     shown_where,
     stale_issues,
     still_waiting,
@@ -83,11 +86,18 @@ class FeedFetcher(FetchesFeeds, Protocol):
     def close(self) -> None: ...
 
 
+PartitionKey = tuple[str, str]  # (monitor_id, feed_url)
+# The partition of a feed no longer configured whose document was read from the URL
+# with this final_url_hash, handed over once (see run.py's _Unconfigured).
+Adopt = Callable[[str], tuple[PartitionKey, FeedBookmark] | None]
+
+
 @dataclass(frozen=True, slots=True)
 class FeedTask:
     position: int
     feed_url: str
     bookmark: FeedBookmark | None
+    adopt: Adopt | None = None  # for a feed without a partition of its own
 
 
 @dataclass(frozen=True, slots=True)
@@ -98,6 +108,8 @@ class FeedOutcome:
     bookmark: FeedBookmark | None  # None: leave the feed's state exactly as it was
     error_code: str | None
     status: str
+    # The partition of a feed no longer configured that this feed's bookmark replaces.
+    adopted: PartitionKey | None = None
 
 
 async def check_feed(
@@ -130,6 +142,7 @@ async def check_feed(
     # feed URL it advertised, unless it echoes one: a URL the page published.
     handed: frozenset[str] = frozenset()
     published: str | None = None
+    chosen: str | None = None  # the feed link of the page's that is read
     upgraded = False  # the page's http:// feed link asked for over https
     feed: ParsedFeed | None = None
     error: Issue | None = result.error
@@ -145,13 +158,17 @@ async def check_feed(
             and advertised
             and settings.discover_from_websites
         ):
+            # Loaded already: the page was just parsed.
+            from tap_feeddelta.parse.discovery import chosen_feed
+
             discovered_from = result.final_url or task.feed_url
+            chosen = chosen_feed(advertised, discovered_from)
             # A page read over https has its http:// feed link asked for over https: the
             # feed is read no less safely than the page (advertised_feeds shows the link).
-            asked = advertised[0]
+            asked = chosen
             if discovered_from.startswith("https:"):
                 asked = upgraded_to_https(asked)
-                upgraded = asked != advertised[0]
+                upgraded = asked != chosen
             published = None if echoes(asked, handed) else asked
             result = await _fetch(fetcher, asked, bookmark, task.feed_url, published, True)
             fetch_ms += result.fetch_ms
@@ -165,12 +182,37 @@ async def check_feed(
                 )
                 parse_ms += more_ms
 
+    # The feed the page advertised, as advertised_feeds shows it, for the bookmark.
+    advertised_hash = advertised_url_hash(without_echo(chosen, handed)) if chosen else None
+    page_issue: Issue | None = None  # the page led to no feed: the one it led to before is read
+    if error is not None and feed is None and discovered_from is None:
+        elsewhere = on_another_host(result, task.feed_url)
+        remembered = remembered_feed(bookmark, settings, error, advertised, task.feed_url)
+        if remembered is not None:
+            again = await _fetch(fetcher, remembered, bookmark, task.feed_url, remembered, True)
+            fetch_ms += again.fetch_ms
+            redirects += again.redirects
+            received += again.bytes_received
+            read: ParsedFeed | None = None
+            if again.status == "ok":
+                read, more_ms, _, _ = await _read(
+                    again, shown_url(again.final_url, task.feed_url, remembered)
+                )
+                parse_ms += more_ms
+            if read is not None or again.status == "not_modified":
+                assert bookmark is not None
+                cause = page_failure(error, elsewhere)
+                message = f"{cause}: the feed it led to before was read"
+                page_issue = Issue("discovery_failed", message)
+                result, feed, error, published = again, read, None, remembered
+                advertised_hash = bookmark.advertised_url_hash
+        if error is not None and error.code == "not_a_feed" and elsewhere:
+            message = f"{error.message} The configured URL redirects to another host."
+            error = Issue(error.code, message)
+    page_issues = (page_issue,) if page_issue else ()
+
     # The URL read, as records and the bookmark show it (see shown_url).
     shown_final_url = shown_url(result.final_url, task.feed_url, published)
-    # The feed the page advertised, as advertised_feeds shows it, for the bookmark.
-    advertised_hash = (
-        advertised_url_hash(without_echo(advertised[0], handed)) if discovered_from else None
-    )
     common: dict[str, Any] = {
         "fetch": result,
         "final_url": shown_final_url,
@@ -185,7 +227,7 @@ async def check_feed(
         # The document is the one read before.
         known = known_facts(bookmark, started, settings.stale_after_days)
         known["last_success_at"] = ctx.checked_at
-        issues = stale_issues(known["is_stale"]) + moved
+        issues = page_issues + stale_issues(known["is_stale"]) + moved
         facts = HealthFacts("not_modified", issues=issues, **known, **common)
         kept = replace(
             bookmark or FeedBookmark(),
@@ -216,6 +258,14 @@ async def check_feed(
         return _outcome(task, ctx, facts, kept)
 
     shown_final_url = shown_final_url or task.feed_url
+    read_hash = final_url_hash(result.final_url or task.feed_url, task.feed_url, published)
+    adopted: PartitionKey | None = None
+    if discovered_from and bookmark is None and task.adopt is not None:
+        # A feed URL replaced by the web page that advertises it: the feed's partition,
+        # of the very URL read, is this one's, as a page replaced by its feed keeps it.
+        claimed = task.adopt(read_hash)
+        if claimed is not None:
+            adopted, bookmark = claimed
     # Item dates past this are a typo or a wrong clock: no item is newest by them.
     dates_not_after = utc_text(started + FUTURE_DATE_LEEWAY)
     delta = diff_items(
@@ -224,6 +274,7 @@ async def check_feed(
         _delta_settings(settings, task.feed_url),
         from_another_feed=bool(
             discovered_from
+            and adopted is None
             and bookmark
             and _another_feed_advertised(
                 bookmark,
@@ -246,7 +297,7 @@ async def check_feed(
         # its newest items taken down.
         newest = bookmark.newest_item_at
     is_stale = judged_stale(newest, started, settings.stale_after_days)
-    issues = feed.issues + delta.issues + stale_issues(is_stale)
+    issues = page_issues + feed.issues + delta.issues + stale_issues(is_stale)
     if not feed.items:
         issues += (Issue("no_items", "the feed has no items"),)
     if discovered_from and "feed_discovered" not in {issue.code for issue in delta.issues}:
@@ -278,7 +329,7 @@ async def check_feed(
         else None,
         # As the records show it: a signed token a redirect handed out is not stored.
         final_url=shown_final_url,
-        final_url_hash=final_url_hash(result.final_url or task.feed_url, task.feed_url, published),
+        final_url_hash=read_hash,
         advertised_url_hash=advertised_hash,
         title=feed.title,
         format=feed.format,
@@ -289,7 +340,7 @@ async def check_feed(
         largest_document=delta.largest_document,
         items=delta.remembered_items,
     )
-    return _outcome(task, ctx, facts, new_bookmark, records)
+    return _outcome(task, ctx, facts, new_bookmark, records, adopted)
 
 
 async def _fetch(
@@ -441,6 +492,7 @@ def _outcome(
     facts: HealthFacts,
     bookmark: FeedBookmark | None,
     records: list[dict[str, Any]] | None = None,
+    adopted: PartitionKey | None = None,
 ) -> FeedOutcome:
     return FeedOutcome(
         task=task,
@@ -449,6 +501,7 @@ def _outcome(
         bookmark=bookmark,
         error_code=facts.error.code if facts.error else None,
         status=facts.status,
+        adopted=adopted,
     )
 
 

@@ -1,12 +1,14 @@
 """What a feed's check knows and tells apart from fetching and reading: when it is timed,
-whether the feed is stale or waiting out a Retry-After, its failure streak, and the
-issues a move gives. Pure: the clock comes in as an argument."""
+whether the feed is stale or waiting out a Retry-After, its failure streak, the issues a
+move gives, and the feed to read when a web page leads to none. Pure: the clock comes in
+as an argument."""
 
 from __future__ import annotations
 
 from dataclasses import replace
 from datetime import datetime, timedelta
 from typing import Any, Final
+from urllib.parse import urlsplit
 
 from tap_feeddelta.config import Settings
 from tap_feeddelta.delta import ItemCounts
@@ -15,7 +17,7 @@ from tap_feeddelta.fetch.headers import RETRY_AFTER_CAP
 from tap_feeddelta.fetch.urls import display_url
 from tap_feeddelta.models import FetchResult
 from tap_feeddelta.records import FeedContext, HealthFacts
-from tap_feeddelta.shownurl import as_fetched, shown_url
+from tap_feeddelta.shownurl import as_fetched, remembered_url, shown_url
 from tap_feeddelta.state import MAX_FAILURES, FeedBookmark
 
 # An item dated up to this far past the check counts for staleness (a publisher's clock
@@ -171,3 +173,39 @@ def stale_issues(is_stale: bool | None) -> tuple[Issue, ...]:
     if is_stale:
         return (Issue("stale_feed", "the newest item is older than stale_after_days"),)
     return ()
+
+
+def remembered_feed(
+    bookmark: FeedBookmark | None,
+    settings: Settings,
+    error: Issue,
+    advertised: tuple[str, ...],
+    configured: str,
+) -> str | None:
+    """The feed to read when a web page led to none (``error``; it advertised
+    ``advertised``): the one the bookmark read through it, when it names the whole URL
+    read (see remembered_url). Not after a 429/503 (the server asked us to wait) or with
+    the feed's time budget spent."""
+    if (
+        not settings.discover_from_websites
+        or bookmark is None
+        or bookmark.advertised_url_hash is None
+        or advertised
+        or error.code in ("rate_limited", "timeout")
+    ):
+        return None
+    return remembered_url(bookmark.final_url, bookmark.final_url_hash, configured)
+
+
+def on_another_host(result: FetchResult, configured: str) -> bool:
+    """Whether the ``configured`` URL's redirects led to another host."""
+    return urlsplit(result.final_url or configured).hostname != urlsplit(configured).hostname
+
+
+def page_failure(error: Issue, elsewhere: bool) -> str:
+    """What went wrong with the web page, for an issue: never its URL."""
+    if error.code not in ("not_a_feed", "invalid_feed"):
+        return f"the web page could not be read ({error.code})"
+    if elsewhere:
+        return "the web page redirects to a page on another host that advertises no feed"
+    return "the web page advertises no feed"

@@ -328,19 +328,14 @@ def diff_items(
         _carry_over_renamed(identified, remembered, ignored)
     is_first_run = bookmark is None or not bookmark.has_baseline
     issues: list[Issue] = []
-    if (
-        from_another_feed
-        and not is_first_run
-        and identified
-        and not any(entry.key_hash in remembered for entry in identified)
-    ):
-        is_first_run = True
+    if from_another_feed and not is_first_run and identified:
+        if not any(entry.key_hash in remembered for entry in identified):
+            is_first_run = True
+            how = "its items were read as on a first run"
+        else:  # a feed read before (a page switching back), or the same one moved
+            how = "some of its items are remembered, and they were compared as usual"
         issues.append(
-            Issue(
-                "feed_discovered",
-                "the web page advertises another feed than before; its items were read "
-                "as on a first run",
-            )
+            Issue("feed_discovered", f"the web page advertises another feed than before; {how}")
         )
 
     changed: list[tuple[_Identified, ChangeType]] = []

@@ -134,6 +134,12 @@ CODES: Final[dict[str, CodeInfo]] = {
         "RSS items or channels in another format's namespace (an Atom default namespace "
         "declared on them) were not read.",
     ),
+    "discovery_failed": CodeInfo(
+        "warning",
+        False,
+        "The web page could not be read, or advertised no feed: the feed it led to before "
+        "was read.",
+    ),
 }
 
 

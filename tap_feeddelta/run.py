@@ -120,10 +120,9 @@ class FeedRun:
             # After the respellings are found: a feed's partition under its former
             # spelling is its own, however long ago it was checked.
             self._prune_removed(partitions, index)
-        tasks = (
-            FeedTask(position, url, self._bookmark(self._partition_of(index, url), position))
-            for position, url in feeds
-        )
+        # After the pruning: a partition dropped is no one's to take over.
+        unconfigured = _Unconfigured(index, self.settings, set(self._respelled.values()))
+        tasks = (self._task(index, position, url, unconfigured) for position, url in feeds)
         self._health = []
         self._finished = self._health_sent = 0
         total = len(feeds)
@@ -254,6 +253,16 @@ class FeedRun:
             partition = index.get(self._respelled[feed_url])
         return partition
 
+    def _task(
+        self,
+        index: dict[tuple[str, str], dict[str, Any]],
+        position: int,
+        url: str,
+        unconfigured: _Unconfigured,
+    ) -> FeedTask:
+        bookmark = self._bookmark(self._partition_of(index, url), position)
+        return FeedTask(position, url, bookmark, None if bookmark else unconfigured.claim)
+
     def _bookmark(self, partition: dict[str, Any] | None, position: int) -> FeedBookmark | None:
         if partition is None:
             return None
@@ -280,6 +289,9 @@ class FeedRun:
         if key not in index and old is not None:
             # The feed's partition under its former spelling takes the new one.
             index.pop(self._respelled.pop(key[1]), None)
+        elif old is None and outcome.adopted is not None and outcome.adopted in index:
+            # A web page that took over the partition of the feed it leads to.
+            old = index.pop(outcome.adopted)
         index[key] = fresh
         if old is None:
             partitions.append(fresh)
@@ -387,6 +399,47 @@ def _respelled_feeds(
             if len(partitions) == 1:  # two former feeds read from it: neither is surely it
                 found[configured] = partitions[0]
     return found
+
+
+class _Unconfigured:
+    """This shard's partitions of feeds no longer configured (nor another spelling of a
+    configured one), by the whole URL their document was read from (``final_url_hash``):
+    a configured web page without a partition of its own whose discovered feed is one of
+    them takes it over (see check_feed), as a web page replaced by its feed does before
+    fetching (``_respelled_feeds``). Each is handed over once, to the first page that
+    reads it; two such partitions read from one URL are neither handed over. Claimed on
+    the fetcher's loop thread only."""
+
+    def __init__(
+        self,
+        index: dict[tuple[str, str], dict[str, Any]],
+        settings: Settings,
+        taken: set[tuple[str, str]],
+    ) -> None:
+        self._by_hash: dict[str, tuple[tuple[str, str], dict[str, Any]] | None] = {}
+        if not settings.discover_from_websites:
+            return
+        configured = set(settings.feed_urls)
+        for key, partition in index.items():
+            monitor, url = key
+            url_hash = partition.get("final_url_hash")
+            if (
+                monitor != settings.monitor_id
+                or url in configured
+                or key in taken
+                or not isinstance(url_hash, str)
+                or shard_of(monitor, url, settings.shard_count) != settings.shard_index
+            ):
+                continue
+            self._by_hash[url_hash] = None if url_hash in self._by_hash else (key, partition)
+
+    def claim(self, url_hash: str) -> tuple[tuple[str, str], FeedBookmark] | None:
+        found = self._by_hash.get(url_hash)
+        if found is None:
+            return None
+        self._by_hash[url_hash] = None
+        key, partition = found
+        return key, decode_bookmark(partition, "state partition of a feed no longer configured")
 
 
 def _read_from(partition: dict[str, Any], url: str) -> bool:

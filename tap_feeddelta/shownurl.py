@@ -93,6 +93,19 @@ def final_url_hash(url: str, configured: str, advertised: str | None = None) -> 
     return _hash(urlunsplit((parts.scheme, parts.netloc, path, parts.query, "")))
 
 
+def remembered_url(final_url: str | None, url_hash: str | None, configured: str) -> str | None:
+    """The URL a bookmark's document was read from (its ``final_url`` and
+    ``final_url_hash``), to ask for it again: only when ``final_url`` names all of it, not
+    when it was shown without a query a redirect added (a token)."""
+    if final_url is None or url_hash is None:
+        return None
+    return (
+        final_url
+        if final_url_hash(as_fetched(final_url), configured, final_url) == url_hash
+        else None
+    )
+
+
 def advertised_url_hash(url: str) -> str:
     """Which feed a web page advertised, for the bookmark: a short hash of its link
     ``url`` as ``advertised_feeds`` shows it (see ``without_echo``), as the fetcher asks

@@ -7,7 +7,9 @@ the latter with the feeds an HTML page advertises).
 
 from __future__ import annotations
 
+import re
 from dataclasses import replace
+from typing import Final
 
 from lxml import etree
 
@@ -23,6 +25,9 @@ from tap_feeddelta.parse.sniff import document_kind, feed_format, looks_like_htm
 from tap_feeddelta.parse.xmldoc import XmlUnreadable, xml_document
 
 __all__ = ["parse_feed"]
+
+# A document with no feed format nor HTML hint is searched for feed links only if it has one.
+_LINK_TAG: Final = re.compile(rb"<link[\s/>]", re.IGNORECASE)
 
 
 def parse_feed(body: bytes, content_type: str | None, url: str) -> ParsedFeed:
@@ -40,6 +45,17 @@ def _not_a_feed(body: bytes, content_type: str | None, data: bytes, url: str) ->
     feeds = advertised_feeds(utf8_page(body, content_type, data), url)
     message = "A web page, not a feed." + (" It advertises feeds." if feeds else "")
     return ParseError("not_a_feed", message, advertised_feeds=feeds)
+
+
+def _no_feed(
+    body: bytes, content_type: str | None, data: bytes, url: str, error: ParseError
+) -> ParseError:
+    """``error``, for a document that is no feed, unless it is a web page that advertises
+    feeds past where HTML is recognised (behind a server's warnings)."""
+    if _LINK_TAG.search(data) is None:
+        return error
+    found = _not_a_feed(body, content_type, data, url)
+    return found if found.advertised_feeds else error
 
 
 def _parse(body: bytes, content_type: str | None, url: str) -> ParsedFeed:
@@ -60,18 +76,21 @@ def _parse(body: bytes, content_type: str | None, url: str) -> ParsedFeed:
             return _with_issues(parsed, decoded.issues)
         return parsed
     if kind == "other":
-        raise ParseError("not_a_feed", "The document is neither XML nor JSON.")
+        error = ParseError("not_a_feed", "The document is neither XML nor JSON.")
+        raise _no_feed(body, content_type, data, url, error)
     try:
         doc = xml_document(data)
     except XmlUnreadable as exc:
         if looks_like_html(data):
             raise _not_a_feed(body, content_type, data, url) from exc
-        raise ParseError("invalid_feed", "The document could not be read as XML.") from exc
+        error = ParseError("invalid_feed", "The document could not be read as XML.")
+        raise _no_feed(body, content_type, data, url, error) from exc
     fmt = feed_format(doc.root)
     if fmt is None:
         if root_local_name(doc.root).lower() == "html" or looks_like_html(data):
             raise _not_a_feed(body, content_type, data, url)
-        raise ParseError("not_a_feed", "The XML document is not a feed.")
+        error = ParseError("not_a_feed", "The XML document is not a feed.")
+        raise _no_feed(body, content_type, data, url, error)
     doc.issues[:0] = decoded.issues
     budget = url_budget_bytes(len(data), url, has_xml_base=doc.has_xml_base)
     if fmt.startswith("atom"):

@@ -578,3 +578,18 @@ def test_a_capped_run_lets_an_edit_of_a_recent_item_through_churn_of_the_archive
         if fetch == 2:
             assert delta.changes[0].item.title == "Ep 19: fixed"
         bookmark = FeedBookmark(success_at="x", items=delta.remembered_items)
+
+
+def test_a_page_that_switches_back_to_a_feed_read_before_says_so() -> None:
+    """A switch to a feed whose items are remembered (a theme update reverted, the feed
+    at a new address) was told only as every discovery is."""
+    bookmark = baseline([item(n) for n in range(5)])
+    back = [item(9)] + [item(n) for n in range(5)]
+    delta = diff_items(bookmark, back, SETTINGS, from_another_feed=True)
+    assert [c.item_id for c in delta.changes] == ["id-9"]
+    [issue] = [i for i in delta.issues if i.code == "feed_discovered"]
+    assert "another feed than before" in issue.message
+    assert "remembered" in issue.message
+    # The same feed as before: nothing to tell.
+    same = diff_items(bookmark, back, SETTINGS)
+    assert "feed_discovered" not in {i.code for i in same.issues}

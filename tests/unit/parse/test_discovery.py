@@ -6,6 +6,7 @@ import pytest
 
 from tap_feeddelta.errors import ParseError
 from tap_feeddelta.parse import parse_feed
+from tap_feeddelta.parse.discovery import chosen_feed
 
 
 def _advertised(page: str, url: str) -> list[str]:
@@ -57,6 +58,47 @@ def test_a_wordpress_rest_api_link_comes_after_the_feeds() -> None:
         "https://site.example/feed/",
         "https://site.example/comments/feed/",
     ]
+
+
+WEAK_LINKS_TO_NO_FEED = {
+    "rest-api": "https://site.example/wp-json/wp/v2/pages/2",
+    "rest-api-in-a-subfolder": "https://site.example/blog/wp-json/wp/v2/posts/7",
+    "rest-api-plain-permalinks": "https://site.example/?rest_route=/wp/v2/pages/2",
+    "rest-api-plain-permalinks-index": "https://site.example/index.php?rest_route=%2Fwp%2Fv2%2Fpages%2F2",
+    "oembed": "https://site.example/oembed/1.0/embed?url=x",
+}
+
+
+@pytest.mark.parametrize("href", WEAK_LINKS_TO_NO_FEED.values(), ids=WEAK_LINKS_TO_NO_FEED.keys())
+def test_a_wordpress_rest_api_link_is_no_feed(href: str) -> None:
+    """WordPress prints its REST API link as application/json on every page: a site whose
+    feeds are turned off was read as a broken JSON Feed, fetched every run."""
+    page = f"""<!DOCTYPE html><html lang="en-US"><head><title>Site</title>
+<link rel="https://api.w.org/" href="https://site.example/wp-json/" />
+<link rel="alternate" title="JSON" type="application/json" href="{href}" />
+</head><body></body></html>"""
+    assert _advertised(page, "https://site.example/") == []
+
+
+HTML_NOTICE = (
+    "<br />\n<b>Deprecated</b>:  Creation of dynamic property WP_Theme::$x is deprecated in "
+    "<b>/var/www/html/wp-content/themes/old/functions.php</b> on line <b>42</b><br />\n"
+)
+TEXT_NOTICE = "PHP Notice:  Undefined index: x in /var/www/html/index.php on line 42\n"
+NOTICES = {"html-notices": HTML_NOTICE, "text-notices": TEXT_NOTICE}
+
+
+@pytest.mark.parametrize("notice", NOTICES.values(), ids=NOTICES.keys())
+@pytest.mark.parametrize("count", [3, 100])
+def test_a_page_behind_a_server_s_warnings_is_searched_for_feeds(notice: str, count: int) -> None:
+    """PHP with display_errors prints its notices before the page: past 4 KB of them,
+    the page was no longer recognised as HTML, and its feed links never searched."""
+    page = notice * count + (
+        "<!DOCTYPE html><html><head><meta charset='utf-8'><title>Blog</title>"
+        '<link rel="alternate" type="application/rss+xml" href="/feed/" />'
+        "</head><body><p>Hello</p></body></html>"
+    )
+    assert _advertised(page, "https://blog.example/") == ["https://blog.example/feed/"]
 
 
 def test_the_first_base_applies_to_links_before_it() -> None:
@@ -125,3 +167,64 @@ def test_utf8_bytes_under_a_legacy_meta_charset_are_read_as_utf8() -> None:
     assert _advertised_bytes(page, "text/html", "https://site.example/") == [
         "https://site.example/лента.xml"
     ]
+
+
+WORDPRESS_SITE = "https://blog.example/feed/"
+WORDPRESS_COMMENTS = "https://blog.example/comments/feed/"
+
+CHOICES = {
+    # WordPress prints the site's feed and its comments feed before the page's own.
+    "category-page": (
+        "https://blog.example/category/news/",
+        [WORDPRESS_SITE, WORDPRESS_COMMENTS, "https://blog.example/category/news/feed/"],
+        "https://blog.example/category/news/feed/",
+    ),
+    "page-without-trailing-slash": (
+        "https://blog.example/category/news",
+        [WORDPRESS_SITE, "https://blog.example/category/news/feed/"],
+        "https://blog.example/category/news/feed/",
+    ),
+    "percent-encoded-alike": (
+        "https://blog.example/category/%C3%A9t%C3%A9/",
+        [WORDPRESS_SITE, "https://blog.example/category/été/feed/"],
+        "https://blog.example/category/été/feed/",
+    ),
+    "first-of-the-page-s-own": (
+        "https://blog.example/blog/",
+        ["https://blog.example/blog/feed/", "https://blog.example/blog/comments/feed/"],
+        "https://blog.example/blog/feed/",
+    ),
+    "home-page-takes-the-first": (
+        "https://blog.example/",
+        [WORDPRESS_SITE, WORDPRESS_COMMENTS],
+        WORDPRESS_SITE,
+    ),
+    "none-of-the-page-s-own": (
+        "https://blog.example/about/",
+        [WORDPRESS_SITE, WORDPRESS_COMMENTS],
+        WORDPRESS_SITE,
+    ),
+    "another-host-is-not-the-page-s": (
+        "https://blog.example/category/news/",
+        [WORDPRESS_SITE, "https://cdn.example/category/news/feed/"],
+        WORDPRESS_SITE,
+    ),
+    "a-sibling-path-is-not-an-extension": (
+        "https://blog.example/category/news",
+        [WORDPRESS_SITE, "https://blog.example/category/newsletter/feed/"],
+        WORDPRESS_SITE,
+    ),
+    # Squarespace: the page's own path with a query.
+    "the-page-s-path-with-a-query": (
+        "https://site.example/blog",
+        ["https://site.example/feed.xml", "https://site.example/blog?format=rss"],
+        "https://site.example/blog?format=rss",
+    ),
+}
+
+
+@pytest.mark.parametrize(("page", "advertised", "expected"), CHOICES.values(), ids=CHOICES.keys())
+def test_the_feed_read_is_the_page_s_own_when_it_advertises_one(
+    page: str, advertised: list[str], expected: str
+) -> None:
+    assert chosen_feed(tuple(advertised), page) == expected
