@@ -22,6 +22,13 @@ def test_readme_lists_every_code_with_its_severity() -> None:
     assert documented == actual
 
 
+def test_the_changelog_contract_lists_every_code_in_order() -> None:
+    changelog = (ROOT / "CHANGELOG.md").read_text(encoding="utf-8")
+    contract = changelog.split("### Output contract", 1)[1].split("\n### ", 1)[0]
+    listed = re.findall(r"`([a-z_]+)`", contract.split("- State:", 1)[0])
+    assert [code for code in listed if code in CODES] == list(CODES)
+
+
 def test_readme_lists_every_code_that_stops_a_run() -> None:
     rows = re.findall(r"^\| `([a-z_]+)` \| run \|", README, re.M)
     assert rows == list(RUN_CODES)
