@@ -315,14 +315,17 @@ class FeedRun:
         configured = set(self.settings.feed_urls)
         respelled = set(self._respelled.values())
         monitor = self.settings.monitor_id
-        cutoff = (self.now() - REMOVED_FEED_GRACE).strftime("%Y-%m-%dT%H:%M:%SZ")
+        # Compared to the second as text: "…:00.5Z" and "…:00Z" do not sort as instants.
+        cutoff = utc_text(self.now() - REMOVED_FEED_GRACE)[:19]
         keep: list[dict[str, Any]] = []
         for partition in partitions:
             monitor_id, feed_url = (
                 partition["context"]["monitor_id"],
                 partition["context"]["feed_url"],
             )
-            last_check = max(partition.get("checked_at") or "", partition.get("failed_at") or "")
+            last_check = max(
+                (partition.get("checked_at") or "")[:19], (partition.get("failed_at") or "")[:19]
+            )
             expired = last_check < cutoff
             removed = feed_url not in configured and (monitor_id, feed_url) not in respelled
             if monitor_id == monitor and removed and expired:
