@@ -91,14 +91,19 @@ class TagKey(dict[object, str]):
     namespace declared below the root: an aggregator's copy of an item keeps its
     source's) is read as the format's own, as the root's own namespace is; one written
     with a prefix is an extension's, read as nothing. Which it is comes from the first
-    element of that tag in ``root``'s document."""
+    element of that tag in ``root``'s document: the document is read once, in order and
+    only as far as a tag asked about first appears, noting each tag's first prefix on the
+    way, so every element is looked at once at most, however many tags there are."""
 
-    __slots__ = ("home", "root")
+    __slots__ = ("_elements", "_firsts", "home")
 
     def __init__(self, home: frozenset[str], root: etree._Element | None = None) -> None:
         super().__init__()
         self.home = frozenset(_namespace_key(namespace) for namespace in home)
-        self.root = root
+        # The elements not yet read, and namespace → local name → whether the first
+        # element of that tag has no prefix (each namespace string is kept once).
+        self._elements = None if root is None else root.iter(etree.Element)
+        self._firsts: dict[str, dict[str, bool]] = {}
 
     def __missing__(self, tag: object) -> str:
         if not isinstance(tag, str):
@@ -112,7 +117,7 @@ class TagKey(dict[object, str]):
                 prefix = _PREFIX_OF_KEY.get(namespace_key, "")
                 if prefix:
                     result = f"{prefix}:{local.lower()}"
-                elif self._is_unprefixed(tag):
+                elif self._is_unprefixed(namespace, local):
                     result = local.lower()
                 else:
                     result = "?:" + local
@@ -125,16 +130,28 @@ class TagKey(dict[object, str]):
             self[tag] = result
         return result
 
-    def _is_unprefixed(self, tag: str) -> bool:
-        """Whether the document writes elements of this (namespaced) tag without a prefix.
-        Once per distinct tag: the search stops at its first element."""
-        if self.root is None:
-            return False
-        if "*" in tag:  # lxml would read it as a wildcard ("{*}item"): compare each tag
-            first = next((element for element in self.root.iter() if element.tag == tag), None)
-        else:
-            first = next(self.root.iter(tag), None)
-        return first is not None and first.prefix is None
+    def _is_unprefixed(self, namespace: str, local: str) -> bool:
+        """Whether the document writes the first element of this tag without a prefix."""
+        firsts = self._firsts.get(namespace)
+        if firsts is not None and local in firsts:
+            return firsts[local]
+        if self._elements is None:
+            return False  # no document, or not in it
+        for element in self._elements:
+            tag = element.tag
+            if tag[0] != "{":
+                continue
+            # Compared as strings: an asterisk in a namespace is no wildcard here.
+            element_namespace, _, element_local = tag[1:].partition("}")
+            firsts = self._firsts.get(element_namespace)
+            if firsts is None:
+                firsts = self._firsts[element_namespace] = {}
+            if element_local not in firsts:
+                firsts[element_local] = is_unprefixed = element.prefix is None
+                if element_local == local and element_namespace == namespace:
+                    return is_unprefixed
+        self._elements = None
+        return False
 
 
 def tag_keys(home: frozenset[str], root: etree._Element | None = None) -> TagKey:

@@ -18,9 +18,10 @@ from typing import Any
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from lxml import etree
 
 from tap_feeddelta.models import ParsedFeed
-from tap_feeddelta.parse import endtags, fields, parse_feed, repair
+from tap_feeddelta.parse import atom, endtags, fields, names, parse_feed, repair, rss
 from tap_feeddelta.parse import text as parse_text
 from tap_feeddelta.parse.limits import MAX_PERSON_TEXT_CHARS
 
@@ -362,3 +363,68 @@ def test_many_stray_end_tags_among_many_names_are_read_whole() -> None:
         feed = parse_feed(body, None, URL)
     assert len(feed.items) == 10_000  # the reading limit
     assert feed.items[-1].url == "http://e.com/9999"
+
+
+# 6. Elements of many unknown namespaces: whether each tag is written without a prefix.
+
+
+class _CountingRoot:
+    """A document root whose ``iter`` walks the elements one by one, as lxml does inside,
+    and counts each element it looks at, yielded or skipped."""
+
+    def __init__(self, root: etree._Element) -> None:
+        self.root, self.visited = root, 0
+
+    def iter(self, *tags: object) -> Iterator[etree._Element]:
+        for element in self.root.iter():
+            self.visited += 1
+            if (
+                not tags
+                or element.tag in tags
+                or (etree.Element in tags and isinstance(element.tag, str))
+            ):
+                yield element
+
+
+def _items_of_default_namespaces(n: int, namespace: str, *, is_atom: bool) -> bytes:
+    """n elements, ten in each item, each under a default namespace of its own."""
+    item = "entry" if is_atom else "item"
+    items = "".join(
+        f"<{item}><id>{i}</id>"
+        + "".join(f'<e{k} xmlns="{namespace}{i}-{k}">v</e{k}>' for k in range(10))
+        + f"</{item}>"
+        for i in range(n // 10)
+    )
+    if is_atom:
+        return f'<feed xmlns="http://www.w3.org/2005/Atom"><title>F</title>{items}</feed>'.encode()
+    return f'<rss version="2.0"><channel><title>T</title>{items}</channel></rss>'.encode()
+
+
+@pytest.mark.parametrize(
+    ("module", "namespace"),
+    [(rss, "urn:x"), (rss, "urn:*x"), (atom, "urn:x"), (atom, "urn:*x")],
+    ids=["rss", "rss-asterisk", "atom", "atom-asterisk"],
+)
+def test_tags_of_many_default_namespaces_are_told_apart_in_linear_work(
+    monkeypatch: pytest.MonkeyPatch, module: object, namespace: str
+) -> None:
+    # Each distinct tag's first element was searched for from the root: n tags, n² work
+    # (an asterisk in the namespace took a loop in Python: 12,000 such elements, 11 s).
+    roots: list[_CountingRoot] = []
+
+    def counting_tag_keys(home: frozenset[str], root: Any = None) -> names.TagKey:
+        if root is not None:
+            roots.append(_CountingRoot(root))
+            root = roots[-1]
+        return names.TagKey(home, root)
+
+    monkeypatch.setattr(module, "tag_keys", counting_tag_keys)
+    work = []
+    for n in (500, 1000, 2000, 4000):
+        roots.clear()
+        body = _items_of_default_namespaces(n, namespace, is_atom=module is atom)
+        feed = parse_feed(body, None, URL)
+        assert len(feed.items) == n // 10
+        work.append(sum(root.visited for root in roots))
+    assert _grows_linearly(work)
+    assert work[-1] <= 2 * 4000  # every element once at most (4,000 of them, and 800 more)
