@@ -13,7 +13,8 @@ from typing import Final, cast
 
 from lxml import etree
 
-from tap_feeddelta.parse.limits import MAX_RAW_TEXT_CHARS
+from tap_feeddelta.errors import ParseError
+from tap_feeddelta.parse.limits import MAX_RAW_TEXT_CHARS, MAX_URL_BYTES
 
 RSS_HOME: Final = frozenset(
     {
@@ -81,6 +82,18 @@ def link_relation(raw: str | None) -> str:
     return rel
 
 
+# An element's tag is its namespace name (a URI) and its local name. lxml copies the
+# whole tag each time it is read: a namespace of a megabyte on thousands of short
+# prefixed elements would take gigabytes, so a longer tag ends the reading at once.
+MAX_TAG_CHARS: Final = MAX_URL_BYTES + 256
+
+
+def _tag_too_long() -> ParseError:
+    return ParseError(
+        "invalid_feed", f"An element's namespace name is longer than {MAX_URL_BYTES:,} bytes."
+    )
+
+
 class TagKey(dict[object, str]):
     """Element tag → key, for a document whose own namespaces are ``home``: read as
     ``key[element.tag]``, a plain dict lookup once a tag has been seen (a document has
@@ -108,6 +121,8 @@ class TagKey(dict[object, str]):
     def __missing__(self, tag: object) -> str:
         if not isinstance(tag, str):
             result = ""  # comment, processing instruction, entity
+        elif len(tag) > MAX_TAG_CHARS:
+            raise _tag_too_long()
         elif tag.startswith("{"):
             namespace, _, local = tag[1:].partition("}")
             namespace_key = _namespace_key(namespace)
@@ -141,6 +156,8 @@ class TagKey(dict[object, str]):
             tag = element.tag
             if tag[0] != "{":
                 continue
+            if len(tag) > MAX_TAG_CHARS:
+                raise _tag_too_long()
             # Compared as strings: an asterisk in a namespace is no wildcard here.
             element_namespace, _, element_local = tag[1:].partition("}")
             firsts = self._firsts.get(element_namespace)

@@ -322,3 +322,29 @@ def test_open_void_tags_are_repaired_in_bounded_time(piece: bytes) -> None:
         + b"</x:note></item><item><title>y</title></item></channel></rss>"
     )
     _parse_quickly(body)
+
+
+@pytest.mark.parametrize("quote", ['"', "'"])
+def test_a_namespace_name_longer_than_a_url_is_refused(quote: str) -> None:
+    # lxml copies an element's whole "{namespace}name" each time its tag is read: one
+    # megabyte-long namespace on thousands of short prefixed elements took gigabytes.
+    long_ns = "urn:x:" + "a" * 1_000_000
+    items = "".join(f"<item><x:t>{n}</x:t><title>t{n}</title></item>" for n in range(3))
+    body = (
+        f"<rss version='2.0' xmlns:x={quote}{long_ns}{quote}><channel><title>T</title>"
+        f"{items}</channel></rss>"
+    ).encode()
+    with pytest.raises(ParseError) as caught:
+        parse_feed(body, None, URL)
+    assert caught.value.code == "invalid_feed"
+    assert "namespace" in caught.value.message
+    assert len(caught.value.message) < 200
+
+
+def test_namespace_names_of_any_usual_length_are_read() -> None:
+    namespace = "https://example.org/ns/" + "a" * 1900
+    body = (
+        f"<rss version='2.0' xmlns:x='{namespace}'><channel><title>T</title>"
+        "<item><x:t>1</x:t><title>one</title></item></channel></rss>"
+    ).encode()
+    assert [item.title for item in parse_feed(body, None, URL).items] == ["one"]
