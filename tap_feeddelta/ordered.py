@@ -8,10 +8,11 @@ once per half window, not once per item (per item, a submitted coroutine cost a 
 of the loop and one of the consumer, a tenth of what a feed answering 304 costs).
 
 With a ``weight`` (a result's size), the driver also starts no work while the results
-finished but not yet taken weigh ``max_weight`` or more, so results held in order behind
-one slow item take bounded memory, whatever the window. A result is weighed once, when
-it is done; the consumer gives that same figure back. The weight is checked before work
-starts only: work started before the bound was reached still finishes, and is held too.
+finished but not yet taken, with those of the work running (each as much as a result
+has weighed of late), weigh ``max_weight`` or more, so results held in order behind one
+slow item take bounded memory, whatever the window. A result is weighed once, when it is
+done; the consumer gives that same figure back. The weight is checked before work starts
+only: work started before the bound was reached still finishes, and is held too.
 
 With a ``group`` (an item's host), at most ``max_per_group`` items of one group run at
 once, and an item waits for its group's turn before it takes one of the
@@ -50,6 +51,10 @@ class _Shared(Generic[R]):
     loop: asyncio.AbstractEventLoop | None = None
     room: asyncio.Semaphore | None = None
     held_weight: int = 0  # of results finished and not yet taken; changed on the loop only
+    queued_weight: int = 0  # of those, the ones handed to the consumer's queue
+    # Work running now, and what a result has weighed of late: the weight on its way.
+    running_count: int = 0
+    recent_weight: float = 0.0
     weight_taken: asyncio.Event | None = None  # set when the held weight falls or head moves
     head: int = 0  # the position of the result delivered next
 
@@ -114,6 +119,7 @@ def _release(shared: _Shared[R], count: int, taken_weight: int) -> None:
         shared.room.release()
     if taken_weight and shared.weight_taken is not None:
         shared.held_weight -= taken_weight
+        shared.queued_weight -= taken_weight
         shared.weight_taken.set()
 
 
@@ -150,9 +156,18 @@ async def _drive(
     started: set[asyncio.Task[tuple[R, int]]] = set()
 
     def held_back(position: int) -> bool:
-        # While the results waiting weigh too much, except the one to be delivered
-        # next: every held result waits for it, so it must always run.
-        return weight is not None and shared.held_weight >= max_weight and position != shared.head
+        # While the results waiting, and those of the work running (as much as a result
+        # has weighed of late), weigh too much. (Counting only the results waiting let
+        # every slot start at once when they fell below the bound, and heavy results
+        # then piled up far past it.) Not the one to be delivered next while the
+        # results already handed to the consumer are under the bound: the rest waits
+        # for it, so it must run; past it, the consumer gives weight back in any case.
+        if weight is None:
+            return False
+        if position == shared.head and shared.queued_weight < max_weight:
+            return False
+        on_its_way = shared.running_count * shared.recent_weight
+        return shared.held_weight + on_its_way >= max_weight
 
     async def run(position: int, item: T) -> R:
         while True:
@@ -163,9 +178,11 @@ async def _drive(
             if not held_back(position):  # the weight may have grown while it waited
                 break
             running.release()
+        shared.running_count += 1
         try:
             return await work(item)
         finally:
+            shared.running_count -= 1
             running.release()
 
     async def limited(position: int, item: T) -> tuple[R, int]:
@@ -187,7 +204,10 @@ async def _drive(
                 group.users -= 1
                 if not group.users:
                     del groups[key]
-        its_weight = weight(result) if weight is not None else 0
+        its_weight = 0
+        if weight is not None:
+            its_weight = weight(result)
+            shared.recent_weight += (its_weight - shared.recent_weight) / 4
         shared.held_weight += its_weight
         return result, its_weight
 
@@ -204,6 +224,7 @@ async def _drive(
             finally:
                 started.discard(entry)
             shared.results.put(result)
+            shared.queued_weight += result[1]
             shared.head += 1
         shared.results.put(_End() if entry is None else entry)
 

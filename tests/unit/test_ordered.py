@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import random
 import threading
+import time
 from collections.abc import Coroutine, Iterator
 from concurrent.futures import Future
 from typing import Any
@@ -195,6 +196,42 @@ def test_results_held_behind_a_slow_item_stay_under_the_weight_bound(
     )
     assert list(results) == list(range(50))
     assert started_when_first_done[0] <= 1 + 3
+
+
+def test_work_started_counts_with_the_results_waiting_against_the_weight_bound(
+    loop_thread: LoopThread,
+) -> None:
+    # A slow consumer and results of 10 each against a bound of 30: when the results
+    # waiting fell below it, every free slot started at once (8 here), and the results
+    # then waiting weighed far past the bound. Work running counts as much as a result
+    # has weighed of late, so only what fits starts.
+    finished = taken = running = 0
+    outstanding: list[int] = []  # results waiting or on their way, as each item starts
+
+    async def work(n: int) -> int:
+        nonlocal finished, running
+        running += 1
+        outstanding.append(finished - taken + running)
+        await asyncio.sleep(0.001)
+        running -= 1
+        finished += 1
+        return n
+
+    results = ordered_results(
+        iter(range(120)),
+        work,
+        max_concurrency=8,
+        window=64,
+        submit=loop_thread.submit,
+        weight=lambda _: 10,
+        max_weight=30,
+    )
+    for result in results:
+        taken += 1
+        time.sleep(0.002)
+        assert result == taken - 1
+    # Once a few results have been weighed (the first ones start unhindered).
+    assert max(outstanding[20:]) <= 5
 
 
 @pytest.mark.parametrize("max_weight", [1, 25])
