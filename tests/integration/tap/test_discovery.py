@@ -194,3 +194,38 @@ def test_a_web_page_that_fails_its_first_run_still_takes_over_its_feed_s_partiti
 
     fourth = run_tap(cfg, third.final_state)  # nothing new: the page's own feed, kept
     assert (fourth.health[0]["status"], fourth.items) == ("not_modified", [])
+
+
+@pytest.mark.parametrize(
+    "configured", ["/feed.xml", "/"], ids=["replaced-by-its-feed", "redirecting-to-its-feed"]
+)
+def test_a_web_page_become_its_feed_fetches_the_failing_feed_once(
+    server: FeedServer, configured: str
+) -> None:
+    """The feed URL keeps the page's partition, which names the feed the page led to:
+    while the feed failed, the fallback for a page that leads to none asked for the very
+    URL just fetched again, and a second ask that happened to succeed was reported as
+    discovery_failed ("the web page could not be read"), though no page is configured.
+    (Alike for a page that now redirects to its feed.)"""
+    posts = [("a", "A", "a"), ("b", "B", "b")]
+    server.put("/feed.xml", rss(posts))
+    server.put("/", _page("/feed.xml"), content_type="text/html")
+    first = run_tap(config(server, "/", discover_from_websites=True))
+    assert first.health[0]["discovered_from"] == server.url("/")
+
+    cfg = config(server, configured, discover_from_websites=True)
+    server.put("/", b"", status=302, headers={"Location": server.url("/feed.xml")})
+    server.put("/feed.xml", "busy", status=500, content_type="text/plain")
+
+    def answer_next_time(path: str) -> None:  # a flaky feed: any second ask succeeds
+        if path == "/feed.xml":
+            server.put("/feed.xml", rss(posts))
+
+    server.on_request = answer_next_time
+    asked_before = len(server.requests_to("/feed.xml"))
+    second = run_tap(cfg, first.final_state)
+    server.on_request = None
+    [row] = second.health
+    assert len(server.requests_to("/feed.xml")) - asked_before == 1
+    assert (row["status"], row["error_code"]) == ("error", "http_error")
+    assert "discovery_failed" not in {issue["code"] for issue in row["issues"]}
