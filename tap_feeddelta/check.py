@@ -59,7 +59,8 @@ class FeedTask:
     position: int
     feed_url: str
     bookmark: FeedBookmark | None
-    adopt: Adopt | None = None  # for a feed without a partition of its own
+    # For a feed without a partition of its own, or with one of failures only.
+    adopt: Adopt | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -170,9 +171,11 @@ def _read_outcome(
     shown_final_url = common["final_url"] or task.feed_url
     read_hash = final_url_hash(result.final_url or task.feed_url, task.feed_url, published)
     adopted: PartitionKey | None = None
-    if discovered_from and bookmark is None and task.adopt is not None:
+    if discovered_from and task.adopt is not None:
         # A feed URL replaced by the web page that advertises it: the feed's partition,
         # of the very URL read, is this one's, as a page replaced by its feed keeps it.
+        # (Offered while the page has read no document: its own partition, if any, holds
+        # only the failures of its first checks, which this read ends.)
         claimed = task.adopt(read_hash)
         if claimed is not None:
             adopted, bookmark = claimed

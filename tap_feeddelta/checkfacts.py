@@ -179,13 +179,18 @@ def remembered_feed(
     bookmark: FeedBookmark | None,
     settings: Settings,
     error: Issue,
+    result: FetchResult,
     advertised: tuple[str, ...],
     configured: str,
 ) -> str | None:
-    """The feed to read when a web page led to none (``error``; it advertised
-    ``advertised``): the one the bookmark read through it, when it names the whole URL
-    read (see remembered_url). Not after a 429/503 (the server asked us to wait) or with
-    the feed's time budget spent."""
+    """The feed to read when the web page at ``configured`` led to none (``error``;
+    ``result`` is its fetch, and it advertised ``advertised``): the one the bookmark read
+    through it, when it names the whole URL read (see remembered_url). Not after a
+    429/503 (the server asked us to wait) or with the feed's time budget spent, nor when
+    that feed is what was just fetched: the configured URL (a page replaced by its feed
+    keeps the page's partition), or a URL its redirects went through or ended at (a page
+    that now redirects to its feed): asking again would only fetch it twice, and call a
+    second answer that happens to succeed the page's ``discovery_failed``."""
     if (
         not settings.discover_from_websites
         or bookmark is None
@@ -194,7 +199,10 @@ def remembered_feed(
         or error.code in ("rate_limited", "timeout")
     ):
         return None
-    return remembered_url(bookmark.final_url, bookmark.final_url_hash, configured)
+    remembered = remembered_url(bookmark.final_url, bookmark.final_url_hash, configured)
+    if remembered is None or names_itself(remembered, configured, result):
+        return None
+    return remembered
 
 
 def on_another_host(result: FetchResult, configured: str) -> bool:

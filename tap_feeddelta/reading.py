@@ -175,7 +175,9 @@ async def _read_feed_led_to_before(
     assert reading.error is not None
     error = reading.error
     elsewhere = on_another_host(reading.result, feed_url)
-    remembered = remembered_feed(bookmark, settings, error, reading.advertised, feed_url)
+    remembered = remembered_feed(
+        bookmark, settings, error, reading.result, reading.advertised, feed_url
+    )
     if remembered is not None:
         assert bookmark is not None
         page = (reading.result, reading.published)

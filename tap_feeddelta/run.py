@@ -261,7 +261,10 @@ class FeedRun:
         unconfigured: _Unconfigured,
     ) -> FeedTask:
         bookmark = self._bookmark(self._partition_of(index, url), position)
-        return FeedTask(position, url, bookmark, None if bookmark else unconfigured.claim)
+        # A page whose checks have all failed so far (a partition that holds only its
+        # failure streak) has no baseline to lose: it may still take over its feed's.
+        adopt = None if bookmark and bookmark.has_read_a_document else unconfigured.claim
+        return FeedTask(position, url, bookmark, adopt)
 
     def _bookmark(self, partition: dict[str, Any] | None, position: int) -> FeedBookmark | None:
         if partition is None:
@@ -277,7 +280,8 @@ class FeedRun:
         """Put the feed's new bookmark into the state in one step.
 
         The partition is built whole and swapped in with a single assignment, so a
-        SIGTERM (whose handler writes the state) never sees a half-written partition.
+        SIGTERM (whose handler writes the state) never sees a half-written partition,
+        nor two partitions of one feed.
         """
         assert outcome.bookmark is not None
         key = (self.settings.monitor_id, outcome.task.feed_url)
@@ -289,10 +293,17 @@ class FeedRun:
         if key not in index and old is not None:
             # The feed's partition under its former spelling takes the new one.
             index.pop(self._respelled.pop(key[1]), None)
-        elif old is None and outcome.adopted is not None and outcome.adopted in index:
-            # A web page that took over the partition of the feed it leads to.
-            old = index.pop(outcome.adopted)
+        adopted = None if outcome.adopted is None else index.pop(outcome.adopted, None)
         index[key] = fresh
+        if adopted is not None and old is not None:
+            # A web page that took over the partition of the feed it leads to, after
+            # checks that failed (its own partition holds only their streak): the new
+            # one takes the feed's place, and the page's goes, in one assignment.
+            partitions[:] = [fresh if p is adopted else p for p in partitions if p is not old]
+            return
+        if adopted is not None:
+            # A web page that took over the partition of the feed it leads to.
+            old = adopted
         if old is None:
             partitions.append(fresh)
         else:
@@ -407,8 +418,9 @@ def _respelled_feeds(
 class _Unconfigured:
     """This shard's partitions of feeds no longer configured (nor another spelling of a
     configured one), by the whole URL their document was read from (``final_url_hash``):
-    a configured web page without a partition of its own whose discovered feed is one of
-    them takes it over (see check_feed), as a web page replaced by its feed does before
+    a configured web page without a partition of its own (or with one that holds only
+    the failures of its first checks) whose discovered feed is one of them takes it over
+    (see check_feed), as a web page replaced by its feed does before
     fetching (``_respelled_feeds``). Each is handed over once, to the first page that
     reads it; two such partitions read from one URL are neither handed over. Claimed on
     the fetcher's loop thread only."""

@@ -106,6 +106,12 @@ class FeedBookmark:
         return self.success_at is not None
 
     @property
+    def has_read_a_document(self) -> bool:
+        """Whether a check ever read the feed's document: a partition without one holds
+        only a failure streak (checks that failed or were skipped)."""
+        return self.success_at is not None or bool(self.items)
+
+    @property
     def item_count(self) -> int:
         """How many items are remembered."""
         return len(self.items) // ITEM_BYTES

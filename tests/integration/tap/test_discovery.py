@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import pytest
+
 from tests.feedserver import FeedServer, rss
 from tests.integration.tap.configs import config
 from tests.tapharness import run_tap
@@ -154,3 +156,76 @@ def test_a_feed_url_replaced_by_its_web_page_keeps_the_feed_s_baseline(
         server.url("/"),
         server.url("/other/"),
     ]
+
+
+@pytest.mark.parametrize("failing", ["/feed.xml", "/"], ids=["its-feed-fails", "the-page-fails"])
+def test_a_web_page_that_fails_its_first_run_still_takes_over_its_feed_s_partition(
+    server: FeedServer, failing: str
+) -> None:
+    """The failed run gave the page a partition of its own (its failure streak), and a
+    page with a partition was never offered the feed's: the next run read the feed as a
+    first run, an item published in between went into the new baseline unsent, and the
+    feed's partition lay orphaned until the 30-day prune."""
+    posts = [("a", "A", "a"), ("b", "B", "b")]
+    server.put("/feed.xml", rss(posts))
+    server.put("/", _page("/feed.xml"), content_type="text/html")
+    first = run_tap(config(server, "/feed.xml"))
+    cfg = config(server, "/", discover_from_websites=True)
+    server.put(failing, "busy", status=500, content_type="text/plain")
+    second = run_tap(cfg, first.final_state)
+    [row] = second.health
+    assert (row["status"], row["error_code"], row["consecutive_failures"]) == (
+        "error",
+        "http_error",
+        1,
+    )
+
+    server.put("/feed.xml", rss([("c", "C", "c"), *posts]))
+    server.put("/", _page("/feed.xml"), content_type="text/html")
+    third = run_tap(cfg, second.final_state)
+    [row] = third.health
+    assert (row["status"], row["consecutive_failures"]) == ("ok", 0)
+    assert [item["item_id"] for item in third.items] == ["c"]
+    assert third.final_state is not None
+    # The feed's partition became the page's; the page's failure-only one is gone.
+    [partition] = third.final_state["bookmarks"]["feed_items"]["partitions"]
+    assert partition["context"]["feed_url"] == server.url("/")
+    assert ("failures" not in partition, "failed_at" not in partition) == (True, True)
+
+    fourth = run_tap(cfg, third.final_state)  # nothing new: the page's own feed, kept
+    assert (fourth.health[0]["status"], fourth.items) == ("not_modified", [])
+
+
+@pytest.mark.parametrize(
+    "configured", ["/feed.xml", "/"], ids=["replaced-by-its-feed", "redirecting-to-its-feed"]
+)
+def test_a_web_page_become_its_feed_fetches_the_failing_feed_once(
+    server: FeedServer, configured: str
+) -> None:
+    """The feed URL keeps the page's partition, which names the feed the page led to:
+    while the feed failed, the fallback for a page that leads to none asked for the very
+    URL just fetched again, and a second ask that happened to succeed was reported as
+    discovery_failed ("the web page could not be read"), though no page is configured.
+    (Alike for a page that now redirects to its feed.)"""
+    posts = [("a", "A", "a"), ("b", "B", "b")]
+    server.put("/feed.xml", rss(posts))
+    server.put("/", _page("/feed.xml"), content_type="text/html")
+    first = run_tap(config(server, "/", discover_from_websites=True))
+    assert first.health[0]["discovered_from"] == server.url("/")
+
+    cfg = config(server, configured, discover_from_websites=True)
+    server.put("/", b"", status=302, headers={"Location": server.url("/feed.xml")})
+    server.put("/feed.xml", "busy", status=500, content_type="text/plain")
+
+    def answer_next_time(path: str) -> None:  # a flaky feed: any second ask succeeds
+        if path == "/feed.xml":
+            server.put("/feed.xml", rss(posts))
+
+    server.on_request = answer_next_time
+    asked_before = len(server.requests_to("/feed.xml"))
+    second = run_tap(cfg, first.final_state)
+    server.on_request = None
+    [row] = second.health
+    assert len(server.requests_to("/feed.xml")) - asked_before == 1
+    assert (row["status"], row["error_code"]) == ("error", "http_error")
+    assert "discovery_failed" not in {issue["code"] for issue in row["issues"]}
