@@ -47,28 +47,7 @@ def test_a_finished_feed_weighs_at_least_what_its_records_take(items: int, text_
     body = rss(
         [(f"id-{n}", f"Item {n}", "lorem ipsum " * (text_chars // 12)) for n in range(items)]
     ).encode()
-    settings = Settings(
-        feed_urls=(FEED_URL,),
-        first_run_mode="emit_all",
-        content_mode="feed_content",
-        max_items_per_run=10_000,
-    )
-    task = FeedTask(0, FEED_URL, None)
-    answer = OneAnswer(body)
-    asyncio.run(check_feed(task, answer, settings, lambda: datetime.now(UTC)))  # warm-up
-
-    # The records' memory, as Python allocated it: all the check made, less what it freed.
-    gc.collect()
-    tracemalloc.start()
-    try:
-        outcome = asyncio.run(check_feed(task, answer, settings, lambda: datetime.now(UTC)))
-        weight = held_weight(outcome)
-        records = outcome.item_records
-        del outcome
-        gc.collect()
-        taken, _ = tracemalloc.get_traced_memory()
-    finally:
-        tracemalloc.stop()
+    records, weight, taken = _records_and_weight(body)
     assert len(records) == items
     assert taken <= weight <= 2 * taken, (taken, weight)
 
@@ -204,7 +183,8 @@ RECORD_SHAPES = {
 
 
 def _records_and_weight(body: bytes) -> tuple[list[dict[str, Any]], int, int]:
-    """The item records of one check of ``body``, their weight, and the memory they take."""
+    """The item records of one check of ``body``, their weight, and the memory they take
+    (as Python allocated it: all the check made, less what it freed)."""
     settings = Settings(
         feed_urls=(FEED_URL,),
         first_run_mode="emit_all",
