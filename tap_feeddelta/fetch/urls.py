@@ -17,7 +17,9 @@ from urllib3.util import parse_url
 from tap_feeddelta.fetch.errors import FetchError
 from tap_feeddelta.ports import BAD_PORTS
 
-MAX_URL_CHARS = 2048
+# As the config and the parser bound a URL: in UTF-8 bytes (a redirect's target is not
+# checked by the config).
+MAX_URL_BYTES = 2048
 _DEFAULT_PORTS = {"http": 80, "https": 443}
 _FORBIDDEN_CHARS = re.compile(r"[\x00-\x20\x7f\\]")  # controls, space, backslash
 _HOST_NAME = re.compile(r"[a-z0-9_-]+(?:\.[a-z0-9_-]+)*\.?")
@@ -41,8 +43,8 @@ def parse_target(url: str, *, code: str = "invalid_url") -> Target:
     """Parse and validate ``url``; raise ``FetchError(code)`` if it may not be fetched."""
     if not isinstance(url, str) or not url:
         raise FetchError(code, "The URL is empty.")
-    if len(url) > MAX_URL_CHARS:
-        raise FetchError(code, f"The URL is longer than {MAX_URL_CHARS} characters.")
+    if len(url) > MAX_URL_BYTES // 4 and len(url.encode("utf-8", "replace")) > MAX_URL_BYTES:
+        raise FetchError(code, f"The URL is longer than {MAX_URL_BYTES:,} bytes.")
     if _FORBIDDEN_CHARS.search(url):
         raise FetchError(code, "The URL holds a control character, space or backslash.")
     lowered = url[:8].lower()

@@ -86,3 +86,14 @@ def test_rfc3339_text_writes_a_moment_as_utc_text() -> None:
     # Named apart from parse.dates.rfc3339, which reads text.
     moment = datetime(2024, 1, 2, 3, 4, 5, tzinfo=timezone(timedelta(hours=2)))
     assert rfc3339_text(moment) == "2024-01-02T01:04:05Z"
+
+
+def test_a_url_is_bounded_in_bytes_as_the_config_bounds_it() -> None:
+    # 1,220 characters of which most take two bytes: refused in the config (2 KiB), and
+    # now by the fetcher too, which a redirect reaches without the config's check.
+    url = "https://example.org/" + "é" * 1200
+    assert len(url) <= 2048 < len(url.encode("utf-8"))
+    with pytest.raises(FetchError) as caught:
+        parse_target(url)
+    assert "2,048 bytes" in caught.value.message
+    parse_target("https://example.org/" + "é" * 1010)  # 2,040 bytes
