@@ -9,13 +9,13 @@ from datetime import UTC, datetime
 from typing import Any, Final, Literal
 
 from tap_feeddelta import __version__
+from tap_feeddelta.bounds import MAX_URL_BYTES
 from tap_feeddelta.models import FINGERPRINT_FIELDS
 from tap_feeddelta.ports import BAD_PORTS
 from tap_feeddelta.sharding import shard_of
 
 PROJECT_URL: Final = "https://github.com/tap-feeddelta/tap-feeddelta"
 DEFAULT_USER_AGENT: Final = f"tap-feeddelta/{__version__} (+{PROJECT_URL})"
-MAX_URL_BYTES: Final = 2048
 # Feeds one run checks, at most; a config may list more when shards split it.
 MAX_FEEDS_PER_RUN: Final = 10_000
 MAX_FEED_URLS: Final = 1_000_000

@@ -14,12 +14,10 @@ from urllib.parse import urljoin, urlsplit, urlunsplit
 from urllib3.exceptions import LocationParseError
 from urllib3.util import parse_url
 
+from tap_feeddelta.bounds import MAX_URL_BYTES
 from tap_feeddelta.fetch.errors import FetchError
 from tap_feeddelta.ports import BAD_PORTS
 
-# As the config and the parser bound a URL: in UTF-8 bytes (a redirect's target is not
-# checked by the config).
-MAX_URL_BYTES = 2048
 _DEFAULT_PORTS = {"http": 80, "https": 443}
 _FORBIDDEN_CHARS = re.compile(r"[\x00-\x20\x7f\\]")  # controls, space, backslash
 _HOST_NAME = re.compile(r"[a-z0-9_-]+(?:\.[a-z0-9_-]+)*\.?")

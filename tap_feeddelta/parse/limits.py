@@ -4,6 +4,9 @@ from __future__ import annotations
 
 from typing import Final
 
+# Re-exported: the parser reads all its limits here.
+from tap_feeddelta.bounds import MAX_URL_BYTES as MAX_URL_BYTES
+
 MAX_ITEMS_READ: Final = 10_000
 MAX_TITLE_BYTES: Final = 1024
 MAX_SUMMARY_BYTES: Final = 4096
@@ -29,7 +32,6 @@ MAX_TAGS: Final = 64
 # target-duckdb could not load at all).
 MAX_ENCLOSURES: Final = 32
 MAX_ID_BYTES: Final = 1024
-MAX_URL_BYTES: Final = 2048
 MAX_LANGUAGE_CHARS: Final = 35
 MAX_MEDIA_TYPE_CHARS: Final = 255
 MAX_EMAIL_CHARS: Final = 254
