@@ -25,6 +25,8 @@ from urllib.parse import urlsplit
 from tap_feeddelta.check import FeedFetcher, FeedOutcome, FeedTask, check_feed, failed_check
 from tap_feeddelta.checkfacts import check_time, utc_text
 from tap_feeddelta.config import Settings, feed_key
+from tap_feeddelta.fetch.errors import FetchError
+from tap_feeddelta.fetch.urls import parse_target
 from tap_feeddelta.ordered import ordered_results
 from tap_feeddelta.sharding import shard_of
 from tap_feeddelta.shownurl import as_fetched, final_url_hash
@@ -483,10 +485,11 @@ def _host_of(task: FeedTask) -> str:
     """The host a feed is fetched from first: its feeds take turns (max_per_host) before
     they take a slot of max_concurrency, so that a slow host's queue holds up no other
     host's feeds. (A redirect or a page's feed link to another host waits for that
-    host's slot in the fetcher, as before.)"""
+    host's slot in the fetcher, as before.) Keyed as the fetcher keys its host slots, so
+    that two spellings of one host (upper case, Unicode and its IDNA form) share turns."""
     try:
-        return urlsplit(task.feed_url).hostname or task.feed_url
-    except ValueError:
+        return parse_target(task.feed_url).host
+    except FetchError:  # fails in the fetcher, at once: its own group
         return task.feed_url
 
 
