@@ -27,7 +27,7 @@ from __future__ import annotations
 
 import asyncio
 import queue
-from collections.abc import Callable, Coroutine, Hashable, Iterator
+from collections.abc import Callable, Coroutine, Generator, Hashable, Iterator
 from concurrent.futures import Future
 from dataclasses import dataclass
 from typing import Any, Generic, TypeVar
@@ -70,7 +70,7 @@ def ordered_results(
     max_weight: int = 0,
     group: Callable[[T], Hashable] | None = None,
     max_per_group: int = 0,
-) -> Iterator[R]:
+) -> Generator[R, None, None]:
     """``work(item)`` for every item, run through ``submit`` on a loop; results in order.
 
     ``items`` is iterated on the loop's thread. An exception from ``items`` or from any

@@ -15,7 +15,7 @@ import logging
 import time
 import traceback
 from collections import Counter
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Generator, Iterator
 from datetime import UTC, datetime, timedelta
 from operator import itemgetter
 from pathlib import Path
@@ -100,7 +100,7 @@ class FeedRun:
         *,
         commit: bool,
         after_commit: Callable[[], None] | None = None,
-    ) -> Iterator[FeedOutcome]:
+    ) -> Generator[FeedOutcome, None, None]:
         """Check every feed of this shard against ``stream_state`` (feed_items' state).
 
         With ``commit`` (feed_items is selected) the state moves too: the caller writes an

@@ -15,7 +15,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from email.utils import formatdate, parsedate_to_datetime
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from typing import Any
+from typing import Any, Self
 
 
 @dataclass
@@ -96,7 +96,7 @@ class FeedServer:
         with self._lock:
             return [r for r in self.requests if r.path == path]
 
-    def start(self) -> FeedServer:
+    def start(self) -> Self:
         self._thread.start()
         return self
 

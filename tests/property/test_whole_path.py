@@ -14,7 +14,7 @@ from tap_feeddelta.parse import parse_feed
 from tap_feeddelta.state import FeedBookmark, decode_bookmark, encode_bookmark
 
 URL = "https://example.org/feed.xml"
-text = st.text(st.characters(blacklist_categories=("Cs",)), max_size=40)
+text = st.text(st.characters(exclude_categories=["Cs"]), max_size=40)
 item = st.tuples(st.none() | text, text, text, st.booleans())
 
 

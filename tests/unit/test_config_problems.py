@@ -3,6 +3,8 @@ naming it by index and never quoting it (a feed URL may carry a token)."""
 
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -127,7 +129,7 @@ def test_a_long_list_of_problems_is_cut_to_its_first_twenty() -> None:
 
 
 # Each value breaks the schema: the checks beyond it must neither raise nor repeat it.
-WRONG_TYPES = {
+WRONG_TYPES: dict[str, list[Any]] = {
     "feed_urls": ["a string where a list belongs", {"an": "object"}, [1, None], []],
     "shard_count": ["2", True, 0, 2000, -1, 1.5],
     "shard_index": ["0", False, -1, 5000, None],

@@ -77,7 +77,11 @@ def test_an_edit_of_an_ignored_field_alone_is_no_update(field: str) -> None:
     assert delta.counts.unchanged == 1
     # Another field's edit still counts, and the record carries every current value.
     other = "title" if field != "title" else "summary"
-    both = edited._replace(**{other: "something else"})
+    both = (
+        edited._replace(title="something else")
+        if other == "title"
+        else edited._replace(summary="something else")
+    )
     [change] = diff_items(bookmark, [both], s).changes
     assert change.change_type == "updated"
     assert change.item == both

@@ -12,6 +12,7 @@ from typing import Any
 import pytest
 import singer_sdk.contrib.msgspec
 from singer_sdk.contrib.msgspec import MsgSpecWriter
+from singer_sdk.helpers.types import TapState
 from singer_sdk.singerlib import RecordMessage, StateMessage
 
 from tap_feeddelta.messages import MAX_PENDING_BYTES, EncodedStateWriter, FeedDeltaWriter
@@ -80,7 +81,7 @@ def test_the_same_state_is_written_again_after_records(
     assert json.loads(lines[1])["value"] == state
 
 
-def _big_state(partitions: int, items_bytes: int) -> dict[str, Any]:
+def _big_state(partitions: int, items_bytes: int) -> TapState:
     return {
         "bookmarks": {
             "feed_items": {

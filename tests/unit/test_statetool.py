@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -30,7 +31,7 @@ def test_a_shard_state_without_feeds_is_no_empty_state(tmp_path: Path) -> None:
 
 
 def _state_text() -> str:
-    state = {"bookmarks": {"feed_items": {"partitions": []}}}
+    state: dict[str, Any] = {"bookmarks": {"feed_items": {"partitions": []}}}
     return json.dumps({"singer_state": state}) + "\r\n"
 
 

@@ -74,7 +74,7 @@ def test_every_address_refusing_is_one_connection_failure(
     server: Server, fetchers: Callable[..., Fetcher]
 ) -> None:
     result = _fetch_via(server, fetchers, ["127.0.0.3", "127.0.0.4"], budget=5.0)
-    assert_error(result, "connection_failed")  # type: ignore[arg-type]
+    assert_error(result, "connection_failed")
     assert server.paths == []
 
 
@@ -95,7 +95,7 @@ def test_a_bad_certificate_is_reported_over_a_refusal_and_not_retried(
     server = servers(server_context(ca.issue_cert("other.example")))
     server.routes["/feed"] = ok_handler()
     result = _fetch_via(server, fetchers, addresses, budget=5.0)
-    assert_error(result, "tls_failed")  # type: ignore[arg-type]
+    assert_error(result, "tls_failed")
     assert server.connections == 1  # a TLS failure is not worth another race
     assert server.paths == []
 
@@ -107,7 +107,7 @@ def test_attempts_per_connection_are_bounded(
     server.routes["/feed"] = ok_handler()
     refusing = [f"127.0.1.{n}" for n in range(1, MAX_CONNECT_ATTEMPTS + 1)]
     result = _fetch_via(server, fetchers, [*refusing, "127.0.0.1"], budget=5.0)
-    assert_error(result, "connection_failed")  # type: ignore[arg-type]
+    assert_error(result, "connection_failed")
     assert server.paths == []
 
 

@@ -231,9 +231,10 @@ def test_two_monitor_ids_are_independent(server: FeedServer) -> None:
     assert a2.items[0]["delivery_id"] != next(
         r["delivery_id"] for r in b.items if r["item_id"] == "id-x"
     )
+    assert a2.final_state is not None
     contexts = [
         p["context"]["monitor_id"] for p in a2.final_state["bookmarks"]["feed_items"]["partitions"]
-    ]  # type: ignore[index]
+    ]
     assert sorted(contexts) == ["alpha", "beta"]
 
 
@@ -1041,7 +1042,8 @@ def test_a_run_ends_on_a_state_and_never_echoes_the_incoming_one(server: FeedSer
         # out before it (a run killed just after it must not lose them).
         assert kinds.count("STATE") == 1
         assert kinds.count("SCHEMA") == 2  # one per stream
-        assert set(run.final_state or {}) == {"bookmarks"}
+        assert run.final_state is not None
+        assert set(run.final_state) == {"bookmarks"}
         assert set(run.final_state["bookmarks"]) == {"feed_items", "feed_health"}
     assert second.health[0]["status"] == "not_modified"
 
@@ -1117,10 +1119,11 @@ def test_a_configured_url_replaced_by_the_url_it_led_to_keeps_the_feed_s_baselin
     server.put("/new.xml", rss(ITEMS[:3]))
     second = run_tap(config(server, "/new.xml", "/other.xml"), first.final_state)
     assert [(r["item_id"], r["change_type"]) for r in second.items] == [(ITEMS[2][0], "new")]
+    assert second.final_state is not None
     contexts = [
         p["context"]["feed_url"]
         for p in second.final_state["bookmarks"]["feed_items"]["partitions"]
-    ]  # type: ignore[index]
+    ]
     assert sorted(contexts) == sorted([server.url("/new.xml"), server.url("/other.xml")])
 
 

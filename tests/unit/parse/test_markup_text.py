@@ -515,6 +515,7 @@ def test_a_description_reads_as_html_or_as_plain_text_that_shows_no_markup(raw: 
     if summary == (html_text(raw) or None):
         return
     assert summary == (plain_text(raw) or None)
+    assert summary is not None
     assert not shows_markup(summary) and not _ACTIVE_TAG.search(summary)
 
 

@@ -130,7 +130,10 @@ def test_mutated_documents(body: bytes, content_type: str | None) -> None:
 @st.composite
 def generated_feed(draw: st.DrawFn) -> bytes:
     text = st.text(max_size=60)
-    esc = lambda s: s.replace("&", "&amp;").replace("<", "&lt;")  # noqa: E731
+
+    def esc(s: str) -> str:
+        return s.replace("&", "&amp;").replace("<", "&lt;")
+
     items = []
     for _ in range(draw(st.integers(0, 5))):
         items.append(

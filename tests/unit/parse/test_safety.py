@@ -2,13 +2,15 @@
 
 from __future__ import annotations
 
+import json
 import time
+from typing import Any
 
 import pytest
 
 from tap_feeddelta.errors import ParseError
 from tap_feeddelta.models import ParsedFeed
-from tap_feeddelta.parse import jsonfeed, parse_feed
+from tap_feeddelta.parse import parse_feed
 from tap_feeddelta.parse.limits import (
     MAX_CONTENT_BYTES,
     MAX_ITEMS_READ,
@@ -192,12 +194,13 @@ def test_json_with_too_many_arrays_and_objects_is_refused_before_it_is_built(
 ) -> None:
     # Built, an empty container costs some 20 times its bytes (11 M took 850 MB).
     built: list[int] = []
-    loads = jsonfeed.json.loads
-    monkeypatch.setattr(
-        jsonfeed.json,
-        "loads",
-        lambda text, **kwargs: built.append(len(text)) or loads(text, **kwargs),
-    )
+    loads = json.loads
+
+    def counting_loads(text: str, **kwargs: Any) -> Any:
+        built.append(len(text))
+        return loads(text, **kwargs)
+
+    monkeypatch.setattr(json, "loads", counting_loads)
     head = b'{"version": "https://jsonfeed.org/version/1.1", "title": "t", "x": ['
     body = head + b",".join([empty] * MAX_JSON_CONTAINERS) + b'], "items": []}'
     result = _parse(body)
