@@ -116,3 +116,18 @@ def test_readme_script_moves_two_shards_to_three_past_the_argument_cap(
             assert partition == partitions[url]  # moved whole, items and all
             seen.append(url)
     assert sorted(seen) == sorted(partitions)  # every feed once, in its new shard
+
+    # Back to the unsharded pipeline (M = 1): its id has no suffix, and no shard id is left.
+    done = _run_script(project, script, env, "3", "1", STATE_ID)
+    assert done.returncode == 0, done.stdout + done.stderr
+    whole = _partitions(project, STATE_ID)
+    assert sorted(p["context"]["feed_url"] for p in whole) == sorted(partitions)
+    for index in range(3):
+        assert project.state(f"{STATE_ID}:shard-{index}") == {}
+
+    # And out again (N = 1): the unsharded id is read, then cleared.
+    done = _run_script(project, script, env, "1", "2", STATE_ID)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert project.state(STATE_ID) == {}
+    halves = [_partitions(project, f"{STATE_ID}:shard-{index}") for index in range(2)]
+    assert sorted(p["context"]["feed_url"] for half in halves for p in half) == sorted(partitions)
