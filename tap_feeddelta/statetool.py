@@ -1,4 +1,5 @@
-"""``tap-feeddelta-state``: merge and split Singer states by shard, for re-sharding.
+"""``tap-feeddelta-state``: merge and split Singer states by shard, for re-sharding; move a
+feed's state to its new URL (``rename``), for a private feed's token that was rotated.
 
 Going from N to M shards without losing a baseline (README, "Scaling out", has the script),
 from the Meltano project directory, stopping at the first failure (``set -e``)::
@@ -11,10 +12,21 @@ from the Meltano project directory, stopping at the first failure (``set -e``)::
 Pass each state as a file (``--input-file``), never as an argument: Linux caps one argument
 at 128 KiB, which a shard's state passes at about 50 feeds.
 
-Both commands read plain Singer states and Meltano's ``{"singer_state": …}`` form, and write
-the form they read. Every input is validated as the tap would validate it. Any error (a
+A feed whose URL holds a credential (``?token=…``) is a new feed to the tap once the token
+changes: ``rename`` moves its partition to the new URL, so that the next run reads it as the
+same feed (README, "Private feeds (a token in the URL)")::
+
+    meltano state get <state-id> > old.json
+    tap-feeddelta-state rename --urls-file urls.txt old.json > new.json
+    meltano state set --force --input-file new.json <state-id>
+
+``urls.txt`` holds two lines, the old URL then the new one, so that the tokens stay out of
+shell history and ``ps`` (``--old``/``--new`` take them as arguments instead).
+
+Every command reads plain Singer states and Meltano's ``{"singer_state": …}`` form, and
+writes the form it read. Every input is validated as the tap would validate it. Any error (a
 state that cannot be used, a file that cannot be read or written, a bad argument) is one
-line on stderr and exit status 2.
+line on stderr and exit status 2, never quoting a URL or the state.
 """
 
 from __future__ import annotations
@@ -25,12 +37,27 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from tap_feeddelta.config import MAX_SHARD_COUNT
+from tap_feeddelta.bounds import MAX_URL_BYTES
+from tap_feeddelta.config import MAX_SHARD_COUNT, feed_key, feed_key_and_refusal
 from tap_feeddelta.errors import StateError
 from tap_feeddelta.sharding import shard_of
-from tap_feeddelta.state import feed_items_state, index_partitions, partition_key, state_text
+from tap_feeddelta.shownurl import as_fetched, final_url_hash
+from tap_feeddelta.state import (
+    decode_bookmark,
+    feed_items_state,
+    index_partitions,
+    partition_key,
+    state_text,
+)
 
 _WRAPPER = "singer_state"
+# What a partition knows of the resource its document was read from, and its validators:
+# kept for the new URL only when that document was read from the old URL itself.
+_READ_FROM_FIELDS = ("final_url", "final_url_hash", "advertised_url_hash", "etag", "last_modified")
+
+
+class UsageError(Exception):
+    """A bad argument or URLs file: one line on stderr, exit status 2."""
 
 
 def _unwrap(document: Any) -> tuple[dict[str, Any], bool]:
@@ -78,6 +105,123 @@ def split_state(state: dict[str, Any], shard_count: int) -> list[dict[str, Any]]
     return [{"bookmarks": {"feed_items": {"partitions": parts}}} for parts in shards]
 
 
+def renamed_state(
+    state: dict[str, Any], old: str, new: str, monitor_id: str | None = None
+) -> dict[str, Any]:
+    """``state`` with one feed's partition moved from URL ``old`` to ``new``: that of
+    ``monitor_id``, or of the only monitor that has one. StateError (never quoting a URL)
+    when ``old`` has none, or several, or ``new`` has one of that monitor already."""
+    if feed_key(old) == feed_key(new):
+        raise StateError(
+            "the old and the new URL are one feed to the tap (they differ only in spelling): "
+            "it finds the partition under either, there is nothing to rename"
+        )
+    partitions = _partitions(state)
+    position = _position_of(partitions, old, monitor_id)
+    monitor = partitions[position]["context"]["monitor_id"]
+    new_key = feed_key(new)
+    if any(
+        partition["context"]["monitor_id"] == monitor
+        and feed_key(partition["context"]["feed_url"]) == new_key
+        for partition in partitions
+    ):
+        raise StateError(
+            f"the new URL already has a partition for monitor_id {monitor!r} (a run with it "
+            "took a baseline of its own): nothing was changed"
+        )
+    moved = moved_partition(partitions[position], new)
+    decode_bookmark(moved, "the renamed partition")
+    partitions[position] = moved
+    bookmarks = state["bookmarks"]
+    feed_items = {**bookmarks["feed_items"], "partitions": partitions}
+    return {**state, "bookmarks": {**bookmarks, "feed_items": feed_items}}
+
+
+def _position_of(partitions: list[dict[str, Any]], url: str, monitor_id: str | None) -> int:
+    """Where the one partition of feed ``url`` (as spelled, or another spelling the tap
+    sends as the same request) of ``monitor_id``, or of any monitor, stands."""
+    key = feed_key(url)
+    found = [
+        n
+        for n, partition in enumerate(partitions)
+        if monitor_id in (None, partition["context"]["monitor_id"])
+        and feed_key(partition["context"]["feed_url"]) == key
+    ]
+    of_monitor = f" for monitor_id {monitor_id!r}" if monitor_id is not None else ""
+    if not found:
+        raise StateError(f"the old URL has no partition{of_monitor} in this state")
+    monitors = sorted({partitions[n]["context"]["monitor_id"] for n in found})
+    if len(monitors) > 1:
+        raise StateError(
+            f"the old URL has a partition in each of the monitors {monitors}: choose one "
+            "with --monitor-id"
+        )
+    # As the tap does: the partition under the URL as spelled first.
+    found = [n for n in found if partitions[n]["context"]["feed_url"] == url] or found
+    if len(found) > 1:
+        raise StateError(
+            f"the old URL has partitions under {len(found)} spellings for monitor_id "
+            f"{monitors[0]!r}: pass it as the state spells it"
+        )
+    return found[0]
+
+
+def moved_partition(partition: dict[str, Any], new: str) -> dict[str, Any]:
+    """``partition`` as the feed's at URL ``new``. What it knows of the URL its document
+    was read from is carried over when that was its old URL itself (the new one is read
+    in its place, a 304 on the same validators trusted); otherwise (a redirect, a web
+    page's feed) it is dropped, with the validators, as the URL the new one leads to is
+    not known: the next run reads the document once in full and compares its items with
+    the remembered ones as usual. Either way no partition keeps the old URL."""
+    old = partition["context"]["feed_url"]
+    moved = {**partition, "context": {**partition["context"], "feed_url": new}}
+    if _read_from_itself(partition, old):
+        fetched = as_fetched(new)
+        moved["final_url"] = fetched
+        moved["final_url_hash"] = final_url_hash(fetched, new)
+    else:
+        for name in _READ_FROM_FIELDS:
+            moved.pop(name, None)
+    return moved
+
+
+def _read_from_itself(partition: dict[str, Any], url: str) -> bool:
+    """Whether ``partition``'s document was read from its feed's ``url`` itself, as the
+    tap compares them (``final_url_hash``, or ``final_url`` in a partition without it)."""
+    url_hash = partition.get("final_url_hash")
+    if url_hash is not None:
+        return bool(url_hash == final_url_hash(as_fetched(url), url))
+    final_url = partition.get("final_url")
+    return final_url is not None and final_url in (url, as_fetched(url))
+
+
+def _checked_url(url: str, which: str) -> str:
+    """``url`` if the tap takes it as a feed_urls entry; UsageError in its words, which
+    never quote the URL."""
+    if len(url.encode("utf-8")) > MAX_URL_BYTES:
+        raise UsageError(f"the {which} URL is longer than 2 KiB")
+    why = feed_key_and_refusal(url)[1]
+    if why is not None:
+        raise UsageError(f"the {which} URL: {why[0].lower()}{why[1:].rstrip('.')}")
+    return url
+
+
+def _read_urls(path: str) -> tuple[str, str]:
+    """The old and the new URL from a file (``-``: stdin) of two lines."""
+    data = sys.stdin.buffer.read() if path == "-" else Path(path).read_bytes()
+    try:
+        text = data.removeprefix(b"\xef\xbb\xbf").decode("utf-8")
+    except UnicodeDecodeError:
+        raise UsageError(f"{path}: the URLs file is not UTF-8 text") from None
+    lines = [line.strip() for line in text.splitlines() if line.strip()]
+    if len(lines) != 2:
+        raise UsageError(
+            f"{path}: the URLs file must hold two lines, the old URL then the new one "
+            f"(it holds {len(lines)})"
+        )
+    return lines[0], lines[1]
+
+
 def _read(path: str) -> tuple[dict[str, Any], bool]:
     try:
         data = sys.stdin.buffer.read() if path == "-" else Path(path).read_bytes()
@@ -98,9 +242,19 @@ def _dump(state: dict[str, Any], wrapped: bool) -> str:
     return json.dumps({_WRAPPER: state} if wrapped else state, separators=(",", ":"))
 
 
+_RENAME_HELP = """Move one feed's partition from its old URL to its new one, for a private
+feed whose token changed: the next run reads the new URL as the same feed (no new
+baseline, no item again). Give the URLs in a file of two lines, the old URL then the new
+one (--urls-file; '-' for stdin), to keep the token out of shell history and ps; --old and
+--new take them as arguments. The URLs are as in feed_urls. Writes the state to stdout,
+in the form read. Refused when the old URL has no partition, or the new URL has one."""
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
-        prog="tap-feeddelta-state", description="Merge and split tap-feeddelta states by shard."
+        prog="tap-feeddelta-state",
+        description="Merge and split tap-feeddelta states by shard; move a feed's state to "
+        "its new URL.",
     )
     commands = parser.add_subparsers(dest="command", required=True)
     merge = commands.add_parser("merge", help="merge states into one (stdout)")
@@ -109,8 +263,24 @@ def main(argv: list[str] | None = None) -> int:
     split.add_argument("file", help="state file ('-' for stdin)")
     split.add_argument("--shard-count", type=int, required=True)
     split.add_argument("--out-dir", required=True, help="writes shard-<i>.json here")
+    rename = commands.add_parser(
+        "rename",
+        help="move one feed's partition to its new URL (stdout)",
+        description=_RENAME_HELP,
+    )
+    rename.add_argument("file", help="state file ('-' for stdin)")
+    rename.add_argument(
+        "--urls-file", help="a file of two lines: the old URL, then the new one ('-' for stdin)"
+    )
+    rename.add_argument("--old", help="the old URL (shows in shell history and ps)")
+    rename.add_argument("--new", help="the new URL (shows in shell history and ps)")
+    rename.add_argument(
+        "--monitor-id", help="the feed's monitor_id (default: the only one with the old URL)"
+    )
     args = parser.parse_args(argv)
     try:
+        if args.command == "rename":
+            return _rename(args, rename)
         if args.command == "merge":
             read = [_read(path) for path in args.files]
             merged = merge_states([state for state, _ in read])
@@ -127,9 +297,23 @@ def main(argv: list[str] | None = None) -> int:
         for index, shard_state in enumerate(split_state(state, args.shard_count)):
             (out_dir / f"shard-{index}.json").write_text(_dump(shard_state, wrapped) + "\n")
         return 0
-    except (StateError, OSError) as exc:
+    except (StateError, UsageError, OSError) as exc:
         print(f"tap-feeddelta-state: {exc}", file=sys.stderr)
         return 2
+
+
+def _rename(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
+    if (args.urls_file is None) == (args.old is None and args.new is None):
+        parser.error("give the URLs either in --urls-file or as --old and --new")
+    if args.urls_file is None and (args.old is None or args.new is None):
+        parser.error("give both --old and --new")
+    if args.urls_file == "-" and args.file == "-":
+        parser.error("only one of the state and the URLs file can come from stdin")
+    old, new = (args.old, args.new) if args.urls_file is None else _read_urls(args.urls_file)
+    old, new = _checked_url(old, "old"), _checked_url(new, "new")
+    state, wrapped = _read(args.file)
+    print(_dump(renamed_state(state, old, new, args.monitor_id), wrapped))
+    return 0
 
 
 if __name__ == "__main__":

@@ -8,6 +8,7 @@ from typing import Any
 
 import pytest
 
+from tap_feeddelta.shownurl import as_fetched, final_url_hash
 from tap_feeddelta.statetool import main
 
 
@@ -90,3 +91,175 @@ def test_split_refuses_a_shard_count_the_tap_refuses(
         main(["split", "--shard-count", str(maximum), "--out-dir", str(out_dir), str(state)]) == 0
     )
     assert len(list(out_dir.iterdir())) == maximum
+
+
+OLD = "https://example.org/private.xml?token=OLD-SECRET"
+NEW = "https://example.org/private.xml?token=NEW-SECRET"
+
+
+def _partition(url: str, monitor_id: str = "default", **fields: Any) -> dict[str, Any]:
+    return {"context": {"monitor_id": monitor_id, "feed_url": url}, "v": 1, "items": "", **fields}
+
+
+def _read_from(url: str) -> dict[str, Any]:
+    """A partition's fields after a document read from ``url`` itself, as the tap keeps
+    them (the URL as the fetcher asked for it)."""
+    return {
+        "etag": '"e1"',
+        "last_modified": "Mon, 01 Jan 2024 10:00:00 GMT",
+        "final_url": as_fetched(url),
+        "final_url_hash": final_url_hash(as_fetched(url), url),
+        "success_at": "2024-01-01T10:00:00Z",
+    }
+
+
+def _state(*partitions: dict[str, Any]) -> dict[str, Any]:
+    return {"bookmarks": {"feed_items": {"partitions": list(partitions)}}}
+
+
+def _rename(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], state: Any, *args: str
+) -> tuple[int, Any, str]:
+    """(exit status, the state written, stderr) of `rename`, the URLs from a file (with
+    a byte order mark, blank lines and CRLF, as an editor may save it)."""
+    (tmp_path / "state.json").write_text(json.dumps(state))
+    (tmp_path / "urls.txt").write_text(f"\ufeff  {OLD}\r\n\n{NEW}\n")
+    urls = ["--urls-file", str(tmp_path / "urls.txt")]
+    status = main(["rename", *urls, *args, str(tmp_path / "state.json")])
+    out, err = capsys.readouterr()
+    return status, json.loads(out) if out else None, err
+
+
+def test_rename_moves_the_partition_with_what_it_read_from_the_old_url_itself(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    other = _partition("https://example.org/o.xml", **_read_from("https://example.org/o.xml"))
+    state = {**_state(other, _partition(OLD, **_read_from(OLD)), _partition(OLD, "b")), "x": 1}
+    status, out, err = _rename(tmp_path, capsys, {"singer_state": state}, "--monitor-id", "default")
+    assert (status, err) == (0, "")
+    assert set(out) == {"singer_state"}  # the form read
+    [kept, moved, of_b] = out["singer_state"]["bookmarks"]["feed_items"]["partitions"]
+    assert (kept, of_b, out["singer_state"]["x"]) == (other, _partition(OLD, "b"), 1)
+    # The new URL is read in the old one's place: a 304 on the same validators is trusted.
+    assert moved == _partition(NEW, **_read_from(NEW))
+
+
+@pytest.mark.parametrize(
+    "read",
+    [
+        # A redirect that kept the token (a query like the configured one's is shown whole).
+        {
+            "final_url": OLD.replace("/private", "/feeds/private"),
+            "final_url_hash": "v1:" + "a" * 16,
+        },
+        # A web page's feed (discovery).
+        {"final_url": "https://example.org/feed", "advertised_url_hash": "v1:" + "b" * 16},
+        # Before final_url_hash was kept.
+        {"final_url": "https://example.org/private.xml"},
+    ],
+    ids=["redirect", "discovered", "no-hash"],
+)
+def test_rename_drops_what_a_partition_read_elsewhere_knows_of_that_url(
+    read: dict[str, Any], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Where the new URL leads is not known: the next run reads the document once in full
+    and compares its items with the remembered ones."""
+    items = "A" * 16
+    partition = _partition(OLD, etag='"e1"', success_at="2024-01-01T10:00:00Z", **read)
+    partition["items"] = items
+    status, out, _ = _rename(tmp_path, capsys, _state(partition))
+    assert status == 0
+    [moved] = out["bookmarks"]["feed_items"]["partitions"]
+    assert moved == {**_partition(NEW), "success_at": "2024-01-01T10:00:00Z", "items": items}
+
+
+def test_rename_finds_the_old_url_in_another_spelling_of_it(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    spelled = OLD.replace("example.org", "EXAMPLE.org:443")
+    status, out, _ = _rename(tmp_path, capsys, _state(_partition(spelled, **_read_from(spelled))))
+    assert status == 0
+    [moved] = out["bookmarks"]["feed_items"]["partitions"]
+    assert moved == _partition(NEW, **_read_from(NEW))
+
+
+@pytest.mark.parametrize(
+    ("partitions", "args", "message"),
+    [
+        ([_partition("https://example.org/f")], (), "the old URL has no partition in this state"),
+        (
+            [_partition(OLD)],
+            ("--monitor-id", "b"),
+            "the old URL has no partition for monitor_id 'b' in this state",
+        ),
+        (
+            [_partition(OLD), _partition(OLD, "b")],
+            (),
+            "the old URL has a partition in each of the monitors ['b', 'default']: choose "
+            "one with --monitor-id",
+        ),
+        (
+            [_partition(OLD), _partition(NEW.replace("example.org", "Example.ORG"))],
+            (),
+            "the new URL already has a partition for monitor_id 'default' (a run with it "
+            "took a baseline of its own): nothing was changed",
+        ),
+    ],
+    ids=["no-old", "no-old-of-monitor", "two-monitors", "new-has-one"],
+)
+def test_rename_refuses_in_one_line_never_quoting_a_url(
+    partitions: list[dict[str, Any]],
+    args: tuple[str, ...],
+    message: str,
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    status, out, err = _rename(tmp_path, capsys, _state(*partitions), *args)
+    assert (status, out, err) == (2, None, f"tap-feeddelta-state: {message}\n")
+
+
+@pytest.mark.parametrize(
+    ("urls", "message"),
+    [
+        (f"{OLD}\n", "must hold two lines, the old URL then the new one (it holds 1)"),
+        (
+            f"{OLD}\n{NEW}\n{NEW}\n",
+            "must hold two lines, the old URL then the new one (it holds 3)",
+        ),
+        (
+            f"{OLD}\nftp://example.org/f?token=NEW-SECRET\n",
+            "the new URL: only http:// and https://",
+        ),
+        (f"https://u:OLD-SECRET@example.org/\n{NEW}\n", "the old URL: the URL holds credentials"),
+        (f"{OLD}\n{OLD.replace('example.org', 'EXAMPLE.ORG')}\n", "are one feed to the tap"),
+    ],
+    ids=["one-line", "three-lines", "not-http", "userinfo", "same-feed"],
+)
+def test_rename_refuses_urls_the_tap_would_not_take_never_quoting_them(
+    urls: str, message: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    (tmp_path / "urls.txt").write_text(urls)
+    (tmp_path / "state.json").write_text(json.dumps(_state(_partition(OLD))))
+    status = main(
+        ["rename", "--urls-file", str(tmp_path / "urls.txt"), str(tmp_path / "state.json")]
+    )
+    out, err = capsys.readouterr()
+    assert (status, out) == (2, "")
+    assert err.startswith("tap-feeddelta-state: ") and err.count("\n") == 1
+    assert message in err
+    assert "SECRET" not in err
+
+
+def test_rename_takes_the_urls_as_arguments_too_and_refuses_half_of_them(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    state = tmp_path / "state.json"
+    state.write_text(json.dumps(_state(_partition(OLD))))
+    assert main(["rename", "--old", OLD, "--new", NEW, str(state)]) == 0
+    [moved] = json.loads(capsys.readouterr().out)["bookmarks"]["feed_items"]["partitions"]
+    assert moved["context"]["feed_url"] == NEW
+    for args in (["--old", OLD], [], ["--urls-file", "-", "--new", NEW], ["--urls-file", "-"]):
+        with pytest.raises(SystemExit) as exited:
+            main(["rename", *args, "-"])
+        assert exited.value.code == 2
+    assert "SECRET" not in capsys.readouterr().err
