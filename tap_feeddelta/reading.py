@@ -197,6 +197,13 @@ async def _read_feed_led_to_before(
     if error.code == "not_a_feed" and elsewhere:
         message = f"{error.message} The configured URL redirects to another host."
         reading.error = Issue(error.code, message)
+    elif error.code == "not_a_feed" and reading.advertised and not settings.discover_from_websites:
+        # What to change, without a URL: advertised_feeds on the row lists them.
+        message = (
+            f"{error.message} Set discover_from_websites to read the one it leads to, "
+            "or configure one of advertised_feeds."
+        )
+        reading.error = Issue(error.code, message)
 
 
 async def _fetch(

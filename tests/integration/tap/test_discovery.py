@@ -229,3 +229,20 @@ def test_a_web_page_become_its_feed_fetches_the_failing_feed_once(
     assert len(server.requests_to("/feed.xml")) - asked_before == 1
     assert (row["status"], row["error_code"]) == ("error", "http_error")
     assert "discovery_failed" not in {issue["code"] for issue in row["issues"]}
+
+
+def test_a_page_configured_without_discovery_says_what_to_change(server: FeedServer) -> None:
+    """A newcomer's first mistake: the row says which setting reads the page's feed."""
+    server.put("/blog/", _page("/blog/feed/"), content_type="text/html; charset=utf-8")
+    server.put("/plain/", "<html><body>No feeds</body></html>", content_type="text/html")
+    run = run_tap(config(server, "/blog/", "/plain/"))
+    rows = {row["feed_url"]: row for row in run.health}
+    row = rows[server.url("/blog/")]
+    assert (row["error_code"], row["advertised_feeds"]) == (
+        "not_a_feed",
+        [server.url("/blog/feed/")],
+    )
+    assert "Set discover_from_websites" in row["error_message"]
+    assert "/blog/feed/" not in row["error_message"]  # the row lists the links, not the message
+    # A page that advertises nothing has nothing to read: no such advice.
+    assert "discover_from_websites" not in rows[server.url("/plain/")]["error_message"]
