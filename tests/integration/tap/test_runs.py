@@ -253,6 +253,32 @@ def test_deferral_with_max_items_per_run(server: FeedServer) -> None:
     assert final.items == []
 
 
+def test_a_capped_run_drains_a_backlog_of_items_of_one_date(server: FeedServer) -> None:
+    """A date-only feed (every item on one day) keeping its 6 newest posts, newest first:
+    after a burst of 4, it publishes 2 a run with max_items_per_run 2. The deferred posts
+    go out first (ties are taken from the end of the document, as undated items are), so
+    none leaves the feed undelivered."""
+    cfg = config(server, "/feed.xml", max_items_per_run=2)
+
+    def window(newest: int) -> str:
+        # guids ending in 0: feedserver.rss dates them all 1 January 2024, 10:00
+        return rss([(f"p{n}-0", f"Post {n}", "s") for n in range(newest, newest - 6, -1)])
+
+    server.put("/feed.xml", window(6))
+    state = run_tap(cfg).final_state
+    delivered: list[str] = []
+    newest = 10
+    for _ in range(5):
+        server.put("/feed.xml", window(newest))
+        run = run_tap(cfg, state)
+        assert run.returncode == 0, run.stderr
+        delivered += [r["item_id"] for r in run.items]
+        state = run.final_state
+        newest += 2
+    # all but the last run's 2 newest, which wait for the next run
+    assert sorted(delivered) == sorted(f"p{n}-0" for n in range(7, newest - 2 - 2 + 1))
+
+
 def test_state_is_bounded_and_compact(server: FeedServer) -> None:
     many = [(f"id-{n}", f"T{n}", "s") for n in range(300)]
     server.put("/feed.xml", rss(many))
