@@ -24,6 +24,7 @@ from tap_feeddelta.checkfacts import (
     shown_where,
     stale_issues,
     still_waiting,
+    usable_newest_item_at,
     utc_text,
     with_failure,
 )
@@ -85,6 +86,7 @@ async def check_feed(
     if bookmark and bookmark.last_modified != usable_last_modified(bookmark.last_modified, started):
         # Kept by an earlier version, which stored future dates: not sent, nor kept.
         bookmark = replace(bookmark, last_modified=None)
+    bookmark = _dates_judged_by_clock(bookmark, started)
     if bookmark and still_waiting(bookmark.retry_after_at, started):
         issue = Issue("retry_later", "the server asked not to be fetched before retry_after_at")
         facts = failure_facts(
@@ -178,7 +180,7 @@ def _read_outcome(
         # only the failures of its first checks, which this read ends.)
         claimed = task.adopt(read_hash)
         if claimed is not None:
-            adopted, bookmark = claimed
+            adopted, bookmark = claimed[0], _dates_judged_by_clock(claimed[1], started)
     # Item dates past this are a typo or a wrong clock: no item is newest by them.
     dates_not_after = utc_text(started + FUTURE_DATE_LEEWAY)
     delta = diff_items(
@@ -255,6 +257,14 @@ def _read_outcome(
         items=delta.remembered_items,
     )
     return _outcome(task, ctx, facts, new_bookmark, records, adopted)
+
+
+def _dates_judged_by_clock(bookmark: FeedBookmark | None, started: datetime) -> FeedBookmark | None:
+    """The bookmark without a newest_item_at ahead of the clock (usable_newest_item_at):
+    one value for the row, staleness, possible_gap and the bookmark after the check."""
+    if bookmark and bookmark.newest_item_at != usable_newest_item_at(bookmark, started):
+        return replace(bookmark, newest_item_at=None)
+    return bookmark
 
 
 def _another_feed_advertised(

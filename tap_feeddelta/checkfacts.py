@@ -87,9 +87,7 @@ def known_facts(
     read or a 304: the bookmark's checked_at)."""
     if bookmark is None:
         return {"counts": ItemCounts(), "is_stale": None}
-    newest = bookmark.newest_item_at
-    if newest and newest > utc_text(now + FUTURE_DATE_LEEWAY):
-        newest = None  # kept by an earlier version, which took future dates
+    newest = usable_newest_item_at(bookmark, now)
     return {
         "counts": ItemCounts(remembered=bookmark.item_count),
         "feed_title": bookmark.title,
@@ -98,6 +96,17 @@ def known_facts(
         "is_stale": judged_stale(newest, now, stale_after_days),
         "last_success_at": bookmark.checked_at,
     }
+
+
+def usable_newest_item_at(bookmark: FeedBookmark, now: datetime) -> str | None:
+    """The state's newest_item_at, unless it is more than FUTURE_DATE_LEEWAY after
+    ``now``, as no item's date counts then: written while the clock was ahead, by an
+    earlier version that took future dates, or edited. Kept, it would keep a dead feed
+    fresh and hide every gap (no item is newer) until the clock reached it."""
+    newest = bookmark.newest_item_at
+    if newest and newest > utc_text(now + FUTURE_DATE_LEEWAY):
+        return None
+    return newest
 
 
 def failure_streak(bookmark: FeedBookmark | None) -> int:
