@@ -62,6 +62,8 @@ class FeedTask:
     bookmark: FeedBookmark | None
     # For a feed without a partition of its own, or with one of failures only.
     adopt: Adopt | None = None
+    # Its bookmark is committed (feed_items is selected): see check_time.
+    commits: bool = True
 
 
 @dataclass(frozen=True, slots=True)
@@ -80,7 +82,7 @@ async def check_feed(
     task: FeedTask, fetcher: FetchesFeeds, settings: Settings, now: Callable[[], datetime]
 ) -> FeedOutcome:
     started = now()  # the clock: what dates are judged by
-    checked_at = utc_text(check_time(task.bookmark, started), micro=True)
+    checked_at = utc_text(check_time(task.bookmark, started, commits=task.commits), micro=True)
     ctx = FeedContext(settings.monitor_id, task.feed_url, checked_at)
     bookmark = task.bookmark
     if bookmark and bookmark.last_modified != usable_last_modified(bookmark.last_modified, started):
@@ -326,7 +328,7 @@ def failed_check(task: FeedTask, settings: Settings, started: datetime) -> FeedO
     """The outcome of a check that a fault of the tap's own ended: an error row, the
     feed's state kept as it was (nothing is committed, so nothing is lost), and the
     other feeds of the run go on."""
-    checked_at = utc_text(check_time(task.bookmark, started), micro=True)
+    checked_at = utc_text(check_time(task.bookmark, started, commits=False), micro=True)
     ctx = FeedContext(settings.monitor_id, task.feed_url, checked_at)
     issue = Issue(
         "internal_error",

@@ -988,6 +988,33 @@ def test_health_alone_reads_state_but_never_moves_it(server: FeedServer, tmp_pat
     assert [r["item_id"] for r in after.items] == ["id-x"]  # the change was not lost
 
 
+def test_health_alone_behind_the_state_gives_each_check_its_own_time(
+    server: FeedServer, tmp_path: Path
+) -> None:
+    """The state's last check a day ahead of the clock (written while the clock was ahead):
+    checks that move the state are timed just after it, those of runs that do not move it
+    by the clock, so no two rows of the feed share their key."""
+    server.put("/feed.xml", rss(ITEMS))
+    cfg = config(server, "/feed.xml")
+    state = run_tap(cfg).final_state
+    last = datetime.now(UTC) + timedelta(days=1)
+    ahead = last.strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+    state["bookmarks"]["feed_items"]["partitions"][0]["checked_at"] = ahead  # type: ignore[index]
+    catalog = tmp_path / "catalog.json"
+    catalog.write_text(json.dumps(_catalog_without_feed_items()))
+    times = []
+    for _ in range(3):
+        health_only = run_tap(cfg, state, catalog=str(catalog))
+        assert health_only.returncode == 0, health_only.stderr
+        [row] = health_only.health
+        times.append(row["checked_at"])
+    assert len(set(times)) == 3
+    assert times == sorted(times) and times[-1] < ahead
+    [row] = run_tap(cfg, state).health
+    just_after = last + timedelta(microseconds=1)
+    assert row["checked_at"] == just_after.strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+
+
 def test_deselected_properties_and_stream_maps_still_apply(
     server: FeedServer, tmp_path: Path
 ) -> None:
