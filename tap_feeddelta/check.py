@@ -24,6 +24,7 @@ from tap_feeddelta.checkfacts import (
     shown_where,
     stale_issues,
     still_waiting,
+    usable_newest_item_at,
     utc_text,
     with_failure,
 )
@@ -61,6 +62,8 @@ class FeedTask:
     bookmark: FeedBookmark | None
     # For a feed without a partition of its own, or with one of failures only.
     adopt: Adopt | None = None
+    # Its bookmark is committed (feed_items is selected): see check_time.
+    commits: bool = True
 
 
 @dataclass(frozen=True, slots=True)
@@ -79,12 +82,13 @@ async def check_feed(
     task: FeedTask, fetcher: FetchesFeeds, settings: Settings, now: Callable[[], datetime]
 ) -> FeedOutcome:
     started = now()  # the clock: what dates are judged by
-    checked_at = utc_text(check_time(task.bookmark, started), micro=True)
+    checked_at = utc_text(check_time(task.bookmark, started, commits=task.commits), micro=True)
     ctx = FeedContext(settings.monitor_id, task.feed_url, checked_at)
     bookmark = task.bookmark
     if bookmark and bookmark.last_modified != usable_last_modified(bookmark.last_modified, started):
         # Kept by an earlier version, which stored future dates: not sent, nor kept.
         bookmark = replace(bookmark, last_modified=None)
+    bookmark = _dates_judged_by_clock(bookmark, started)
     if bookmark and still_waiting(bookmark.retry_after_at, started):
         issue = Issue("retry_later", "the server asked not to be fetched before retry_after_at")
         facts = failure_facts(
@@ -178,7 +182,7 @@ def _read_outcome(
         # only the failures of its first checks, which this read ends.)
         claimed = task.adopt(read_hash)
         if claimed is not None:
-            adopted, bookmark = claimed
+            adopted, bookmark = claimed[0], _dates_judged_by_clock(claimed[1], started)
     # Item dates past this are a typo or a wrong clock: no item is newest by them.
     dates_not_after = utc_text(started + FUTURE_DATE_LEEWAY)
     delta = diff_items(
@@ -257,6 +261,14 @@ def _read_outcome(
     return _outcome(task, ctx, facts, new_bookmark, records, adopted)
 
 
+def _dates_judged_by_clock(bookmark: FeedBookmark | None, started: datetime) -> FeedBookmark | None:
+    """The bookmark without a newest_item_at ahead of the clock (usable_newest_item_at):
+    one value for the row, staleness, possible_gap and the bookmark after the check."""
+    if bookmark and bookmark.newest_item_at != usable_newest_item_at(bookmark, started):
+        return replace(bookmark, newest_item_at=None)
+    return bookmark
+
+
 def _another_feed_advertised(
     bookmark: FeedBookmark,
     advertised_hash: str | None,
@@ -316,7 +328,7 @@ def failed_check(task: FeedTask, settings: Settings, started: datetime) -> FeedO
     """The outcome of a check that a fault of the tap's own ended: an error row, the
     feed's state kept as it was (nothing is committed, so nothing is lost), and the
     other feeds of the run go on."""
-    checked_at = utc_text(check_time(task.bookmark, started), micro=True)
+    checked_at = utc_text(check_time(task.bookmark, started, commits=False), micro=True)
     ctx = FeedContext(settings.monitor_id, task.feed_url, checked_at)
     issue = Issue(
         "internal_error",

@@ -45,21 +45,23 @@ def still_waiting(retry_after_at: str | None, now: datetime) -> bool:
     return utc_text(now) < retry_after_at <= utc_text(now + RETRY_AFTER_CAP)
 
 
-def check_time(bookmark: FeedBookmark | None, clock: datetime) -> datetime:
+def check_time(bookmark: FeedBookmark | None, clock: datetime, *, commits: bool = True) -> datetime:
     """When a check made while the clock reads ``clock`` is timed (its checked_at): then,
     or just after the feed's last check in the state when the clock is not past it.
 
     Warehouses order an item's versions and a feed's rows by checked_at: a check timed
     before the last one would make an older version the current one. Only the timing
     moves: dates (staleness, dates ahead of now, Retry-After) are judged by the clock,
-    so a state written by a clock years ahead does not freeze them."""
+    so a state written by a clock years ahead does not freeze them.
+
+    A check that ``commits`` nothing (a run of feed_health alone, internal_error) is
+    timed by the clock: it orders no item version, and pinned after a state that does not
+    move, every such check would share one checked_at, its row's key. (The state refuses
+    a last check at the last moment a date-time can name: none could follow it.)"""
     last = _last_check(bookmark)
-    if last is None or clock > last:
+    if last is None or clock > last or not commits:
         return clock
-    try:
-        return last + CHECK_AFTER
-    except OverflowError:  # 9999-12-31T23:59:59.999999Z
-        return last
+    return last + CHECK_AFTER
 
 
 def _last_check(bookmark: FeedBookmark | None) -> datetime | None:
@@ -87,9 +89,7 @@ def known_facts(
     read or a 304: the bookmark's checked_at)."""
     if bookmark is None:
         return {"counts": ItemCounts(), "is_stale": None}
-    newest = bookmark.newest_item_at
-    if newest and newest > utc_text(now + FUTURE_DATE_LEEWAY):
-        newest = None  # kept by an earlier version, which took future dates
+    newest = usable_newest_item_at(bookmark, now)
     return {
         "counts": ItemCounts(remembered=bookmark.item_count),
         "feed_title": bookmark.title,
@@ -98,6 +98,17 @@ def known_facts(
         "is_stale": judged_stale(newest, now, stale_after_days),
         "last_success_at": bookmark.checked_at,
     }
+
+
+def usable_newest_item_at(bookmark: FeedBookmark, now: datetime) -> str | None:
+    """The state's newest_item_at, unless it is more than FUTURE_DATE_LEEWAY after
+    ``now``, as no item's date counts then: written while the clock was ahead, by an
+    earlier version that took future dates, or edited. Kept, it would keep a dead feed
+    fresh and hide every gap (no item is newer) until the clock reached it."""
+    newest = bookmark.newest_item_at
+    if newest and newest > utc_text(now + FUTURE_DATE_LEEWAY):
+        return None
+    return newest
 
 
 def failure_streak(bookmark: FeedBookmark | None) -> int:

@@ -284,12 +284,36 @@ def _newest_date(item: ParsedItem, not_after: str | None) -> str | None:
     return newest or None
 
 
-def _newest_first(candidates: list[_Identified], not_after: str | None) -> list[_Identified]:
+def _listed_oldest_first(entries: Iterable[_Identified]) -> bool:
+    """Whether the document lists its items oldest first: more of its dated items are
+    newer than the dated item listed before them than older. Without a sign (no two dates
+    differ), feeds list newest first. Items of one date, and undated ones, are told apart
+    by their place in the document, as the feed lists them."""
+    rising = falling = 0
+    previous = ""
+    for entry in entries:
+        date = _item_date(entry.item)
+        if not date:
+            continue
+        if previous and date != previous:
+            if date > previous:
+                rising += 1
+            else:
+                falling += 1
+        previous = date
+    return rising > falling
+
+
+def _newest_first(
+    candidates: list[_Identified], not_after: str | None, oldest_listed_first: bool
+) -> list[_Identified]:
     """Items newest first as newest_item_at reads them, then those without such a date
-    (undated, or dated only ahead of ``not_after``) in document order."""
+    (undated, or dated only ahead of ``not_after``); items of one date, and the undated
+    ones, the newest listed first (the first of a feed listing newest first)."""
     dated: list[tuple[str, _Identified]] = []
     undated: list[_Identified] = []
-    for candidate in candidates:
+    # The sort is stable: ties keep this order.
+    for candidate in candidates[::-1] if oldest_listed_first else candidates:
         date = _newest_date(candidate.item, not_after)
         if date:
             dated.append((date, candidate))
@@ -349,7 +373,7 @@ def diff_items(
         else:
             unchanged += 1
 
-    to_emit = _select_for_emission(changed, is_first_run, settings, dates_not_after)
+    to_emit = _select_for_emission(changed, is_first_run, settings, dates_not_after, identified)
     if len(to_emit) > settings.max_items_per_run:
         # New items go first: a wave of updates (every enclosure URL of an archive
         # changed) must not hold back this week's episode for runs. New items go oldest
@@ -360,8 +384,10 @@ def diff_items(
         # items run after run and never an edit of this week's. A deferred update keeps
         # its old hash, so it comes again next run.
         updated = [entry for entry, kind in to_emit if kind == "updated"]
-        to_emit = _oldest_first([c for c in to_emit if c[1] == "new"]) + [
-            (entry, "updated") for entry in _newest_first(updated, dates_not_after)
+        oldest_listed_first = _listed_oldest_first(identified)
+        to_emit = _oldest_first([c for c in to_emit if c[1] == "new"], oldest_listed_first) + [
+            (entry, "updated")
+            for entry in _newest_first(updated, dates_not_after, oldest_listed_first)
         ]
     emit_ids = {id(entry) for entry, _ in to_emit[: settings.max_items_per_run]}
     deferred = [entry for entry, _ in to_emit[settings.max_items_per_run :]]
@@ -431,7 +457,8 @@ def _newest_tracked(
     """The ``limit`` newest items (as emit_recent ranks them: undated ones after the dated,
     in document order), in document order. Ranked by date, not by place in the document:
     an archive that lists its first episode first appends each new one at its end."""
-    keep = {id(entry) for entry in _newest_first(identified, not_after)[:limit]}
+    ranked = _newest_first(identified, not_after, _listed_oldest_first(identified))
+    keep = {id(entry) for entry in ranked[:limit]}
     return [entry for entry in identified if id(entry) in keep]
 
 
@@ -461,14 +488,16 @@ def _memory_bound(largest_document: int, max_state_items: int) -> int:
 
 
 def _oldest_first(
-    changes: list[tuple[_Identified, ChangeType]],
+    changes: list[tuple[_Identified, ChangeType]], oldest_listed_first: bool
 ) -> list[tuple[_Identified, ChangeType]]:
-    """Dated changes oldest first, then undated ones from the end of the document (feeds
-    list newest first)."""
-    dated = [c for c in changes if _item_date(c[0].item)]
-    undated = [c for c in changes if not _item_date(c[0].item)]
-    dated.sort(key=lambda c: _item_date(c[0].item) or "")
-    return dated + undated[::-1]
+    """Dated changes oldest first, then undated ones; changes of one date, and the
+    undated ones, the oldest listed first (the last of a feed listing newest first): a
+    date-only feed publishing at the cap's pace would otherwise push back its backlog."""
+    listed = changes if oldest_listed_first else changes[::-1]
+    dated = [c for c in listed if _item_date(c[0].item)]
+    undated = [c for c in listed if not _item_date(c[0].item)]
+    dated.sort(key=lambda c: _item_date(c[0].item) or "")  # stable: ties keep their order
+    return dated + undated
 
 
 def _select_for_emission(
@@ -476,13 +505,17 @@ def _select_for_emission(
     is_first_run: bool,
     settings: DeltaSettings,
     dates_not_after: str | None,
+    identified: list[_Identified],
 ) -> list[tuple[_Identified, ChangeType]]:
-    """Changes that should be emitted, in emission order (before the per-run cap)."""
+    """Changes that should be emitted, in emission order (before the per-run cap);
+    ``identified``: the document's items, which tell how it lists them."""
     if is_first_run:
         if settings.first_run_mode == "baseline_only":
             return []
         if settings.first_run_mode == "emit_recent":
-            newest = _newest_first([entry for entry, _ in changed], dates_not_after)
+            newest = _newest_first(
+                [entry for entry, _ in changed], dates_not_after, _listed_oldest_first(identified)
+            )
             recent = newest[: settings.max_initial_items]
             keep = {id(entry) for entry in recent}
             changed = [(entry, kind) for entry, kind in changed if id(entry) in keep]

@@ -124,7 +124,7 @@ class FeedRun:
             self._prune_removed(partitions, index)
         # After the pruning: a partition dropped is no one's to take over.
         unconfigured = _Unconfigured(index, self.settings, set(self._respelled.values()))
-        tasks = (self._task(index, position, url, unconfigured) for position, url in feeds)
+        tasks = (self._task(index, position, url, unconfigured, commit) for position, url in feeds)
         self._health = []
         self._finished = self._health_sent = 0
         total = len(feeds)
@@ -214,7 +214,8 @@ class FeedRun:
 
     async def _check(self, task: FeedTask) -> FeedOutcome:
         started = self.now()
-        if not self._warned_clock_behind and check_time(task.bookmark, started) != started:
+        pinned = check_time(task.bookmark, started, commits=task.commits) != started
+        if not self._warned_clock_behind and pinned:
             self._warned_clock_behind = True
             self.logger.warning(
                 "The clock (%s) is behind the state: feed_urls[%d] was last checked later"
@@ -261,12 +262,13 @@ class FeedRun:
         position: int,
         url: str,
         unconfigured: _Unconfigured,
+        commit: bool,
     ) -> FeedTask:
         bookmark = self._bookmark(self._partition_of(index, url), position)
         # A page whose checks have all failed so far (a partition that holds only its
         # failure streak) has no baseline to lose: it may still take over its feed's.
         adopt = None if bookmark and bookmark.has_read_a_document else unconfigured.claim
-        return FeedTask(position, url, bookmark, adopt)
+        return FeedTask(position, url, bookmark, adopt, commits=commit)
 
     def _bookmark(self, partition: dict[str, Any] | None, position: int) -> FeedBookmark | None:
         if partition is None:

@@ -33,6 +33,8 @@ _MAX_ITEMS: Final = 10_000
 MAX_FAILURES: Final = 1_500_000
 _URL_HASH: Final = re.compile(r"v1:[0-9a-f]{16}")
 _DATE: Final = re.compile(r"\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d{1,6})?Z")
+# A feed's next check is timed after its last one: none can follow this.
+_LAST_MOMENT: Final = "9999-12-31T23:59:59.999999Z"
 _FORMATS: Final = frozenset(
     {"rss-0.9x", "rss-1.0", "rss-2.0", "atom-0.3", "atom-1.0", "json-feed-1.0", "json-feed-1.1"}
 )
@@ -165,6 +167,11 @@ def decode_bookmark(partition: Any, where: str) -> FeedBookmark:
         value = _optional_text(partition, name, where)
         if value is not None and not _DATE.fullmatch(value):
             raise StateError(f"{where}: '{name}' is not a UTC RFC 3339 date-time")
+        if value == _LAST_MOMENT and name in ("checked_at", "failed_at"):
+            raise StateError(
+                f"{where}: '{name}' is the last moment a date-time can name: no check can"
+                " be timed after it (an edited or damaged state)"
+            )
         values[name] = value
     for name in _URL_HASH_FIELDS:
         url_hash = _optional_text(partition, name, where)

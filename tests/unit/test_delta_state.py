@@ -389,6 +389,29 @@ def test_a_capped_run_emits_the_oldest_changes_first_and_drains_the_backlog() ->
     assert sorted(delivered) == published[10:-3]  # the last 3 are still waiting, in order
 
 
+@pytest.mark.parametrize("oldest_listed_first", [False, True], ids=["newest-first", "oldest-first"])
+def test_items_of_one_date_are_ranked_by_their_place_in_the_document(
+    oldest_listed_first: bool,
+) -> None:
+    """Four posts of one day (a date-only feed) after two of the day before. A capped run
+    takes the two listed as oldest (the last in a feed that lists newest first, the first
+    in one that lists oldest first, as its dates show); emit_recent the two newest."""
+
+    def post(n: int) -> ParsedItem:
+        return item(n, published_at="2024-06-03T00:00:00Z" if n >= 2 else "2024-06-02T00:00:00Z")
+
+    def listed(numbers: range) -> list[ParsedItem]:
+        posts = [post(n) for n in numbers]
+        return posts if oldest_listed_first else posts[::-1]
+
+    bookmark = baseline(listed(range(2)))
+    capped = diff_items(bookmark, listed(range(6)), DeltaSettings("m", "u", max_items_per_run=2))
+    assert sorted(c.item_id for c in capped.changes) == ["id-2", "id-3"]
+    recent = DeltaSettings("m", "u", first_run_mode="emit_recent", max_initial_items=2)
+    picked = diff_items(None, listed(range(6)), recent).changes
+    assert sorted(c.item_id for c in picked) == ["id-4", "id-5"]
+
+
 def test_a_capped_run_emits_new_items_before_updates() -> None:
     """A show drops an analytics prefix from every enclosure the week it publishes two
     episodes: the wave of updates waits behind the new episodes (those oldest first), the

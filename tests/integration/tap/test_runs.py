@@ -254,6 +254,32 @@ def test_deferral_with_max_items_per_run(server: FeedServer) -> None:
     assert final.items == []
 
 
+def test_a_capped_run_drains_a_backlog_of_items_of_one_date(server: FeedServer) -> None:
+    """A date-only feed (every item on one day) keeping its 6 newest posts, newest first:
+    after a burst of 4, it publishes 2 a run with max_items_per_run 2. The deferred posts
+    go out first (ties are taken from the end of the document, as undated items are), so
+    none leaves the feed undelivered."""
+    cfg = config(server, "/feed.xml", max_items_per_run=2)
+
+    def window(newest: int) -> str:
+        # guids ending in 0: feedserver.rss dates them all 1 January 2024, 10:00
+        return rss([(f"p{n}-0", f"Post {n}", "s") for n in range(newest, newest - 6, -1)])
+
+    server.put("/feed.xml", window(6))
+    state = run_tap(cfg).final_state
+    delivered: list[str] = []
+    newest = 10
+    for _ in range(5):
+        server.put("/feed.xml", window(newest))
+        run = run_tap(cfg, state)
+        assert run.returncode == 0, run.stderr
+        delivered += [r["item_id"] for r in run.items]
+        state = run.final_state
+        newest += 2
+    # all but the last run's 2 newest, which wait for the next run
+    assert sorted(delivered) == sorted(f"p{n}-0" for n in range(7, newest - 2 - 2 + 1))
+
+
 def test_state_is_bounded_and_compact(server: FeedServer) -> None:
     many = [(f"id-{n}", f"T{n}", "s") for n in range(300)]
     server.put("/feed.xml", rss(many))
@@ -961,6 +987,33 @@ def test_health_alone_reads_state_but_never_moves_it(server: FeedServer, tmp_pat
     assert health_only.final_state == first.final_state  # nothing moved
     after = run_tap(cfg, first.final_state)
     assert [r["item_id"] for r in after.items] == ["id-x"]  # the change was not lost
+
+
+def test_health_alone_behind_the_state_gives_each_check_its_own_time(
+    server: FeedServer, tmp_path: Path
+) -> None:
+    """The state's last check a day ahead of the clock (written while the clock was ahead):
+    checks that move the state are timed just after it, those of runs that do not move it
+    by the clock, so no two rows of the feed share their key."""
+    server.put("/feed.xml", rss(ITEMS))
+    cfg = config(server, "/feed.xml")
+    state = run_tap(cfg).final_state
+    last = datetime.now(UTC) + timedelta(days=1)
+    ahead = last.strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+    state["bookmarks"]["feed_items"]["partitions"][0]["checked_at"] = ahead  # type: ignore[index]
+    catalog = tmp_path / "catalog.json"
+    catalog.write_text(json.dumps(_catalog_without_feed_items()))
+    times = []
+    for _ in range(3):
+        health_only = run_tap(cfg, state, catalog=str(catalog))
+        assert health_only.returncode == 0, health_only.stderr
+        [row] = health_only.health
+        times.append(row["checked_at"])
+    assert len(set(times)) == 3
+    assert times == sorted(times) and times[-1] < ahead
+    [row] = run_tap(cfg, state).health
+    just_after = last + timedelta(microseconds=1)
+    assert row["checked_at"] == just_after.strftime("%Y-%m-%dT%H:%M:%S.%fZ")
 
 
 def test_deselected_properties_and_stream_maps_still_apply(
