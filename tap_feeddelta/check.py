@@ -139,19 +139,26 @@ def _failed_outcome(
     error = reading.error
     assert error is not None
     result = reading.result
-    facts = failure_facts(
-        "error",
-        error,
-        bookmark,
-        started,
-        settings,
-        reading.moved,
-        retry_after_at=result.retry_after_at,
-        **reading.common_facts(task.feed_url),
-    )
+    if error.code == "retry_later":
+        # Not sent: its host answered another feed's fetch with 429 (or 503 with a
+        # Retry-After). The row of a feed waiting out a Retry-After of its own.
+        facts = failure_facts(
+            "skipped", error, bookmark, started, settings, retry_after_at=result.retry_after_at
+        )
+    else:
+        facts = failure_facts(
+            "error",
+            error,
+            bookmark,
+            started,
+            settings,
+            reading.moved,
+            retry_after_at=result.retry_after_at,
+            **reading.common_facts(task.feed_url),
+        )
     # A failure moves only the streak, and after a 429/503 when the server lets us back.
     kept = with_failure(bookmark, ctx)
-    if error.code == "rate_limited" and result.retry_after_at:
+    if error.code in ("rate_limited", "retry_later") and result.retry_after_at:
         kept = replace(kept, retry_after_at=result.retry_after_at)
     return _outcome(task, ctx, facts, kept)
 

@@ -186,7 +186,8 @@ def remembered_feed(
     """The feed to read when the web page at ``configured`` led to none (``error``;
     ``result`` is its fetch, and it advertised ``advertised``): the one the bookmark read
     through it, when it names the whole URL read (see remembered_url). Not after a
-    429/503 (the server asked us to wait) or with the feed's time budget spent, nor when
+    429/503 (the server asked us to wait), nor when the page was not asked for (its host
+    rests: the check is skipped), or with the feed's time budget spent, nor when
     that feed is what was just fetched: the configured URL (a page replaced by its feed
     keeps the page's partition), or a URL its redirects went through or ended at (a page
     that now redirects to its feed): asking again would only fetch it twice, and call a
@@ -196,7 +197,7 @@ def remembered_feed(
         or bookmark is None
         or bookmark.advertised_url_hash is None
         or advertised
-        or error.code in ("rate_limited", "timeout")
+        or error.code in ("rate_limited", "retry_later", "timeout")
     ):
         return None
     remembered = remembered_url(bookmark.final_url, bookmark.final_url_hash, configured)

@@ -61,7 +61,12 @@ CODES: Final[dict[str, CodeInfo]] = {
         "error", False, "The tap itself failed on this feed (a bug); its state was kept."
     ),
     # -- per-run states reported on feed_health -------------------------------------------
-    "retry_later": CodeInfo("info", True, "Skipped: the server's Retry-After has not passed."),
+    "retry_later": CodeInfo(
+        "info",
+        True,
+        "Skipped: the server's Retry-After has not passed (the feed's own, or its host's, "
+        "given to another feed's fetch in the same run).",
+    ),
     "stale_feed": CodeInfo("warning", False, "The newest item is older than stale_after_days."),
     "items_deferred": CodeInfo(
         "info", False, "More changes than max_items_per_run; the rest come on a later run."

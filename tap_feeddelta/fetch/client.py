@@ -101,7 +101,7 @@ class Fetcher:
         self._now = now if now is not None else _utc_now
         self._context = verifying_context(ca_certs, policy.ca_bundle_path)
         self._pool = ConnectionPool(policy.max_per_host, idle_connection_cap())
-        self._hosts = HostSlots(policy.max_per_host, lambda: self._aborting)
+        self._hosts = HostSlots(policy.max_per_host, lambda: self._aborting, self._now)
         self._verdicts: Verdicts = {}
         self._headers = {
             "User-Agent": policy.user_agent,
@@ -413,7 +413,9 @@ class Fetcher:
                 answer, keep = await self._read_ok(target, conn, head, progress)
                 return answer
             if status in RATE_LIMIT_STATUSES:
-                progress.retry_after_at = self._retry_after(head)
+                progress.retry_after_at = told = self._retry_after(head)
+                if told is not None:  # the host's other fetches of the run wait too
+                    self._hosts.rest(target.host, status, told)
                 raise FetchError("rate_limited", f"{target.host} answered {status}: retry later.")
             raise _no_document(target.host, status)
         finally:
