@@ -21,6 +21,7 @@ from tap_feeddelta.checkfacts import (
     judged_stale,
     known_facts,
     names_itself,
+    next_check_at,
     shown_where,
     stale_issues,
     still_waiting,
@@ -86,7 +87,11 @@ async def check_feed(
         # Kept by an earlier version, which stored future dates: not sent, nor kept.
         bookmark = replace(bookmark, last_modified=None)
     if bookmark and still_waiting(bookmark.retry_after_at, started):
-        issue = Issue("retry_later", "the server asked not to be fetched before retry_after_at")
+        issue = Issue(
+            "retry_later",
+            "not fetched before retry_after_at: the server asked to wait, or the tap waits "
+            "after a 429/503 without Retry-After or a 410",
+        )
         facts = failure_facts(
             "skipped", issue, bookmark, started, settings, retry_after_at=bookmark.retry_after_at
         )
@@ -138,13 +143,11 @@ def _failed_outcome(
     """No document read: the error, and one more in the failure streak."""
     error = reading.error
     assert error is not None
-    result = reading.result
+    wait = next_check_at(error.code, reading.result.retry_after_at, bookmark, started)
     if error.code == "retry_later":
         # Not sent: its host answered another feed's fetch with 429 (or 503 with a
         # Retry-After). The row of a feed waiting out a Retry-After of its own.
-        facts = failure_facts(
-            "skipped", error, bookmark, started, settings, retry_after_at=result.retry_after_at
-        )
+        facts = failure_facts("skipped", error, bookmark, started, settings, retry_after_at=wait)
     else:
         facts = failure_facts(
             "error",
@@ -153,13 +156,13 @@ def _failed_outcome(
             started,
             settings,
             reading.moved,
-            retry_after_at=result.retry_after_at,
+            retry_after_at=wait,
             **reading.common_facts(task.feed_url),
         )
-    # A failure moves only the streak, and after a 429/503 when the server lets us back.
+    # A failure moves only the streak, and after a 429/503 or a 410 when to ask again.
     kept = with_failure(bookmark, ctx)
-    if error.code in ("rate_limited", "retry_later") and result.retry_after_at:
-        kept = replace(kept, retry_after_at=result.retry_after_at)
+    if wait is not None:
+        kept = replace(kept, retry_after_at=wait)
     return _outcome(task, ctx, facts, kept)
 
 

@@ -18,12 +18,13 @@ whatever the number of its feeds; a working host is given up only if that many o
 feeds in a row send nothing back within their budgets.
 
 A host that answers 429, or 503 with a Retry-After, rests: until the time its Retry-After
-gives (capped at a day when read), the run sends it nothing more. Rate limits count a
-client's requests to the host, not to one URL, so its other feeds would only meet the
-same answer, and a client that keeps asking gets blocked. Its fetches still waiting for
-a slot, and any that come later, end unsent (``retry_later``, with the host's time);
-those in flight just finish. A 503 without a Retry-After rests no host: behind a shared
-front (a reverse proxy, a hosting platform) it is often one backend's answer.
+gives (capped at a day when read; ``WAIT_WITHOUT_RETRY_AFTER`` after a 429 without one),
+the run sends it nothing more. Rate limits count a client's requests to the host, not to
+one URL, so its other feeds would only meet the same answer, and a client that keeps
+asking gets blocked. Its fetches still waiting for a slot, and any that come later, end
+unsent (``retry_later``, with the host's Retry-After time, None when it gave none); those
+in flight just finish. A 503 without a Retry-After rests no host: behind a shared front
+(a reverse proxy, a hosting platform) it is often one backend's answer.
 """
 
 from __future__ import annotations
@@ -36,7 +37,7 @@ from datetime import datetime
 from typing import Final, Protocol
 
 from tap_feeddelta.fetch.errors import FetchError
-from tap_feeddelta.fetch.headers import rfc3339_text
+from tap_feeddelta.fetch.headers import WAIT_WITHOUT_RETRY_AFTER, rfc3339_text
 
 # Rounds of max_per_host fetches in a row with nothing back that give a host up.
 SILENT_ROUNDS: Final = 3
@@ -59,10 +60,11 @@ class _Host:
     sending: int = 0  # fetches holding a slot and sent
     # Fetches waiting for those to end before they are sent (see HostSlots.held).
     waiting: list[asyncio.Future[None]] = field(default_factory=list)
-    # Until when the host asked to be left alone (RFC 3339, as Retry-After is kept), and
-    # the status it asked with.
+    # Until when the host asked to be left alone (RFC 3339, as Retry-After is kept), the
+    # status it asked with, and its Retry-After time (None: it gave none).
     resting_until: str | None = None
     rest_status: int = 0
+    rest_told: str | None = None
 
 
 class HostSlots:
@@ -79,12 +81,14 @@ class HostSlots:
         self._now = now
         self._hosts: dict[str, _Host] = {}
 
-    def rest(self, host: str, status: int, until: str) -> None:
-        """``host`` answered ``status`` asking to be left alone until ``until``
-        (RFC 3339): nothing more is sent to it before then (the later of two asks)."""
+    def rest(self, host: str, status: int, told: str | None) -> None:
+        """``host`` answered ``status`` asking to be left alone until ``told`` (its
+        Retry-After time, RFC 3339), or for ``WAIT_WITHOUT_RETRY_AFTER`` when it gave no
+        time: nothing more is sent to it before then (the later of two asks)."""
         state = self._host(host)
+        until = told or rfc3339_text(self._now() + WAIT_WITHOUT_RETRY_AFTER)
         if state.resting_until is None or until > state.resting_until:
-            state.resting_until, state.rest_status = until, status
+            state.resting_until, state.rest_status, state.rest_told = until, status, told
 
     def _host(self, host: str) -> _Host:
         state = self._hosts.get(host)
@@ -117,11 +121,16 @@ class HostSlots:
                 )
             resting_until = state.resting_until
             if resting_until is not None and rfc3339_text(self._now()) < resting_until:
-                fetch.retry_after_at = resting_until
+                fetch.retry_after_at = state.rest_told
+                asked = (
+                    ", asking to be left alone until retry_after_at"
+                    if state.rest_told
+                    else " (too many requests)"
+                )
                 raise FetchError(
                     "retry_later",
                     f"Not sent: {host} answered {state.rest_status} to an earlier fetch of "
-                    "this run and asked to be left alone until retry_after_at.",
+                    f"this run{asked}.",
                 )
             heads_read = fetch.heads_read
             state.sending += 1

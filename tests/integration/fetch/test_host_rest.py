@@ -123,3 +123,20 @@ def test_a_503_without_retry_after_rests_only_that_feed(
     fetcher = fetchers(allow_private_networks=True)
     assert_error(fetcher.fetch(server.url("/down")), "rate_limited")
     assert fetcher.fetch(server.url("/other")).status == "ok"
+
+
+def test_a_429_without_retry_after_rests_the_host_without_a_time(
+    server: Server, fetchers: Callable[..., Fetcher]
+) -> None:
+    """A rate limit that does not say for how long still counts the client's requests to
+    the host: the run asks it for nothing more (for 5 minutes). No time is reported: each
+    feed's check waits by its own failure streak."""
+    server.routes["/limited"] = _answers(429, None)
+    server.routes["/other"] = ok_handler()
+    fetcher = fetchers(allow_private_networks=True)
+    limited = fetcher.fetch(server.url("/limited"))
+    assert_error(limited, "rate_limited")
+    other = fetcher.fetch(server.url("/other"))
+    assert_error(other, "retry_later")
+    assert (limited.retry_after_at, other.retry_after_at) == (None, None)
+    assert server.paths == ["/limited"]
