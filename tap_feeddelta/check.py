@@ -21,6 +21,7 @@ from tap_feeddelta.checkfacts import (
     judged_stale,
     known_facts,
     names_itself,
+    next_check_at,
     shown_where,
     stale_issues,
     still_waiting,
@@ -90,7 +91,11 @@ async def check_feed(
         bookmark = replace(bookmark, last_modified=None)
     bookmark = _dates_judged_by_clock(bookmark, started)
     if bookmark and still_waiting(bookmark.retry_after_at, started):
-        issue = Issue("retry_later", "the server asked not to be fetched before retry_after_at")
+        issue = Issue(
+            "retry_later",
+            "not fetched before retry_after_at: the server asked to wait, or the tap waits "
+            "after a 429/503 without Retry-After or a 410",
+        )
         facts = failure_facts(
             "skipped", issue, bookmark, started, settings, retry_after_at=bookmark.retry_after_at
         )
@@ -142,21 +147,26 @@ def _failed_outcome(
     """No document read: the error, and one more in the failure streak."""
     error = reading.error
     assert error is not None
-    result = reading.result
-    facts = failure_facts(
-        "error",
-        error,
-        bookmark,
-        started,
-        settings,
-        reading.moved,
-        retry_after_at=result.retry_after_at,
-        **reading.common_facts(task.feed_url),
-    )
-    # A failure moves only the streak, and after a 429/503 when the server lets us back.
+    wait = next_check_at(error.code, reading.result.retry_after_at, bookmark, started)
+    if error.code == "retry_later":
+        # Not sent: its host answered another feed's fetch with 429 (or 503 with a
+        # Retry-After). The row of a feed waiting out a Retry-After of its own.
+        facts = failure_facts("skipped", error, bookmark, started, settings, retry_after_at=wait)
+    else:
+        facts = failure_facts(
+            "error",
+            error,
+            bookmark,
+            started,
+            settings,
+            reading.moved,
+            retry_after_at=wait,
+            **reading.common_facts(task.feed_url),
+        )
+    # A failure moves only the streak, and after a 429/503 or a 410 when to ask again.
     kept = with_failure(bookmark, ctx)
-    if error.code == "rate_limited" and result.retry_after_at:
-        kept = replace(kept, retry_after_at=result.retry_after_at)
+    if wait is not None:
+        kept = replace(kept, retry_after_at=wait)
     return _outcome(task, ctx, facts, kept)
 
 

@@ -13,7 +13,7 @@ from urllib.parse import urlsplit
 from tap_feeddelta.config import Settings
 from tap_feeddelta.delta import ItemCounts
 from tap_feeddelta.errors import Issue
-from tap_feeddelta.fetch.headers import RETRY_AFTER_CAP
+from tap_feeddelta.fetch.headers import RETRY_AFTER_CAP, WAIT_WITHOUT_RETRY_AFTER
 from tap_feeddelta.fetch.urls import display_url
 from tap_feeddelta.models import FetchResult
 from tap_feeddelta.records import FeedContext, HealthFacts
@@ -26,6 +26,8 @@ FUTURE_DATE_LEEWAY: Final = timedelta(days=1)
 # A check the clock times before the feed's last one (the clock was set back since, or
 # was ahead then) is timed this long after it: a feed's checked_at never goes back.
 CHECK_AFTER: Final = timedelta(microseconds=1)
+# A feed gone (410) is checked again after this: a publisher may bring it back.
+GONE_WAIT: Final = RETRY_AFTER_CAP
 
 
 def utc_text(moment: datetime, *, micro: bool = False) -> str:
@@ -43,6 +45,39 @@ def still_waiting(retry_after_at: str | None, now: datetime) -> bool:
     if not retry_after_at:
         return False
     return utc_text(now) < retry_after_at <= utc_text(now + RETRY_AFTER_CAP)
+
+
+def next_check_at(
+    code: str, told: str | None, bookmark: FeedBookmark | None, now: datetime
+) -> str | None:
+    """The retry_after_at a failed or skipped check (``code``) leaves: the feed is not
+    asked for before then. The server's Retry-After (``told``; its host's, for a feed not
+    asked for as its host rests); without one, after a 429 or 503, a wait that doubles
+    with the failure streak (backoff_wait); a day for a feed gone (410), which may come
+    back. None after any other failure (a 5xx, 404, timeout): monitoring checks it on
+    every run."""
+    if code == "feed_gone":
+        return utc_text(now + GONE_WAIT)
+    if code not in ("rate_limited", "retry_later"):
+        return None
+    if told is not None:
+        return told
+    return utc_text(now + backoff_wait(bookmark, now))
+
+
+def backoff_wait(bookmark: FeedBookmark | None, now: datetime) -> timedelta:
+    """How long a feed waits after a 429 or 503 without Retry-After: 5 minutes doubled
+    with each failure in the streak (this one included), at most a day (the Retry-After
+    cap, past which still_waiting ignores a time), and never longer than the feed has
+    gone without an answer. Skipped checks count in the streak (consecutive_failures):
+    on a schedule more frequent than the wait, the streak grows faster than the
+    requests, and that bound keeps the wait doubling once per request instead."""
+    doublings = min(failure_streak(bookmark) - 1, 16)  # 5 min × 2^9 is past the cap already
+    wait = min(WAIT_WITHOUT_RETRY_AFTER * (1 << doublings), RETRY_AFTER_CAP)
+    answered = _instant(bookmark.checked_at) if bookmark else None
+    if answered is not None:
+        wait = min(wait, max(now - answered, WAIT_WITHOUT_RETRY_AFTER))
+    return wait
 
 
 def check_time(bookmark: FeedBookmark | None, clock: datetime, *, commits: bool = True) -> datetime:
@@ -71,14 +106,21 @@ def _last_check(bookmark: FeedBookmark | None) -> datetime | None:
     last: datetime | None = None
     for text in (bookmark.checked_at, bookmark.failed_at):
         # Compared as instants: "…:00Z" and "…:00.5Z" do not sort as text.
-        if text:
-            try:
-                moment = datetime.fromisoformat(text)
-            except ValueError:  # the state checks the shape, not the calendar
-                continue
-            if last is None or moment > last:
-                last = moment
+        moment = _instant(text)
+        if moment is not None and (last is None or moment > last):
+            last = moment
     return last
+
+
+def _instant(text: str | None) -> datetime | None:
+    """A time the state keeps, as an instant; None when there is none or it is no date
+    (the state checks the shape, not the calendar)."""
+    if not text:
+        return None
+    try:
+        return datetime.fromisoformat(text)
+    except ValueError:
+        return None
 
 
 def known_facts(
@@ -197,7 +239,8 @@ def remembered_feed(
     """The feed to read when the web page at ``configured`` led to none (``error``;
     ``result`` is its fetch, and it advertised ``advertised``): the one the bookmark read
     through it, when it names the whole URL read (see remembered_url). Not after a
-    429/503 (the server asked us to wait) or with the feed's time budget spent, nor when
+    429/503 (the server asked us to wait), nor when the page was not asked for (its host
+    rests: the check is skipped), or with the feed's time budget spent, nor when
     that feed is what was just fetched: the configured URL (a page replaced by its feed
     keeps the page's partition), or a URL its redirects went through or ended at (a page
     that now redirects to its feed): asking again would only fetch it twice, and call a
@@ -207,7 +250,7 @@ def remembered_feed(
         or bookmark is None
         or bookmark.advertised_url_hash is None
         or advertised
-        or error.code in ("rate_limited", "timeout")
+        or error.code in ("rate_limited", "retry_later", "timeout")
     ):
         return None
     remembered = remembered_url(bookmark.final_url, bookmark.final_url_hash, configured)

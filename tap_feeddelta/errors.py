@@ -50,6 +50,12 @@ CODES: Final[dict[str, CodeInfo]] = {
         "error", True, "The server answered with an HTTP error status, or with no document."
     ),
     "rate_limited": CodeInfo("error", True, "The server asked to retry later (429/503)."),
+    "feed_gone": CodeInfo(
+        "error",
+        False,
+        "The server answered 410 Gone: the feed was removed on purpose. Checked again "
+        "once a day, in case it comes back.",
+    ),
     "response_too_large": CodeInfo(
         "error", False, "The body, as received or decoded, exceeds max_feed_bytes."
     ),
@@ -61,7 +67,13 @@ CODES: Final[dict[str, CodeInfo]] = {
         "error", False, "The tap itself failed on this feed (a bug); its state was kept."
     ),
     # -- per-run states reported on feed_health -------------------------------------------
-    "retry_later": CodeInfo("info", True, "Skipped: the server's Retry-After has not passed."),
+    "retry_later": CodeInfo(
+        "info",
+        True,
+        "Skipped: the feed's retry_after_at has not passed (the server's Retry-After, the "
+        "feed's own or its host's given to another feed's fetch in the same run; or the "
+        "wait after a 429/503 without one, or a 410).",
+    ),
     "stale_feed": CodeInfo("warning", False, "The newest item is older than stale_after_days."),
     "items_deferred": CodeInfo(
         "info", False, "More changes than max_items_per_run; the rest come on a later run."

@@ -48,7 +48,8 @@ def _huge_feed() -> bytes:
 
 
 class HostileServer:
-    def __init__(self) -> None:
+    def __init__(self, host: str = "127.0.0.1") -> None:
+        self.host = host  # another loopback address (127.0.0.2) is another host
         self.documents: dict[str, bytes] = {}
         self.etags: dict[str, str] = {}
         self._stop = threading.Event()
@@ -71,11 +72,11 @@ class HostileServer:
             def handle_error(self, request: Any, client_address: Any) -> None:
                 pass
 
-        self._httpd = QuietServer(("127.0.0.1", 0), Handler)
+        self._httpd = QuietServer((host, 0), Handler)
         self._thread = threading.Thread(target=self._httpd.serve_forever, daemon=True)
 
     def url(self, behaviour: str, n: int) -> str:
-        return f"http://127.0.0.1:{self._httpd.server_address[1]}/{behaviour}/{n}"
+        return f"http://{self.host}:{self._httpd.server_address[1]}/{behaviour}/{n}"
 
     def start(self) -> HostileServer:
         _bomb("gzip"), _bomb("deflate"), _huge_feed()  # build before the clock starts

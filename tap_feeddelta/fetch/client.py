@@ -101,7 +101,7 @@ class Fetcher:
         self._now = now if now is not None else _utc_now
         self._context = verifying_context(ca_certs, policy.ca_bundle_path)
         self._pool = ConnectionPool(policy.max_per_host, idle_connection_cap())
-        self._hosts = HostSlots(policy.max_per_host, lambda: self._aborting)
+        self._hosts = HostSlots(policy.max_per_host, lambda: self._aborting, self._now)
         self._verdicts: Verdicts = {}
         self._headers = {
             "User-Agent": policy.user_agent,
@@ -413,7 +413,11 @@ class Fetcher:
                 answer, keep = await self._read_ok(target, conn, head, progress)
                 return answer
             if status in RATE_LIMIT_STATUSES:
-                progress.retry_after_at = self._retry_after(head)
+                progress.retry_after_at = told = self._retry_after(head)
+                # The host's other fetches of the run wait too: a rate limit counts the
+                # client's requests to the host (a 503 without a time may be one backend's).
+                if status == 429 or told is not None:
+                    self._hosts.rest(target.host, status, told)
                 raise FetchError("rate_limited", f"{target.host} answered {status}: retry later.")
             raise _no_document(target.host, status)
         finally:
@@ -561,7 +565,12 @@ def _stray_answer(exc: Exception) -> bool:
 
 def _no_document(host: str, status: int) -> FetchError:
     """``http_error`` for an answer that carries no feed, in words true to its status:
-    the other 2xx statuses are not errors, but none of them is the document."""
+    the other 2xx statuses are not errors, but none of them is the document. A 410 is
+    ``feed_gone``: removed on purpose, not an error that passes (RFC 9110 15.5.11)."""
+    if status == 410:
+        return FetchError(
+            "feed_gone", f"{host} answered 410 Gone: the feed was removed on purpose."
+        )
     if status in NO_CONTENT_STATUSES:
         message = f"{host} answered {status} with no content: there is no document to read."
     elif 200 <= status < 300:

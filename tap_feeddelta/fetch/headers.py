@@ -9,6 +9,9 @@ from email.utils import parsedate_to_datetime
 MAX_VALIDATOR_CHARS = 1024
 MAX_CONTENT_TYPE_CHARS = 256
 RETRY_AFTER_CAP = timedelta(days=1)
+# A 429 or 503 without Retry-After: the first wait (a host's in a run, and a feed's, which
+# doubles with its failure streak up to RETRY_AFTER_CAP).
+WAIT_WITHOUT_RETRY_AFTER = timedelta(minutes=5)
 # A Last-Modified this far past the tap's clock is a server clock or file time gone wrong.
 LAST_MODIFIED_LEEWAY = timedelta(minutes=10)
 ACCEPT = (

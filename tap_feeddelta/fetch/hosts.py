@@ -16,6 +16,15 @@ bodies come. The fetches counted are the host's own feeds, sent ``max_per_host``
 budgets when its feeds are queued together, at most ``SILENT_ROUNDS`` × ``max_per_host``,
 whatever the number of its feeds; a working host is given up only if that many of its
 feeds in a row send nothing back within their budgets.
+
+A host that answers 429, or 503 with a Retry-After, rests: until the time its Retry-After
+gives (capped at a day when read; ``WAIT_WITHOUT_RETRY_AFTER`` after a 429 without one),
+the run sends it nothing more. Rate limits count a client's requests to the host, not to
+one URL, so its other feeds would only meet the same answer, and a client that keeps
+asking gets blocked. Its fetches still waiting for a slot, and any that come later, end
+unsent (``retry_later``, with the host's Retry-After time, None when it gave none); those
+in flight just finish. A 503 without a Retry-After rests no host: behind a shared front
+(a reverse proxy, a hosting platform) it is often one backend's answer.
 """
 
 from __future__ import annotations
@@ -24,9 +33,11 @@ import asyncio
 import contextlib
 from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass, field
+from datetime import datetime
 from typing import Final, Protocol
 
 from tap_feeddelta.fetch.errors import FetchError
+from tap_feeddelta.fetch.headers import WAIT_WITHOUT_RETRY_AFTER, rfc3339_text
 
 # Rounds of max_per_host fetches in a row with nothing back that give a host up.
 SILENT_ROUNDS: Final = 3
@@ -38,6 +49,7 @@ class Queued(Protocol):
     doing: str  # what the fetch is waiting for, should the deadline pass
     queued_seconds: float  # waiting for a slot, outside the budget
     heads_read: int  # response heads read (the host answered), over all hops
+    retry_after_at: str | None  # the host's, when the fetch is not sent as it rests
 
 
 @dataclass(slots=True)
@@ -48,24 +60,49 @@ class _Host:
     sending: int = 0  # fetches holding a slot and sent
     # Fetches waiting for those to end before they are sent (see HostSlots.held).
     waiting: list[asyncio.Future[None]] = field(default_factory=list)
+    # Until when the host asked to be left alone (RFC 3339, as Retry-After is kept), the
+    # status it asked with, and its Retry-After time (None: it gave none).
+    resting_until: str | None = None
+    rest_status: int = 0
+    rest_told: str | None = None
 
 
 class HostSlots:
     """The slots of every host of one run, and the count of what each sent back."""
 
-    def __init__(self, max_per_host: int, aborting: Callable[[], bool]) -> None:
+    def __init__(
+        self,
+        max_per_host: int,
+        aborting: Callable[[], bool],
+        now: Callable[[], datetime],
+    ) -> None:
         self._max_per_host = max_per_host
         self._aborting = aborting
+        self._now = now
         self._hosts: dict[str, _Host] = {}
+
+    def rest(self, host: str, status: int, told: str | None) -> None:
+        """``host`` answered ``status`` asking to be left alone until ``told`` (its
+        Retry-After time, RFC 3339), or for ``WAIT_WITHOUT_RETRY_AFTER`` when it gave no
+        time: nothing more is sent to it before then (the later of two asks)."""
+        state = self._host(host)
+        until = told or rfc3339_text(self._now() + WAIT_WITHOUT_RETRY_AFTER)
+        if state.resting_until is None or until > state.resting_until:
+            state.resting_until, state.rest_status, state.rest_told = until, status, told
+
+    def _host(self, host: str) -> _Host:
+        state = self._hosts.get(host)
+        if state is None:
+            state = self._hosts[host] = _Host(asyncio.Semaphore(self._max_per_host))
+        return state
 
     @contextlib.asynccontextmanager
     async def held(
         self, host: str, deadline: asyncio.Timeout, fetch: Queued
     ) -> AsyncIterator[None]:
-        """Hold one of ``host``'s slots, or raise ``timeout`` when the host is given up."""
-        state = self._hosts.get(host)
-        if state is None:
-            state = self._hosts[host] = _Host(asyncio.Semaphore(self._max_per_host))
+        """Hold one of ``host``'s slots, or raise ``timeout`` when the host is given up,
+        ``retry_later`` while it rests."""
+        state = self._host(host)
         fetch.doing = "waiting for a connection slot"
         await self._acquire(state.slots, deadline, fetch)
         try:
@@ -81,6 +118,19 @@ class HostSlots:
                     f"Not tried: {host} sent nothing back to its last {silent} fetches "
                     "before their time ran out, so its other fetches in this run were "
                     "given up.",
+                )
+            resting_until = state.resting_until
+            if resting_until is not None and rfc3339_text(self._now()) < resting_until:
+                fetch.retry_after_at = state.rest_told
+                asked = (
+                    ", asking to be left alone until retry_after_at"
+                    if state.rest_told
+                    else " (too many requests)"
+                )
+                raise FetchError(
+                    "retry_later",
+                    f"Not sent: {host} answered {state.rest_status} to an earlier fetch of "
+                    f"this run{asked}.",
                 )
             heads_read = fetch.heads_read
             state.sending += 1

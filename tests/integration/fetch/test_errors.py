@@ -91,7 +91,7 @@ def test_a_2xx_without_the_document_is_http_error_but_not_called_an_error(
     assert "HTTP" not in result.error.message
 
 
-@pytest.mark.parametrize("status", [400, 401, 403, 404, 410, 418, 500, 502, 504])
+@pytest.mark.parametrize("status", [400, 401, 403, 404, 418, 500, 502, 504])
 def test_other_statuses_are_http_errors(
     status: int, server: Server, fetchers: Callable[..., Fetcher], clock: Clock
 ) -> None:
@@ -103,6 +103,17 @@ def test_other_statuses_are_http_errors(
     assert result.error is not None
     assert str(status) in result.error.message
     assert result.retry_after_at is None
+
+
+def test_410_is_feed_gone(server: Server, fetchers: Callable[..., Fetcher], clock: Clock) -> None:
+    """Gone on purpose (RFC 9110 15.5.11), told apart from an error that passes."""
+    server.routes["/feed"] = lambda request, wire: wire.respond(410, b"gone")
+    result = fetchers(allow_private_networks=True).fetch(server.url("/feed"))
+    assert_error(result, "feed_gone", clock, 2.0)
+    assert result.http_status == 410
+    assert result.error is not None
+    assert result.error.message == "127.0.0.1 answered 410 Gone: the feed was removed on purpose."
+    assert not CODES["feed_gone"].is_retriable
 
 
 def test_secret_in_a_500_appears_nowhere(
