@@ -30,6 +30,7 @@ from tap_feeddelta.fingerprints import (
     key_hash,
     legacy_fingerprint,
     short_hash,
+    spaces_left_fingerprint,
     text_parts,
     title_id,
 )
@@ -196,7 +197,8 @@ def _as_shared(entry: _Identified, item_id: str) -> _Identified:
 def _earlier_ids(entry: _Identified, ignored: tuple[str, ...] = ()) -> list[str]:
     """The ids the item may have had before: its own, title and content ids (it shared
     its id then, or no longer does), the content id as the version before computed its
-    fingerprint (before cut texts, tracking prefixes and enclosure schemes counted); with
+    fingerprint (before cut texts, tracking prefixes and enclosure schemes counted, and
+    before invisible characters left no spaces doubled); with
     fields ignored, those ids with the fields in (before the setting was on, or before it
     applied to ids); for an item identified by its enclosure, the hash of its text (before
     enclosures identified items), and its URL, with tracking prefixes (before they were
@@ -207,6 +209,8 @@ def _earlier_ids(entry: _Identified, ignored: tuple[str, ...] = ()) -> list[str]
     legacy = legacy_fingerprint(item, ignored, entry.fingerprint)
     ids = [primary, title_id(item, primary, ignored), content_id(primary, entry.fingerprint)]
     ids.append(content_id(primary, legacy))
+    if spaced := spaces_left_fingerprint(item, ignored):
+        ids.append(content_id(primary, spaced))
     own, own_source = primary, primary_source
     if ignored:
         own, own_source, _ = item_identity(item)
