@@ -1,7 +1,8 @@
 """What change detection knows of one item: its identity and its fingerprint.
 
 Identity: the feed's own id; else its URL; else its first enclosure's URL (a podcast
-episode without guid or link); else a hash of its title, date and summary (``derived``).
+episode without guid or link); else a hash of its title, date and summary (``derived``),
+the text as a reader reads it, as the fingerprint reads it.
 A field ignored_changes lists identifies no item either: it is left out of that hash, and
 ignored enclosures identify none.
 Fingerprint: a hash over what a user sees of the item (FINGERPRINT_FIELDS), the text as
@@ -70,19 +71,21 @@ def comparable_enclosure_url(url: str) -> str:
     return f"https://{url[7:]}" if url.startswith("http://") else url
 
 
-def text_parts(item: ParsedItem, ignored: Collection[str] = ()) -> list[str]:
-    """What a derived id is a hash of: the title, date and summary, each but when ignored."""
+def text_parts(
+    item: ParsedItem, ignored: Collection[str] = (), *, as_given: bool = False
+) -> list[str]:
+    """What a derived id is a hash of: the title, date and summary, each but when
+    ignored, the texts as a reader reads them (as the fingerprint does) unless
+    ``as_given`` (as earlier versions read them)."""
+    read = _as_given if as_given else as_read
+    title = _IGNORED if "title" in ignored else read(item.title or _NONE)
+    summary = _IGNORED if "summary" in ignored else read(item.summary or _NONE)
     if not ignored:
-        date = item.published_at or item.updated_at
-        return [item.title or _NONE, date or _NONE, item.summary or _NONE]
+        return [title, item.published_at or item.updated_at or _NONE, summary]
     date = (item.published_at if "published_at" not in ignored else None) or (
         item.updated_at if "updated_at" not in ignored else None
     )
-    return [
-        _IGNORED if "title" in ignored else item.title or _NONE,
-        date or _NONE,
-        _IGNORED if "summary" in ignored else item.summary or _NONE,
-    ]
+    return [title, date or _NONE, summary]
 
 
 def derived_id(parts: list[str]) -> str:
@@ -90,11 +93,14 @@ def derived_id(parts: list[str]) -> str:
     return f"derived:{digest}"
 
 
-def title_id(item: ParsedItem, shared_id: str, ignored: Collection[str] = ()) -> str:
+def title_id(
+    item: ParsedItem, shared_id: str, ignored: Collection[str] = (), *, as_given: bool = False
+) -> str:
     """The id of an item that shares ``shared_id`` with other items of its document: from
-    it, the title and the publication date (not the update date, which an edit moves),
-    each but when ignored."""
-    title = _IGNORED if "title" in ignored else item.title or _NONE
+    it, the title as read (unless ``as_given``, as earlier versions read it) and the
+    publication date (not the update date, which an edit moves), each but when ignored."""
+    title = item.title or _NONE
+    title = _IGNORED if "title" in ignored else title if as_given else as_read(title)
     published = _IGNORED if "published_at" in ignored else item.published_at or _NONE
     return derived_id([shared_id, title, published])
 

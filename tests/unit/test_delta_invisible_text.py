@@ -5,6 +5,8 @@ were read so still read as unchanged after the upgrade."""
 
 from __future__ import annotations
 
+import unicodedata
+
 import pytest
 
 from tap_feeddelta.delta import DeltaSettings, diff_items
@@ -135,6 +137,84 @@ STATE_BEFORE = (
 def test_a_state_from_before_invisible_characters_left_their_spaces_sends_nothing() -> None:
     items = parse(upgrade_document())
     old = FeedBookmark(success_at="x", items=bytes.fromhex(STATE_BEFORE))
+    upgraded = diff_items(old, items, SETTINGS)
+    assert (upgraded.changes, upgraded.counts.unchanged) == ((), len(items))
+    assert upgraded.remembered_items == diff_items(None, items, SETTINGS).remembered_items
+
+
+# Items identified by their text: no guid and no link (a derived id), or a link they
+# share with other items (a status page: a title id). Each edit here is one no reader sees.
+HOME = "<link>https://status.example/</link>"
+CAFE, CAFE_NFD = "Caf\u00e9 opens", unicodedata.normalize("NFD", "Caf\u00e9 opens")
+IDENTIFIED_BY_TEXT = {
+    "a derived id, the title decomposed (NFD)": (
+        entry(CAFE, guid=""),
+        entry(CAFE_NFD, guid=""),
+    ),
+    "a derived id, soft hyphens in the title": (
+        entry("Hyphenation", guid=""),
+        entry("Hy&#173;phen&#173;ation", guid=""),
+    ),
+    "a derived id, a zero-width space and a BOM in the summary": (
+        entry("X", "hello world", guid=""),
+        entry("X", "&#65279;hello&#8203; world", guid=""),
+    ),
+    "a derived id, an empty paragraph holding a zero-width space": (
+        entry("Notes", "<p>Hello</p><p>World</p>", guid=""),
+        entry("Notes", "<p>Hello</p><p>&#8203;</p><p>World</p>", guid=""),
+    ),
+    "a shared link, the title decomposed (NFD)": (
+        entry(CAFE, guid="", extra=HOME) + entry("Other", guid="", extra=HOME),
+        entry(CAFE_NFD, guid="", extra=HOME) + entry("Other", guid="", extra=HOME),
+    ),
+    "a shared link, direction marks around the title": (
+        entry("Outage", guid="", extra=HOME) + entry("Other", guid="", extra=HOME),
+        entry("&#8207;Outage&#8206;", guid="", extra=HOME) + entry("Other", guid="", extra=HOME),
+    ),
+}
+
+
+@pytest.mark.parametrize("edit", IDENTIFIED_BY_TEXT)
+def test_an_item_identified_by_its_text_keeps_its_id_through_an_invisible_edit(edit: str) -> None:
+    plain, respelled = (rss(items) for items in IDENTIFIED_BY_TEXT[edit])
+    assert run_twice(plain, respelled) == []
+    assert run_twice(respelled, plain) == []
+    ids = [
+        [c.item_id for c in diff_items(None, parse(d), SETTINGS).changes]
+        for d in (plain, respelled)
+    ]
+    assert ids[0] == ids[1]
+
+
+def test_a_visible_edit_of_an_item_identified_by_its_text_is_still_a_new_item() -> None:
+    assert run_twice(rss(entry(CAFE, guid="")), rss(entry("Cafe opens", guid=""))) == ["new"]
+
+
+def derived_document() -> bytes:
+    """Items identified by their text, which holds invisible characters or is decomposed."""
+    return rss(
+        entry(CAFE_NFD, "hello&#8203; world", guid=""),
+        entry("Hy&#173;phen&#173;ation", "x", guid=""),
+        entry("Notes", "<p>Hello</p><p>&#8203;</p><p>World</p>", guid=""),
+        entry(CAFE_NFD, "y", guid="", extra=HOME),
+        entry("Other &#8203; news", "z", guid="", extra=HOME),
+        entry("Other", "z", guid="", extra=HOME),
+    )
+
+
+# What the version before ids were made of the texts as read remembered of
+# derived_document() (its first run's remembered_items).
+DERIVED_STATE_BEFORE = (
+    "335ee9c774e3903e378459a9994b520727636310775609c956f859112c07533d"
+    "ae5e8959aa31ec332eed66d18c1f09c4c7fd1ece073a1180a865c9595ef97fbb"
+    "e72f55375acd3aa8"
+)
+
+
+def test_a_state_from_before_ids_were_made_of_the_texts_as_read_sends_nothing() -> None:
+    """Their memory moves to the ids as read, once: nothing is `new`."""
+    items = parse(derived_document())
+    old = FeedBookmark(success_at="x", items=bytes.fromhex(DERIVED_STATE_BEFORE))
     upgraded = diff_items(old, items, SETTINGS)
     assert (upgraded.changes, upgraded.counts.unchanged) == ((), len(items))
     assert upgraded.remembered_items == diff_items(None, items, SETTINGS).remembered_items
