@@ -30,6 +30,7 @@ from tap_feeddelta.fingerprints import (
     key_hash,
     legacy_fingerprint,
     short_hash,
+    spaces_left_fingerprint,
     text_parts,
     title_id,
 )
@@ -196,9 +197,11 @@ def _as_shared(entry: _Identified, item_id: str) -> _Identified:
 def _earlier_ids(entry: _Identified, ignored: tuple[str, ...] = ()) -> list[str]:
     """The ids the item may have had before: its own, title and content ids (it shared
     its id then, or no longer does), the content id as the version before computed its
-    fingerprint (before cut texts, tracking prefixes and enclosure schemes counted); with
-    fields ignored, those ids with the fields in (before the setting was on, or before it
-    applied to ids); for an item identified by its enclosure, the hash of its text (before
+    fingerprint (before cut texts, tracking prefixes and enclosure schemes counted, and
+    before invisible characters left no spaces doubled); the title and derived ids of
+    its texts as given (before ids were made of them as read); with fields ignored,
+    those ids with the fields in (before the setting was on, or before it applied to
+    ids); for an item identified by its enclosure, the hash of its text (before
     enclosures identified items), and its URL, with tracking prefixes (before they were
     dropped), spelled http:// (before schemes were compared) and signed (before
     signatures were dropped), each also as the id it shared with other items."""
@@ -207,6 +210,15 @@ def _earlier_ids(entry: _Identified, ignored: tuple[str, ...] = ()) -> list[str]
     legacy = legacy_fingerprint(item, ignored, entry.fingerprint)
     ids = [primary, title_id(item, primary, ignored), content_id(primary, entry.fingerprint)]
     ids.append(content_id(primary, legacy))
+    if spaced := spaces_left_fingerprint(item, ignored):
+        ids.append(content_id(primary, spaced))
+    # Before ids were made of the texts as read: of the texts as given.
+    ids.append(title_id(item, primary, ignored, as_given=True))
+    if primary_source == "derived":
+        given = derived_id(text_parts(item, ignored, as_given=True))
+        ids += [given, title_id(item, given, ignored, as_given=True)]
+        fingerprints = (entry.fingerprint, legacy, spaced)
+        ids += [content_id(given, fingerprint) for fingerprint in fingerprints if fingerprint]
     own, own_source = primary, primary_source
     if ignored:
         own, own_source, _ = item_identity(item)
@@ -215,7 +227,7 @@ def _earlier_ids(entry: _Identified, ignored: tuple[str, ...] = ()) -> list[str]
         ids += [content_id(own, plain), content_id(own, legacy_fingerprint(item, (), plain))]
     if own_source == "enclosure":
         if entry.id_source == "enclosure" or own != primary:  # a shared one had a title id
-            ids.append(derived_id(text_parts(item)))
+            ids += [derived_id(text_parts(item)), derived_id(text_parts(item, as_given=True))]
         signed = item.enclosures[0].url
         unsigned = unsigned_url(signed)
         for before in dict.fromkeys((unsigned, http_spelling(unsigned), signed)):

@@ -1,7 +1,8 @@
 """What change detection knows of one item: its identity and its fingerprint.
 
 Identity: the feed's own id; else its URL; else its first enclosure's URL (a podcast
-episode without guid or link); else a hash of its title, date and summary (``derived``).
+episode without guid or link); else a hash of its title, date and summary (``derived``),
+the text as a reader reads it, as the fingerprint reads it.
 A field ignored_changes lists identifies no item either: it is left out of that hash, and
 ignored enclosures identify none.
 Fingerprint: a hash over what a user sees of the item (FINGERPRINT_FIELDS), the text as
@@ -22,8 +23,8 @@ from dataclasses import replace
 from typing import Final, Literal
 
 from tap_feeddelta.errors import Issue
-from tap_feeddelta.models import FINGERPRINT_FIELDS, ParsedItem
-from tap_feeddelta.parse.text import as_read
+from tap_feeddelta.models import FINGERPRINT_FIELDS, Author, Enclosure, ParsedItem
+from tap_feeddelta.parse.text import as_read, as_read_spaces_left
 from tap_feeddelta.signed_urls import unsigned_url
 from tap_feeddelta.tracking_prefixes import without_tracking_prefixes
 
@@ -70,19 +71,21 @@ def comparable_enclosure_url(url: str) -> str:
     return f"https://{url[7:]}" if url.startswith("http://") else url
 
 
-def text_parts(item: ParsedItem, ignored: Collection[str] = ()) -> list[str]:
-    """What a derived id is a hash of: the title, date and summary, each but when ignored."""
+def text_parts(
+    item: ParsedItem, ignored: Collection[str] = (), *, as_given: bool = False
+) -> list[str]:
+    """What a derived id is a hash of: the title, date and summary, each but when
+    ignored, the texts as a reader reads them (as the fingerprint does) unless
+    ``as_given`` (as earlier versions read them)."""
+    read = _as_given if as_given else as_read
+    title = _IGNORED if "title" in ignored else read(item.title or _NONE)
+    summary = _IGNORED if "summary" in ignored else read(item.summary or _NONE)
     if not ignored:
-        date = item.published_at or item.updated_at
-        return [item.title or _NONE, date or _NONE, item.summary or _NONE]
+        return [title, item.published_at or item.updated_at or _NONE, summary]
     date = (item.published_at if "published_at" not in ignored else None) or (
         item.updated_at if "updated_at" not in ignored else None
     )
-    return [
-        _IGNORED if "title" in ignored else item.title or _NONE,
-        date or _NONE,
-        _IGNORED if "summary" in ignored else item.summary or _NONE,
-    ]
+    return [title, date or _NONE, summary]
 
 
 def derived_id(parts: list[str]) -> str:
@@ -90,11 +93,14 @@ def derived_id(parts: list[str]) -> str:
     return f"derived:{digest}"
 
 
-def title_id(item: ParsedItem, shared_id: str, ignored: Collection[str] = ()) -> str:
+def title_id(
+    item: ParsedItem, shared_id: str, ignored: Collection[str] = (), *, as_given: bool = False
+) -> str:
     """The id of an item that shares ``shared_id`` with other items of its document: from
-    it, the title and the publication date (not the update date, which an edit moves),
-    each but when ignored."""
-    title = _IGNORED if "title" in ignored else item.title or _NONE
+    it, the title as read (unless ``as_given``, as earlier versions read it) and the
+    publication date (not the update date, which an edit moves), each but when ignored."""
+    title = item.title or _NONE
+    title = _IGNORED if "title" in ignored else title if as_given else as_read(title)
     published = _IGNORED if "published_at" in ignored else item.published_at or _NONE
     return derived_id([shared_id, title, published])
 
@@ -111,6 +117,7 @@ def fingerprint_bytes(
     keep_signatures: bool = False,
     keep_tracking_prefixes: bool = False,
     text_as_given: bool = False,
+    spaces_left: bool = False,
     ignored: Collection[str] = (),
 ) -> bytes:
     """The item's content hash, with the fields named in ``ignored`` (ignored_changes)
@@ -144,15 +151,61 @@ def fingerprint_bytes(
         ),
     ]
     if item.cut_digests:  # the text as read goes on past the cap: the edits there count
-        for name, digest in item.cut_digests:
-            parts[_FIELD_INDEX[name]] += _CUT + digest
+        for name, digest, digest_before in item.cut_digests:
+            parts[_FIELD_INDEX[name]] += _CUT + (digest_before if spaces_left else digest)
     if ignored:  # after the digests: an ignored field is ignored whole
         for name in ignored:
             parts[_FIELD_INDEX[name]] = _IGNORED
     material = "\x1e".join(parts)
     if not text_as_given and not material.isascii():
-        material = as_read(material)
+        # As earlier versions read it: the material whole. That is how this version reads
+        # it too unless it holds an invisible character (rare), whose removal may leave a
+        # space doubled or at the end of a text: then each text is read on its own.
+        material, invisible = as_read_spaces_left(material)
+        if invisible and not spaces_left:
+            return fingerprint_bytes(
+                _as_read(item),
+                tags_in_document_order=tags_in_document_order,
+                keep_signatures=keep_signatures,
+                keep_tracking_prefixes=keep_tracking_prefixes,
+                text_as_given=True,  # read already
+                ignored=ignored,
+            )
     return hashlib.blake2b(material.encode("utf-8"), digest_size=16).digest()
+
+
+def _as_read(item: ParsedItem) -> ParsedItem:
+    """The item with each of its texts, names and URLs as a reader reads it (as_read)."""
+    return ParsedItem(  # positionally: ``_replace`` takes longer than all the rest
+        item.native_id,
+        item.native_id_source,
+        _text_as_read(item.url),
+        _text_as_read(item.title),
+        _text_as_read(item.summary),
+        _text_as_read(item.content_text),
+        tuple([_author_as_read(author) for author in item.authors]),
+        tuple([as_read(tag) for tag in item.tags]),
+        item.published_at,
+        item.updated_at,
+        tuple([_enclosure_as_read(enclosure) for enclosure in item.enclosures]),
+        item.source_pointer,
+        item.issues,
+        item.cut_digests,
+    )
+
+
+def _author_as_read(author: Author) -> Author:
+    return Author(
+        _text_as_read(author.name), _text_as_read(author.email), _text_as_read(author.url)
+    )
+
+
+def _enclosure_as_read(enclosure: Enclosure) -> Enclosure:
+    return Enclosure(as_read(enclosure.url), _text_as_read(enclosure.type), enclosure.length_bytes)
+
+
+def _text_as_read(text: str | None) -> str | None:
+    return as_read(text) if text else text
 
 
 def _as_given(url: str) -> str:
@@ -165,11 +218,14 @@ def earlier_content_hashes(item: ParsedItem, ignored: tuple[str, ...] = ()) -> l
     hash. Earlier versions: the hash with tracking prefixes and the http scheme kept
     (before they were dropped or read as https), of the text as given too (before it was
     hashed as read), also with enclosure URLs as given (before signatures were dropped),
-    and with tags in document order too (before tags were sorted); for an item with a
-    text cut to its cap, all of those without the digests of the cut texts (before they
-    were hashed). Only for items that look changed or renamed, so it costs nothing on
+    and with tags in document order too (before tags were sorted); with the spaces
+    around invisible characters left (before their removal left none doubled); for an
+    item with a text cut to its cap, all of those without the digests of the cut texts
+    (before they were hashed). Only for items that look changed or renamed, so it costs nothing on
     unchanged ones."""
     hashes = [short_hash(full) for full in hashes_under_other_lists(item, ignored)]
+    if spaced := spaces_left_fingerprint(item, ignored):
+        hashes.append(short_hash(spaced))
     if item.cut_digests:
         uncut = item._replace(cut_digests=())
         hashes.append(short_hash(fingerprint_bytes(uncut, ignored=ignored)))
@@ -194,6 +250,13 @@ def earlier_content_hashes(item: ParsedItem, ignored: tuple[str, ...] = ()) -> l
         )
         hashes.append(short_hash(legacy))
     return hashes
+
+
+def spaces_left_fingerprint(item: ParsedItem, ignored: Collection[str] = ()) -> bytes | None:
+    """The fingerprint as the version before read an invisible character next to a space
+    (see as_read_spaces_left), where it differs from this version's; else None."""
+    spaced = fingerprint_bytes(item, spaces_left=True, ignored=ignored)
+    return None if spaced == fingerprint_bytes(item, ignored=ignored) else spaced
 
 
 def enclosures_compared_otherwise(item: ParsedItem) -> bool:

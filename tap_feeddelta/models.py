@@ -58,9 +58,10 @@ class ParsedItem(NamedTuple):
     enclosures: tuple[Enclosure, ...] = ()
     source_pointer: str = ""  # where the item stands in the document, e.g. "/rss/channel/item[3]"
     issues: tuple[Issue, ...] = ()
-    # (field, digest of its whole text) for each text field cut to its cap (title,
-    # summary, content_text): the fingerprint covers what was cut off too. Not in records.
-    cut_digests: tuple[tuple[str, str], ...] = ()
+    # (field, digest of its whole text, the digest as earlier versions computed it)
+    # for each text field cut to its cap (title, summary, content_text): the fingerprint
+    # covers what was cut off too. Not in records.
+    cut_digests: tuple[tuple[str, str, str], ...] = ()
 
 
 # The fields of an item a user can see, which its fingerprint covers (fingerprints.py), in this

@@ -33,6 +33,7 @@ from tap_feeddelta.parse.limits import (
 from tap_feeddelta.parse.text import (
     CHARACTER_REFERENCE,
     as_read,
+    as_read_spaces_left,
     capped,
     collapsed,
     decoded_references,
@@ -47,9 +48,10 @@ from tap_feeddelta.parse.text import (
 from tap_feeddelta.parse.urls import safe_url, unwrapped_url
 
 TextKind = Literal["html", "text"]
-# (field, digest of its whole text) of the text fields of an item cut to their cap
-# (ParsedItem.cut_digests): passed as ``cuts`` by the readers, which fill it.
-Cuts = list[tuple[str, str]]
+# (field, digest of its whole text, the digest earlier versions computed) of the
+# text fields of an item cut to their cap (ParsedItem.cut_digests): passed as ``cuts``
+# by the readers, which fill it.
+Cuts = list[tuple[str, str, str]]
 
 _MEDIA_TYPE: Final = re.compile(r"[A-Za-z0-9][\w.+-]*/[\w.+-]+(?:\s*;.*)?")
 _EMAIL: Final = re.compile(r"[^\s@<>()\"',;]+@[^\s@<>()\"',;]+")
@@ -216,14 +218,25 @@ def _capped_text(
         if was_cut:
             issues.append(when_cut)
             if cuts is not None:
-                cuts.append((_CUT_FIELDS[when_cut], whole_text_digest(whole)))
+                cuts.append((_CUT_FIELDS[when_cut], *whole_text_digests(whole)))
     return value or None
 
 
-def whole_text_digest(text: str) -> str:
-    """A short digest of a text as a reader reads it (``as_read``, as the fingerprint)."""
-    if not text.isascii():
-        text = as_read(text)
+def whole_text_digests(text: str) -> tuple[str, str]:
+    """A short digest of a text as a reader reads it (``as_read``, as the fingerprint),
+    and the one earlier versions computed (``as_read_spaces_left``): the same object
+    unless the text has an invisible character next to a space."""
+    if text.isascii():
+        digest = _digest(text)
+        return digest, digest
+    before, invisible = as_read_spaces_left(text)
+    digest = _digest(before)
+    if not invisible:
+        return digest, digest
+    return _digest(as_read(text)), digest
+
+
+def _digest(text: str) -> str:
     return hashlib.blake2b(text.encode("utf-8", "replace"), digest_size=12).hexdigest()
 
 

@@ -431,8 +431,25 @@ _INVISIBLE: Final = re.compile("[\u00ad\u200b\u200e\u200f\u202a-\u202e\u2060\u20
 
 
 def as_read(text: str) -> str:
-    """``text`` as a reader sees it: the same characters however composed (NFC: "é" as
-    one code point or as "e" and a combining accent), without the invisible ones."""
+    """``text``, collapsed as every text of an item is, as a reader sees it: the same
+    characters however composed (NFC: "é" as one code point or as "e" and a combining
+    accent), without the invisible ones, and without the spaces their removal leaves
+    doubled or at an end (an empty paragraph holding a zero-width space, "Hello \u200b
+    World", reads as "Hello World", as the text without it does)."""
+    if text.isascii():
+        return text
     if not unicodedata.is_normalized("NFC", text):
         text = unicodedata.normalize("NFC", text)
-    return _INVISIBLE.sub("", text)
+    text, removed = _INVISIBLE.subn("", text)
+    if removed and " " in text:  # a space next to one may now be doubled or at an end
+        return _SPACE_RUN.sub(" ", text).strip(" ")
+    return text
+
+
+def as_read_spaces_left(text: str) -> tuple[str, int]:
+    """``as_read`` as earlier versions read text (their hashes are in states), the
+    spaces around an invisible character left as they were; and how many invisible
+    characters it removed (with none, the text reads as ``as_read`` reads it)."""
+    if not unicodedata.is_normalized("NFC", text):
+        text = unicodedata.normalize("NFC", text)
+    return _INVISIBLE.subn("", text)
