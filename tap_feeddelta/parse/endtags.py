@@ -124,8 +124,8 @@ def with_end_tags_balanced(data: bytes) -> bytes:
         depth = at[-1] if at else len(stack) - 1
         if depth < 0:
             continue  # after the root: recovery reads no more
+        # The last end tag of this name that was kept: a dropped stray one is none.
         ended_last = ended.get(name, -1)
-        ended[name] = token.start()
         if (
             not at
             and (children := closed[-1]) is not None
@@ -138,11 +138,13 @@ def with_end_tags_balanced(data: bytes) -> bytes:
             # one, and what stands between is its (so no other end tag here moves any more).
             edits.append((*early, b""))
             closed[-1] = {name: token.span()}
+            ended[name] = token.start()
             continue
         is_stray = not at or depth < len(stack) - 1
         if is_stray and ((not at and depth == 0) or tags.has_own_end(stack, depth, token.start())):
             edits.append((*token.span(), b""))  # dropped
             continue
+        ended[name] = token.start()
         ends_one = depth == len(stack) - 1
         # A misspelt end tag (of no open element) closes no element of its name.
         closes_its_own = bool(at)

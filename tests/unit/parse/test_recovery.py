@@ -716,6 +716,20 @@ def test_an_early_channel_end_keeps_every_item(read: int) -> None:
     assert "xml_recovered" in _codes(feed)
 
 
+def test_an_early_channel_end_moves_past_a_stray_one_inside_a_later_item() -> None:
+    # The stray </channel> inside the second item is dropped; the early one after the
+    # first item still moves to the channel's own end (a dropped end tag is no end of
+    # the channel): two of three items were lost without a word.
+    items = [
+        b"<item><guid>urn:i:%d</guid><title>title %d</title></item>" % (n, n) for n in range(3)
+    ]
+    second = items[1].replace(b"<item>", b"<item></channel>")
+    body = RSS_HEAD + items[0] + b"</channel>" + second + items[2] + b"</channel></rss>"
+    feed = parse_feed(body, None, URL)
+    assert [item.title for item in feed.items] == ["title 0", "title 1", "title 2"]
+    assert not feed.is_truncated
+
+
 @pytest.mark.parametrize(
     "body",
     [
