@@ -145,7 +145,7 @@ def _failed_outcome(
         bookmark,
         started,
         settings,
-        reading.moved,
+        reading.moved + result.notes,
         retry_after_at=result.retry_after_at,
         **reading.common_facts(task.feed_url),
     )
@@ -211,7 +211,7 @@ def _read_outcome(
         newest = bookmark.newest_item_at
     is_stale = judged_stale(newest, started, settings.stale_after_days)
     page_issues = (reading.page_issue,) if reading.page_issue else ()
-    issues = page_issues + feed.issues + delta.issues + stale_issues(is_stale)
+    issues = page_issues + result.notes + feed.issues + delta.issues + stale_issues(is_stale)
     if not feed.items:
         issues += (Issue("no_items", "the feed has no items"),)
     if discovered_from and "feed_discovered" not in {issue.code for issue in delta.issues}:
