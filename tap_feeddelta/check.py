@@ -36,7 +36,7 @@ from tap_feeddelta.fetch.headers import usable_last_modified
 from tap_feeddelta.models import ParsedFeed
 from tap_feeddelta.reading import FetchesFeeds, OneBudget, Reading, read_elsewhere, read_feed
 from tap_feeddelta.records import FeedContext, HealthFacts, health_record, item_record
-from tap_feeddelta.shownurl import final_url_hash, shown_url
+from tap_feeddelta.shownurl import final_url_hashes, shown_url
 from tap_feeddelta.state import FeedBookmark
 
 T = TypeVar("T")
@@ -159,7 +159,7 @@ def _failed_outcome(
             bookmark,
             started,
             settings,
-            reading.moved,
+            reading.moved + reading.result.notes,
             retry_after_at=wait,
             **reading.common_facts(task.feed_url),
         )
@@ -183,16 +183,20 @@ def _read_outcome(
     result, discovered_from, published = reading.result, reading.discovered_from, reading.published
     common = reading.common_facts(task.feed_url)
     shown_final_url = common["final_url"] or task.feed_url
-    read_hash = final_url_hash(result.final_url or task.feed_url, task.feed_url, published)
+    read_hashes = final_url_hashes(result.final_url or task.feed_url, task.feed_url, published)
+    read_hash = read_hashes[0]
     adopted: PartitionKey | None = None
     if discovered_from and task.adopt is not None:
         # A feed URL replaced by the web page that advertises it: the feed's partition,
         # of the very URL read, is this one's, as a page replaced by its feed keeps it.
         # (Offered while the page has read no document: its own partition, if any, holds
-        # only the failures of its first checks, which this read ends.)
-        claimed = task.adopt(read_hash)
-        if claimed is not None:
-            adopted, bookmark = claimed[0], _dates_judged_by_clock(claimed[1], started)
+        # only the failures of its first checks, which this read ends. A partition left
+        # by an earlier version may hold the hash of the whole signed URL.)
+        for url_hash in read_hashes:
+            claimed = task.adopt(url_hash)
+            if claimed is not None:
+                adopted, bookmark = claimed[0], _dates_judged_by_clock(claimed[1], started)
+                break
     # Item dates past this are a typo or a wrong clock: no item is newest by them.
     dates_not_after = utc_text(started + FUTURE_DATE_LEEWAY)
     delta = diff_items(
@@ -225,7 +229,7 @@ def _read_outcome(
         newest = bookmark.newest_item_at
     is_stale = judged_stale(newest, started, settings.stale_after_days)
     page_issues = (reading.page_issue,) if reading.page_issue else ()
-    issues = page_issues + feed.issues + delta.issues + stale_issues(is_stale)
+    issues = page_issues + result.notes + feed.issues + delta.issues + stale_issues(is_stale)
     if not feed.items:
         issues += (Issue("no_items", "the feed has no items"),)
     if discovered_from and "feed_discovered" not in {issue.code for issue in delta.issues}:

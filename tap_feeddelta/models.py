@@ -103,7 +103,8 @@ class FetchResult:
 
     ``error`` is set exactly when ``status == "error"``; its code comes from
     ``errors.CODES``. ``body`` is set only for ``ok``. Nothing here carries a header
-    value other than the validators, nor a URL's userinfo.
+    value other than the validators (and, in ``notes``, a label made safe to show), nor
+    a URL's userinfo.
     """
 
     status: FetchStatus
@@ -127,3 +128,6 @@ class FetchResult:
     fetch_ms: int = 0
     retry_after_at: str | None = None  # from 429/503 Retry-After, capped at a day
     error: Issue | None = None
+    # What the fetch read past without failing, for the feed's row: a Content-Encoding
+    # label that names no coding (shown as printable ASCII, cut short).
+    notes: tuple[Issue, ...] = ()

@@ -24,7 +24,7 @@ from tap_feeddelta.models import FetchResult, ParsedFeed
 from tap_feeddelta.shownurl import (
     advertised_url_hash,
     echoes,
-    final_url_hash,
+    final_url_hashes,
     redirect_tokens,
     shown_url,
     without_echo,
@@ -237,6 +237,9 @@ async def _fetch(
     again = await fetcher.fetch_async(url, advertised=advertised)
     return replace(
         again,
+        # The check sent them, though their answer was not trusted.
+        etag_sent=result.etag_sent,
+        last_modified_sent=result.last_modified_sent,
         fetch_ms=result.fetch_ms + again.fetch_ms,
         redirects=result.redirects + again.redirects,
         bytes_received=result.bytes_received + again.bytes_received,
@@ -249,9 +252,10 @@ def read_elsewhere(
     """Whether ``final_url``, reached from the ``configured`` URL by asking for ``asked``
     (the feed a page advertised), is another resource than the one the bookmark's
     document was read from. A bookmark from before the hash was kept knows that URL only
-    as it was shown."""
+    as it was shown; one from before signing values were left out of it, by the hash of
+    the whole URL."""
     if bookmark.final_url_hash is not None:
-        return bookmark.final_url_hash != final_url_hash(final_url, configured, asked)
+        return bookmark.final_url_hash not in final_url_hashes(final_url, configured, asked)
     return bookmark.final_url not in (None, shown_url(final_url, configured, asked))
 
 

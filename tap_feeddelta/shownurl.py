@@ -15,7 +15,7 @@ from urllib.parse import SplitResult, urlsplit, urlunsplit
 
 from tap_feeddelta.fetch.errors import FetchError
 from tap_feeddelta.fetch.urls import parse_target
-from tap_feeddelta.signed_urls import unsigned_url
+from tap_feeddelta.signed_urls import unsigned_url, without_signing_values
 
 
 def shown_url(url: str | None, configured: str, advertised: str | None = None) -> str | None:
@@ -83,14 +83,27 @@ def without_echo(url: str, tokens: frozenset[str]) -> str:
 def final_url_hash(url: str, configured: str, advertised: str | None = None) -> str:
     """Which resource was read, for the bookmark: a short hash of the whole URL, query
     included, so that feeds shown alike (a query a redirect added is not shown) stay
-    apart without the URL, which may hold a token, being stored. Path parameters a
-    redirect added are left out: a session id is new on every visit, the resource is
-    not."""
+    apart without the URL, which may hold a token, being stored. What a redirect adds
+    anew on every visit is left out, the resource staying the same: path parameters (a
+    session id), and the values of signing parameters in a query it added (a pre-signed
+    download: their names stay, so a signed URL is not its bare form)."""
+    return final_url_hashes(url, configured, advertised)[0]
+
+
+def final_url_hashes(url: str, configured: str, advertised: str | None = None) -> tuple[str, ...]:
+    """``final_url_hash``, then, when it left signing values out, the hash of the whole
+    URL, which bookmarks written before they were left out hold."""
     parts = urlsplit(url)
-    path = parts.path
-    if ";" in path:  # only then do the URLs asked for matter (normalizing them is slow)
-        path = _path_without_added_params(path, _asked(configured, advertised))
-    return _hash(urlunsplit((parts.scheme, parts.netloc, path, parts.query, "")))
+    path, query = parts.path, parts.query
+    unsigned = without_signing_values(query)
+    # Only then do the URLs asked for matter (normalizing them is slow).
+    asked = _asked(configured, advertised) if ";" in path or unsigned is not query else []
+    if ";" in path:
+        path = _path_without_added_params(path, asked)
+    whole = _hash(urlunsplit((parts.scheme, parts.netloc, path, query, "")))
+    if unsigned is query or query in {urlsplit(u).query for u in asked}:
+        return (whole,)  # unsigned, or signed in the user's own URL or the page's link
+    return (_hash(urlunsplit((parts.scheme, parts.netloc, path, unsigned, ""))), whole)
 
 
 def remembered_url(final_url: str | None, url_hash: str | None, configured: str) -> str | None:

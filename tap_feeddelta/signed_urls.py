@@ -78,6 +78,16 @@ def unsigned_url(url: str) -> str:
     return url[:query_at] + query + url[end:]
 
 
+def without_signing_values(query: str) -> str:
+    """A URL's ``query`` with the values of its signing and expiry parameters left out,
+    their names kept in order: what stays when the URL is signed anew. The query itself,
+    the same object, when it has none."""
+    if not query or _SIGNING_PARAM.search("?" + query.lower()) is None:
+        return query
+    params = query.split("&")
+    return "&".join(param.partition("=")[0] if _is_signing(param) else param for param in params)
+
+
 def _is_signing(param: str) -> bool:
     name = param.partition("=")[0].lower()
     return name in SIGNING_PARAMS or name.startswith(SIGNING_PARAM_PREFIXES)

@@ -9,6 +9,7 @@ from __future__ import annotations
 import zlib
 from typing import Protocol
 
+from tap_feeddelta.errors import Issue
 from tap_feeddelta.fetch.errors import FetchError
 from tap_feeddelta.fetch.wire import CHUNK_BYTES
 
@@ -140,24 +141,55 @@ ACCEPT_ENCODING = "gzip, deflate, br" if BROTLI is not None else "gzip, deflate"
 # Content codings undone on one body, at most: an app that compresses and a server that
 # compresses again make two; each layer's output is capped like the body.
 MAX_CODINGS = 3
-# Registered content codings the tap does not decode: a message may name one of these,
-# never what else a header holds.
-_NAMED_CODINGS = frozenset(
+_DECODED = frozenset(("gzip", "x-gzip", "deflate")) | (
+    frozenset(("br",)) if BROTLI is not None else frozenset()
+)
+# The registered content codings (IANA's registry) the tap does not decode: such a body
+# is encoded for sure, and is refused. Any other label names no content coding at all
+# ("UTF-8", "none", "binary", "text/xml", Ceph's "aws-chunked"): a server's mistake,
+# whose body browsers and urllib3 read as it came, and so does the tap.
+_REGISTERED = frozenset(
     ("compress", "x-compress", "zstd", "br", "dcb", "dcz", "aes128gcm", "exi", "pack200-gzip")
 )
+_REFUSED = _REGISTERED - _DECODED
+_KNOWN = _DECODED | _REFUSED
+MAX_LABEL_CHARS = 32
+
+
+def decoded_codings(encodings: list[str]) -> tuple[list[str], list[str]]:
+    """The content codings (in the order applied) to undo or refuse, and the labels that
+    name no content coding, to be read as identity."""
+    codings = [encoding for encoding in encodings if encoding in _KNOWN]
+    if len(codings) == len(encodings):
+        return encodings, []
+    return codings, [encoding for encoding in encodings if encoding not in _KNOWN]
 
 
 def refusal(encodings: list[str]) -> str | None:
     """Why a body with these content codings (in the order applied) cannot be decoded,
     or None when it can."""
-    ok = {"gzip", "x-gzip", "deflate"} | ({"br"} if BROTLI is not None else set())
     for encoding in encodings:
-        if encoding not in ok:
-            named = f" ({encoding})" if encoding in _NAMED_CODINGS else ""
-            return f"The body uses a Content-Encoding not offered{named}."
+        if encoding not in _DECODED:
+            return f"The body uses a Content-Encoding not offered ({shown_label(encoding)})."
     if len(encodings) > MAX_CODINGS:
         return f"The body is encoded {len(encodings)} times over (at most {MAX_CODINGS})."
     return None
+
+
+def shown_label(label: str) -> str:
+    """A label a server sent, fit for a message: printable ASCII only, and short."""
+    head = label[:MAX_LABEL_CHARS]
+    shown = "".join(c if " " <= c <= "~" and c not in '"\\' else "?" for c in head)
+    return shown + "..." if len(label) > MAX_LABEL_CHARS else shown
+
+
+def ignored_codings_notes(labels: list[str]) -> tuple[Issue, ...]:
+    """What the feed's row says of Content-Encoding labels read as identity."""
+    if not labels:
+        return ()
+    shown = ", ".join(f'"{shown_label(label)}"' for label in labels[:MAX_CODINGS])
+    message = f"The Content-Encoding {shown} names no content coding: the body was read as sent."
+    return (Issue("encoding_mismatch", message),)
 
 
 def _decoder(encoding: str) -> _Decoder:
@@ -176,7 +208,8 @@ class CappedBody:
     """
 
     def __init__(self, encodings: list[str], max_bytes: int) -> None:
-        self._decoders = [_decoder(encoding) for encoding in reversed(encodings)]
+        self._names = list(reversed(encodings))  # for messages: known codings only
+        self._decoders = [_decoder(encoding) for encoding in self._names]
         self._max_bytes = max_bytes
         self._data = bytearray()  # one buffer: a body in tiny pieces costs its size
         self._total = 0  # decoded bytes (of the last layer)
@@ -206,7 +239,8 @@ class CappedBody:
             room = max_bytes - totals[layer] + 1
             # The last layer's output is kept whole; a layer above it hands its output
             # on in pieces, so that memory stays bounded by the cap and a piece.
-            out = _decoded(decoder, data, room if last else min(room, CHUNK_BYTES))
+            limit = room if last else min(room, CHUNK_BYTES)
+            out = _decoded(decoder, data, limit, self._names[layer])
             data = b""
             totals[layer] += len(out)
             if totals[layer] > max_bytes:
@@ -228,7 +262,7 @@ class CappedBody:
         given = self._raw_total
         for layer, decoder in enumerate(self._decoders):
             if given:  # an empty body, or an empty layer, decodes to nothing
-                _finish(decoder)
+                _finish(decoder, self._names[layer])
             given = self._layer_totals[layer]
         if self._data.startswith(_GZIP_START) and len(self._decoders) < MAX_CODINGS:
             return self._undeclared_gzip()
@@ -259,18 +293,20 @@ class CappedBody:
         return decoded
 
 
-def _decoded(decoder: _Decoder, data: bytes, limit: int) -> bytes:
+def _decoded(decoder: _Decoder, data: bytes, limit: int, name: str) -> bytes:
     try:
         return decoder.feed(data, limit)
     except Exception as exc:  # zlib.error, or brotli's own error type
-        raise FetchError("bad_response", "The body could not be decoded.") from exc
+        message = f"The body could not be decoded as its Content-Encoding ({name}) says."
+        raise FetchError("bad_response", message) from exc
 
 
-def _finish(decoder: _Decoder) -> None:
+def _finish(decoder: _Decoder, name: str) -> None:
     try:
         decoder.finish()
     except Exception as exc:
-        raise FetchError("bad_response", "The compressed body ends early.") from exc
+        message = f"The compressed body ({name}) ends early."
+        raise FetchError("bad_response", message) from exc
 
 
 def _too_large(max_bytes: int) -> FetchError:

@@ -20,7 +20,13 @@ from collections.abc import Callable, Coroutine
 from datetime import UTC, datetime
 from typing import Any, Literal, TypeVar
 
-from tap_feeddelta.fetch.body import ACCEPT_ENCODING, CappedBody, refusal
+from tap_feeddelta.fetch.body import (
+    ACCEPT_ENCODING,
+    CappedBody,
+    decoded_codings,
+    ignored_codings_notes,
+    refusal,
+)
 from tap_feeddelta.fetch.chunked import CAP_BYTES_PER_CHUNK, WIRE_BYTES_PER_CAP_BYTE
 from tap_feeddelta.fetch.connection import (
     Connection,
@@ -253,6 +259,7 @@ class Fetcher:
             etag=answer.etag,
             last_modified=answer.last_modified,
             bytes_received=len(answer.body) if answer.body else 0,
+            notes=answer.notes,
         )
 
     async def _attempt(
@@ -460,7 +467,7 @@ class Fetcher:
             # last (RFC 9112 6.1, 7.4). (With no coding but identity the body is framed
             # by its length, or ends with the connection.)
             raise FetchError("bad_response", "The body uses a Transfer-Encoding not offered.")
-        encodings = content_encodings(fields.joined("Content-Encoding"))
+        encodings, ignored = decoded_codings(content_encodings(fields.joined("Content-Encoding")))
         refused = refusal(encodings)
         if refused is not None:
             raise FetchError("bad_response", refused)
@@ -487,6 +494,7 @@ class Fetcher:
             content_type=clean_value(fields.joined("Content-Type"), MAX_CONTENT_TYPE_CHARS),
             etag=clean_value(fields.joined("ETag"), MAX_VALIDATOR_CHARS),
             last_modified=clean_value(fields.joined("Last-Modified"), MAX_VALIDATOR_CHARS),
+            notes=ignored_codings_notes(ignored),
         )
         return answer, clean
 

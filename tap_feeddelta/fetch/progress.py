@@ -6,6 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from tap_feeddelta.errors import Issue
 from tap_feeddelta.models import FetchResult, FetchStatus
 
 
@@ -58,3 +59,4 @@ class Answer:
     content_type: str | None = None
     etag: str | None = None
     last_modified: str | None = None
+    notes: tuple[Issue, ...] = ()  # what was read past (see FetchResult)

@@ -209,6 +209,23 @@ def test_codings_beyond_the_known_or_the_layer_bound_are_refused(
         assert message is not None and "(" in message  # a registered coding is named
 
 
+@pytest.mark.parametrize(
+    ("encodings", "decoded", "ignored"),
+    [
+        (["gzip"], ["gzip"], []),
+        (["utf-8"], [], ["utf-8"]),
+        (["gzip", "none", "deflate"], ["gzip", "deflate"], ["none"]),
+        (["aws-chunked", "zstd"], ["zstd"], ["aws-chunked"]),  # zstd: still refused
+    ],
+)
+def test_labels_that_name_no_content_coding_are_read_past(
+    encodings: list[str], decoded: list[str], ignored: list[str]
+) -> None:
+    from tap_feeddelta.fetch.body import decoded_codings
+
+    assert decoded_codings(encodings) == (decoded, ignored)
+
+
 def _whole(encodings: list[str], data: bytes, max_bytes: int = 1 << 20) -> bytes:
     body = CappedBody(encodings, max_bytes)
     for start in range(0, len(data), 1000):

@@ -96,6 +96,24 @@ def test_the_hash_names_the_whole_url_but_not_a_session_id_a_redirect_added() ->
     assert final_url_hash(one, one) != final_url_hash(two, two)
 
 
+def test_the_hash_leaves_out_the_signature_a_redirect_added_but_not_the_object() -> None:
+    """A pre-signed URL, signed anew on every visit, is the same resource; another object
+    or another query parameter behind a signature is not; the signed form is no bare one."""
+    feed = "https://e.org/feed"
+
+    def signed(query: str, n: int) -> str:
+        return f"https://b.s3.example/feed.xml?{query}X-Amz-Date={n}&X-Amz-Signature=s{n}"
+
+    assert final_url_hash(signed("", 1), feed) == final_url_hash(signed("", 2), feed)
+    assert final_url_hash(signed("id=1&", 1), feed) != final_url_hash(signed("id=2&", 1), feed)
+    assert final_url_hash(signed("", 1), feed) != final_url_hash(
+        "https://b.s3.example/feed.xml", feed
+    )
+    # The user's own URL (or the one a page published) is the resource, whole.
+    own = [f"https://e.org/feed?token={n}" for n in (1, 2)]
+    assert final_url_hash(own[0], own[0]) != final_url_hash(own[1], own[1])
+
+
 def test_the_advertised_hash_names_the_feed_a_page_links_to_not_its_signature() -> None:
     posts, comments = (
         advertised_url_hash("https://e.org/feed/"),

@@ -544,6 +544,56 @@ def test_unoffered_encoding_is_bad_response(
     assert result.error.message == "The body uses a Content-Encoding not offered (compress)."
 
 
+@pytest.mark.parametrize(
+    ("header", "layers"),
+    [
+        ("UTF-8", []),
+        ("none", []),
+        ("binary", []),
+        ("text/xml", []),
+        ("aws-chunked", []),
+        ("gzip, UTF-8", ["gzip"]),
+        ("UTF-8, gzip", ["gzip"]),
+    ],
+)
+def test_a_content_encoding_that_names_no_coding_is_read_as_sent_under_the_cap(
+    header: str, layers: list[str], server: Server, fetchers: Callable[..., Fetcher]
+) -> None:
+    """S3 objects stored with ContentEncoding='UTF-8', Ceph's aws-chunked, PHP's
+    header('Content-Encoding: none'): browsers and urllib3 read the body as it came."""
+    text = b"<rss>" + b"<item>labelled</item>" * 100 + b"</rss>"
+    body = gzip.compress(text, mtime=0) if layers else text
+    server.routes["/feed"] = ok_handler(body, Content_Encoding=header)
+    result = fetchers(allow_private_networks=True, max_feed_bytes=len(text)).fetch(
+        server.url("/feed")
+    )
+    assert (result.status, result.body) == ("ok", text), result.error
+    [note] = result.notes
+    label = next(name for name in header.split(", ") if name != "gzip").lower()
+    assert note.code == "encoding_mismatch" and f'"{label}"' in note.message
+    small = fetchers(allow_private_networks=True, max_feed_bytes=len(text) - 1)
+    assert_error(small.fetch(server.url("/feed")), "response_too_large")
+
+
+def test_a_label_shown_in_a_message_is_short_printable_ascii(
+    server: Server, fetchers: Callable[..., Fetcher]
+) -> None:
+    server.routes["/feed"] = ok_handler(b"<rss/>", Content_Encoding="caf\xe9" + "x" * 300)
+    result = fetchers(allow_private_networks=True).fetch(server.url("/feed"))
+    [note] = result.notes
+    assert note.message.isascii() and note.message.isprintable()
+    assert '"caf?xxx' in note.message and len(note.message) < 200
+
+
+def test_a_known_coding_that_does_not_decode_is_named(
+    server: Server, fetchers: Callable[..., Fetcher]
+) -> None:
+    server.routes["/feed"] = ok_handler(b"<rss>plain</rss>", Content_Encoding="gzip")
+    result = fetchers(allow_private_networks=True).fetch(server.url("/feed"))
+    assert_error(result, "bad_response")
+    assert result.error is not None and "gzip" in result.error.message
+
+
 def test_a_gzip_body_served_without_content_encoding_is_decoded(
     server: Server, fetchers: Callable[..., Fetcher]
 ) -> None:

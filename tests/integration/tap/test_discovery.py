@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import hashlib
+
 import pytest
 
 from tests.feedserver import FeedServer, rss
@@ -156,6 +158,36 @@ def test_a_feed_url_replaced_by_its_web_page_keeps_the_feed_s_baseline(
         server.url("/"),
         server.url("/other/"),
     ]
+
+
+@pytest.mark.parametrize("signed", ["anew", "before-the-upgrade"])
+def test_a_feed_behind_a_signing_redirect_replaced_by_its_page_keeps_its_baseline(
+    server: FeedServer, signed: str
+) -> None:
+    """The feed redirects to a pre-signed object URL: its partition names the object,
+    not the signature (new on every visit), so the page that replaces it takes it over;
+    as it does a partition an earlier version wrote with the whole signed URL's hash."""
+    posts = [("a", "A", "a"), ("b", "B", "b")]
+
+    def serve(run: int, document: str) -> None:
+        query = f"X-Amz-Signature=SIG{run}" if signed == "anew" else "token=fixed"
+        server.put(f"/obj.xml?{query}", document)
+        server.put("/feed.xml", b"", status=302, headers={"Location": f"/obj.xml?{query}"})
+
+    serve(1, rss(posts))
+    server.put("/", _page("/feed.xml"), content_type="text/html")
+    first = run_tap(config(server, "/feed.xml"))
+    assert first.final_state is not None
+    if signed != "anew":
+        [partition] = first.final_state["bookmarks"]["feed_items"]["partitions"]
+        whole = server.url("/obj.xml?token=fixed").encode()
+        partition["final_url_hash"] = "v1:" + hashlib.sha256(whole).hexdigest()[:16]
+    serve(2, rss([("c", "C", "c"), *posts]))
+    second = run_tap(config(server, "/", discover_from_websites=True), first.final_state)
+    assert [item["item_id"] for item in second.items] == ["c"]
+    assert second.final_state is not None
+    [partition] = second.final_state["bookmarks"]["feed_items"]["partitions"]
+    assert partition["context"]["feed_url"] == server.url("/")
 
 
 @pytest.mark.parametrize("failing", ["/feed.xml", "/"], ids=["its-feed-fails", "the-page-fails"])

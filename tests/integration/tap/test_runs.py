@@ -353,6 +353,23 @@ def test_a_failing_feed_beside_healthy_ones(server: FeedServer) -> None:
     assert "Run summary" in run.stderr
 
 
+def test_a_content_encoding_that_names_no_coding_is_read_and_told_on_the_row(
+    server: FeedServer,
+) -> None:
+    """An S3 object stored with ContentEncoding='UTF-8': the feed is read as sent, its
+    row says which label was ignored; a body that then is no feed says so too."""
+    server.put("/s3.xml", rss(ITEMS), headers={"Content-Encoding": "UTF-8"})
+    server.put("/junk.xml", b"\x00\x01\x02", headers={"Content-Encoding": "x-secret"})
+    run = run_tap(config(server, "/s3.xml", "/junk.xml"))
+    assert run.returncode == 0, run.stderr
+    ok, junk = run.health
+    assert (ok["status"], ok["item_counts"]["seen"]) == ("ok", len(ITEMS))
+    [note] = [i for i in ok["issues"] if i["code"] == "encoding_mismatch"]
+    assert '"utf-8"' in note["message"]
+    assert junk["error_code"] in ("invalid_feed", "not_a_feed")
+    assert '"x-secret"' in str(junk["issues"])
+
+
 def test_a_failed_or_skipped_row_names_its_error_code_first_in_its_issues(
     server: FeedServer,
 ) -> None:
