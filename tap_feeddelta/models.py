@@ -62,6 +62,10 @@ class ParsedItem(NamedTuple):
     # for each text field cut to its cap (title, summary, content_text): the fingerprint
     # covers what was cut off too. Not in records.
     cut_digests: tuple[tuple[str, str, str], ...] = ()
+    # The authors as versions before listed them, when that differs: one person named by
+    # several RSS elements (<author> and <dc:creator>) once per element. The fingerprint
+    # they remembered is made from these (delta.py). Not in records.
+    authors_as_listed: tuple[Author, ...] = ()
 
 
 # The fields of an item a user can see, which its fingerprint covers (fingerprints.py), in this

@@ -17,6 +17,7 @@ from typing import Final
 from lxml import etree
 
 from tap_feeddelta.parse.tagsyntax import (
+    ADDRESS_IN_ANGLE_BRACKETS,
     ANY_PREFIX,
     CDATA_SECTION,
     COMMENT,
@@ -166,6 +167,30 @@ def _surrogate_character(match: re.Match[bytes]) -> bytes:
     high = int(match.group("hex_high"), 16) if match.group("hex_high") else int(match["high"])
     low = int(match.group("hex_low"), 16) if match.group("hex_low") else int(match["low"])
     return chr(0x10000 + (high - 0xD800) * 0x400 + low - 0xDC00).encode("utf-8")
+
+
+# The "<" of an address in angle brackets, and CDATA sections, comments and processing
+# instructions, which keep theirs as written.
+_ADDRESS: Final = re.compile(rb"<(?=" + ADDRESS_IN_ANGLE_BRACKETS + rb")")
+_ADDRESS_OR_NO_TAG: Final = re.compile(
+    rb"<(?:(?P<keep>" + NO_TAG_AFTER_LT + rb")|(?=" + ADDRESS_IN_ANGLE_BRACKETS + rb"))", re.S
+)
+
+
+def with_addresses_as_text(data: bytes) -> bytes:
+    """The data with the ``<`` of each address or URL in angle brackets
+    (``<jane@example.org>``, ``<https://example.org/>``: ``tagsyntax``) escaped as
+    ``&#60;``, outside CDATA sections, comments and processing instructions. The first
+    repair: every later one, and every tag finder, then reads it as the text it is, as
+    when it was escaped (recovery read a start tag, and kept "@example.org>" as text).
+    One search when there is none, the usual case."""
+    if _ADDRESS.search(data) is None:
+        return data
+    return _ADDRESS_OR_NO_TAG.sub(_address_as_text, data)
+
+
+def _address_as_text(match: re.Match[bytes]) -> bytes:
+    return match.group(0) if match.group("keep") is not None else b"&#60;"
 
 
 def repaired(data: bytes) -> bytes:

@@ -25,7 +25,7 @@ from tap_feeddelta.parse.names import (
     tag_keys,
     text_of,
 )
-from tap_feeddelta.parse.persons import is_person, person
+from tap_feeddelta.parse.persons import is_person, merged_authors, person
 from tap_feeddelta.parse.xmldoc import XmlDocument, base_of, child_base, cut_short, kept_items
 
 # A description in the XHTML namespace (a default one declared on it) is RSS's: XHTML has none.
@@ -424,6 +424,8 @@ def _item(
             has_title=has_title,
             cuts=cuts,
         )
+    listed = authors or itunes_authors
+    merged = merged_authors(listed) if len(listed) > 1 else listed
     # Positional (faster than keywords); the order is checked by test_fields.py.
     return ParsedItem(
         native_id,  # native_id
@@ -432,7 +434,7 @@ def _item(
         item_title,  # title
         summary,  # summary
         fields.content(encoded, "html", issues, cuts),  # content_text
-        fields.first_authors(authors or itunes_authors, issues) or feed_authors,  # authors
+        fields.first_authors(merged, issues) or feed_authors,  # authors
         fields.item_tags(tags, issues),  # tags
         fields.date(published, "published", issues),  # published_at
         fields.date(updated, "updated", issues),  # updated_at
@@ -440,6 +442,7 @@ def _item(
         pointer,  # source_pointer
         tuple(issues) if len(issues) < 2 else fields.distinct_issues(issues),  # issues
         tuple(cuts) if cuts else (),  # cut_digests
+        () if merged is listed else fields.first_authors(listed, []),  # authors_as_listed
     )
 
 

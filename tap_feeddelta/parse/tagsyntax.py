@@ -26,6 +26,15 @@ ANY_PREFIX: Final = rb"(?:" + NAME + rb":)?"
 CDATA_SECTION: Final = rb"!\[CDATA\[.*?(?:\]\]>|\Z)"
 COMMENT: Final = rb"!--.*?(?:-->|\Z)"
 PROCESSING_INSTRUCTION: Final = rb"\?.*?(?:\?>|\Z)"
+# An address or a URL in angle brackets, written unescaped in text ("Jane Doe
+# <jane@example.org>", "<https://example.org/>"): the text after the "<" up to its ">",
+# with an "@" or a "://" and no whitespace, "<" or ">" in it. No element starts so: a
+# name holds no "@", and a name's ":" is never followed by "//". (Nor any "/", "!" or "?"
+# before the "@" or "://": an end tag, a declaration or an instruction.) Its "<" is
+# escaped before any pattern here reads the data (``repair.with_addresses_as_text``).
+# Possessive, and read up to the first "@" or "://" once: a run of "@" that reaches no
+# ">" is read once, not once from each "@" (quadratic).
+ADDRESS_IN_ANGLE_BRACKETS: Final = rb"[^\s<>/!?@:]*+(?::(?!//)[^\s<>/!?@:]*+)*+(?:@|://)[^\s<>]*+>"
 # The patterns that find tags skip these whole with it, in an alternative before the
 # tag's: ``rb"<(?:" + NO_TAG_AFTER_LT + rb"|...tag...)"``, compiled with ``re.S``. (The
 # "<" stands before the alternatives: a search then skips to each "<" at C speed.)

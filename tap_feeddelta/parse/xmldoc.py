@@ -8,8 +8,9 @@ entities are reported with ``doctype_ignored`` and their references stay literal
 
 Leniency: text or HTML before the XML (a server's warning) is skipped. A document is
 first parsed strictly. When that fails it is repaired (stray ``&`` and ``<`` escaped,
-HTML named entities made character references, control characters removed, raw HTML in
-text elements escaped, open HTML void tags closed) and parsed again in recovery mode — reported as
+as is the ``<`` of an address in angle brackets, ``<jane@example.org>``; HTML named
+entities made character references, control characters removed, raw HTML in text
+elements escaped, open HTML void tags closed) and parsed again in recovery mode — reported as
 ``xml_recovered``; when recovery meets an end tag of another name than the element open
 there, the end tags are balanced (``endtags``) and the data read again. A document that
 breaks off keeps the items that were complete before the break; one of which recovery
@@ -33,6 +34,7 @@ from tap_feeddelta.parse.repair import (
     is_rss,
     prolog_end,
     repaired,
+    with_addresses_as_text,
     with_raw_html_as_text,
 )
 from tap_feeddelta.parse.tagsyntax import ANY_PREFIX, LOCAL_NAME, NO_TAG_AFTER_LT
@@ -193,6 +195,7 @@ def _recovered(data: bytes, issues: list[Issue]) -> tuple[etree._Element, bytes,
     again. When recovery met an end tag of another name than the element open there, the
     end tags are balanced (``with_end_tags_balanced``) and the data read once more."""
     rss = is_rss(data)
+    data = with_addresses_as_text(data)  # before any tag finder reads the data
     found = _repaired_and_read(data, rss, is_thorough=False)
     if found is None:
         raise XmlUnreadable("unreadable XML")

@@ -428,3 +428,18 @@ def test_tags_of_many_default_namespaces_are_told_apart_in_linear_work(
         work.append(sum(root.visited for root in roots))
     assert _grows_linearly(work)
     assert work[-1] <= 2 * 4000  # every element once at most (4,000 of them, and 800 more)
+
+
+# 9. Long runs that look like the start of an address in angle brackets ("<x@@@@…",
+# "<x:/:/…") and never reach their ">": each "<" is read to its run's end once.
+
+
+@pytest.mark.parametrize(
+    "run",
+    [b"@", b"a@", b"://", b":/", b"@:", b"?@"],
+    ids=["at", "a-at", "scheme", "colon-slash", "at-colon", "qm"],
+)
+def test_a_long_run_after_a_lt_is_read_in_linear_time(run: bytes) -> None:
+    body = _rss_with_author(b"Jane &amp; <x" + run * 100_000)
+    with _deadline(30):
+        parse_feed(body, None, URL)

@@ -848,3 +848,70 @@ def test_items_recovery_moved_out_of_the_channel_are_lost_never_silently() -> No
     assert [item.title for item in feed.items] == ["title 1", "title 2"]
     assert feed.is_truncated
     assert "document_truncated" in _codes(feed)
+
+
+# Text that holds an address or a URL in angle brackets, unescaped, as mailing-list
+# archives, hand-written feeds and changelog generators write it.
+_IN_ANGLE_BRACKETS = (
+    "Jane Doe <jane@example.org>",
+    "Get it from <https://example.org/dl?v=2> and write to <mailto:bugs@example.org>.",
+)
+_RSS_PLACES = {
+    "author": "<author>{}</author>",
+    "dc-creator": "<dc:creator>{}</dc:creator>",
+    "itunes-author": "<itunes:author>{}</itunes:author>",
+    "category": "<category>{}</category>",
+    "guid": '<guid isPermaLink="false">{}</guid>',
+    "title": "<title>{}</title>",
+    "description": "<description>{}</description>",
+}
+_ATOM_PLACES = {
+    "author-name": "<author><name>{}</name></author>",
+    "summary": "<summary>{}</summary>",
+    "content": "<content>{}</content>",
+    "title": "<title>{}</title>",
+}
+
+
+def _rss_document(element: str) -> str:
+    return (
+        '<rss version="2.0" xmlns:dc="http://purl.org/dc/elements/1.1/" '
+        'xmlns:itunes="http://www.itunes.com/dtds/podcast-1.0.dtd"><channel><title>t</title>'
+        "<link>https://example.org/</link>"
+        f"<item><link>https://example.org/1</link>{element}</item>"
+        "<item><link>https://example.org/2</link><title>Two</title></item></channel></rss>"
+    )
+
+
+def _atom_document(element: str) -> str:
+    return (
+        '<feed xmlns="http://www.w3.org/2005/Atom"><title>t</title><id>urn:f</id>'
+        f"<entry><id>urn:1</id><title>One</title>{element}</entry>"
+        "<entry><id>urn:2</id><title>Two</title></entry></feed>"
+    )
+
+
+_ANGLE_CASES = [
+    (document(place.format(text)), f"{kind}-{name}-{number}")
+    for kind, document, places in (
+        ("rss", _rss_document, _RSS_PLACES),
+        ("atom", _atom_document, _ATOM_PLACES),
+    )
+    for name, place in places.items()
+    for number, text in enumerate(_IN_ANGLE_BRACKETS)
+]
+
+
+@pytest.mark.parametrize("body", [c[0] for c in _ANGLE_CASES], ids=[c[1] for c in _ANGLE_CASES])
+def test_an_address_in_angle_brackets_reads_as_when_escaped(body: str) -> None:
+    # "<jane@example.org>" and "<https://...>" can never start an element (a name holds no
+    # "@", and no name is followed by "://"): recovery read them as tags and kept what
+    # followed ("Jane Doe @example.org>", the email lost).
+    escaped = re.sub(r"<([^\s<>/!?]*(?:@|://)[^\s<>]*)>", r"&lt;\1&gt;", body)
+    assert escaped != body
+    strict = parse_feed(escaped.encode(), None, URL)
+    assert "xml_recovered" not in _codes(strict)
+    recovered = parse_feed(body.encode(), None, URL)
+    assert "xml_recovered" in _codes(recovered)
+    assert recovered.items == strict.items
+    assert not recovered.is_truncated

@@ -2,6 +2,9 @@
 bytes: CDATA sections, comments and processing instructions (closed or left open) hold
 no tag for any of them, and a name of letters past ASCII is a name for all of them.
 
+Every finder reads the data after ``repair.with_addresses_as_text``, the first repair:
+an address in angle brackets (``<jane@example.org>``) is text, never a tag.
+
 Each finder reads only some tags (``repair._RSS_TEXT_TAG`` the start tags of RSS text
 elements, ``xmldoc._tags_of`` the tags of the names it is asked for): its answer is
 compared with the tags of the input it can read at all.
@@ -56,6 +59,11 @@ CASES: list[tuple[str, bytes, list[Tag]]] = [
         [(START, b"description")],
     ),
     (
+        "addresses-in-angle-brackets",
+        b"<author>Jane <jane@example.org> <https://example.org/a?b> <mailto:x@y.org></author>",
+        [(START, b"author"), (END, b"author")],
+    ),
+    (
         "non-ascii-names",
         "<café><média:description>x<br></média:description></café>".encode(),
         [
@@ -68,7 +76,7 @@ CASES: list[tuple[str, bytes, list[Tag]]] = [
     ),
 ]
 # The local names ``xmldoc._tags_of`` is asked for.
-LOCAL_NAMES = ("description", "br", "café")
+LOCAL_NAMES = ("description", "br", "café", "author", "https", "jane")
 
 
 def _end_tag_tokens(data: bytes) -> list[Tag]:
@@ -136,7 +144,7 @@ def test_every_tag_finder_reads_the_same_tags(
     data: bytes,
     tags: list[Tag],
 ) -> None:
-    assert finder(data) == [tag for tag in tags if reads(tag)]
+    assert finder(repair.with_addresses_as_text(data)) == [tag for tag in tags if reads(tag)]
 
 
 # What is no tag: each kept whole by the repairs, closed or left open.
@@ -162,3 +170,16 @@ def test_the_repairs_leave_what_holds_no_tag_as_it_is(no_tag: bytes) -> None:
 def test_escaped_content_keeps_cdata_and_drops_comments_and_instructions(no_tag: bytes) -> None:
     kept = no_tag if no_tag.startswith(b"<![CDATA[") else b""
     assert repair._escaped(b"x<b>" + no_tag) == b"x&#60;b&#62;" + kept
+
+
+@pytest.mark.parametrize("no_tag", [n[1] for n in NO_TAGS], ids=[n[0] for n in NO_TAGS])
+def test_an_address_in_angle_brackets_is_escaped_as_text_but_where_no_tag_stands(
+    no_tag: bytes,
+) -> None:
+    address = no_tag.replace(b"<br>", b"<jane@example.org>")
+    data = b"<a>Jane <jane@example.org>, <https://x.org/?a> <b>c</b> </a@b>" + address
+    escaped = b"<a>Jane &#60;jane@example.org>, &#60;https://x.org/?a> <b>c</b> </a@b>" + address
+    assert repair.with_addresses_as_text(data) == escaped
+    assert repair.with_addresses_as_text(b"<a>Jane <jane></a>" + address) == (
+        b"<a>Jane <jane></a>" + address
+    )
