@@ -29,6 +29,6 @@ def test_hosts_that_differ_take_turns_apart() -> None:
     )
 
 
-def test_a_url_the_fetcher_refuses_is_a_group_of_its_own() -> None:
-    bad = "ftp://files.example/feed"
+@pytest.mark.parametrize("bad", ["http://[::1/feed", "https://bü cher.example/feed"])
+def test_a_url_that_cannot_be_read_is_a_group_of_its_own(bad: str) -> None:
     assert _host_of(FeedTask(0, bad, None)) == bad
