@@ -485,10 +485,13 @@ def diff_items(
 def _newest_tracked(
     identified: list[_Identified], limit: int, not_after: str | None
 ) -> list[_Identified]:
-    """The ``limit`` newest items (as emit_recent ranks them: undated ones after the dated,
-    in document order), in document order. Ranked by date, not by place in the document:
-    an archive that lists its first episode first appends each new one at its end."""
-    ranked = _newest_first(identified, not_after, _listed_oldest_first(identified))
+    """The ``limit`` newest items (as emit_recent ranks them, but items of one date and
+    undated ones always in document order), in document order. Ranked by date, not by
+    place in the document: an archive that lists its first episode first appends each new
+    one at its end. Not by the guess of how the document is listed, which one item can
+    turn: the tracked ties would change with it, and the unchanged ones let go of before
+    come out ``new``."""
+    ranked = _newest_first(identified, not_after, False)
     keep = {id(entry) for entry in ranked[:limit]}
     return [entry for entry in identified if id(entry) in keep]
 

@@ -412,6 +412,27 @@ def test_items_of_one_date_are_ranked_by_their_place_in_the_document(
     assert sorted(c.item_id for c in picked) == ["id-4", "id-5"]
 
 
+def test_the_items_tracked_of_a_long_document_do_not_turn_with_its_order() -> None:
+    """140 posts of one date and older ones after them, longer than max_state_items: an
+    older item appended, which turns how the dates say the document is listed, lets go of
+    no tracked post (40 unchanged ones came out ``new``)."""
+    s = DeltaSettings("m", "u", max_state_items=100)
+
+    def document(tail_days: list[int]) -> list[ParsedItem]:
+        posts = [item(n, published_at="2024-01-05T00:00:00Z") for n in range(140)]
+        return posts + [
+            item(200 + i, published_at=f"2024-01-0{day}T00:00:00Z")
+            for i, day in enumerate(tail_days)
+        ]
+
+    delta = diff_items(None, document([1, 2]), s)
+    for tail in ([1, 2, 3], [1, 2, 3, 1]):
+        state = FeedBookmark(success_at="2024-01-06T00:00:00Z", items=delta.remembered_items)
+        delta = diff_items(state, document(tail), s)
+        # The appended items are older than the 100 tracked: none is new to the state.
+        assert delta.changes == ()
+
+
 def test_a_capped_run_emits_new_items_before_updates() -> None:
     """A show drops an analytics prefix from every enclosure the week it publishes two
     episodes: the wave of updates waits behind the new episodes (those oldest first), the
