@@ -28,6 +28,9 @@ FUTURE_DATE_LEEWAY: Final = timedelta(days=1)
 CHECK_AFTER: Final = timedelta(microseconds=1)
 # A feed gone (410) is checked again after this: a publisher may bring it back.
 GONE_WAIT: Final = RETRY_AFTER_CAP
+# The longest wait without Retry-After of a feed that never answered (see backoff_wait):
+# one request an hour costs a publisher little.
+NEVER_ANSWERED_WAIT: Final = timedelta(hours=1)
 
 
 def utc_text(moment: datetime, *, micro: bool = False) -> str:
@@ -71,13 +74,16 @@ def backoff_wait(bookmark: FeedBookmark | None, now: datetime) -> timedelta:
     cap, past which still_waiting ignores a time), and never longer than the feed has
     gone without an answer. Skipped checks count in the streak (consecutive_failures):
     on a schedule more frequent than the wait, the streak grows faster than the
-    requests, and that bound keeps the wait doubling once per request instead."""
+    requests, and that bound keeps the wait doubling once per request instead. A feed
+    that never answered (just configured) has no such time: it waits at most
+    ``NEVER_ANSWERED_WAIT``, so that a short outage of its host (skips counted, its
+    streak outgrew its requests) does not leave it unchecked for a day."""
     doublings = min(failure_streak(bookmark) - 1, 16)  # 5 min × 2^9 is past the cap already
     wait = min(WAIT_WITHOUT_RETRY_AFTER * (1 << doublings), RETRY_AFTER_CAP)
     answered = _instant(bookmark.checked_at) if bookmark else None
-    if answered is not None:
-        wait = min(wait, max(now - answered, WAIT_WITHOUT_RETRY_AFTER))
-    return wait
+    if answered is None:
+        return min(wait, NEVER_ANSWERED_WAIT)
+    return min(wait, max(now - answered, WAIT_WITHOUT_RETRY_AFTER))
 
 
 def check_time(bookmark: FeedBookmark | None, clock: datetime, *, commits: bool = True) -> datetime:

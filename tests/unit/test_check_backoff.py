@@ -51,7 +51,8 @@ def _check(
 def test_a_pause_asked_without_a_time_doubles_with_the_streak(
     code: str, status: int, failures_before: int, waits_until: str
 ) -> None:
-    bookmark = FeedBookmark(failures=failures_before) if failures_before else None
+    # Last answered long ago: the time since does not bound these waits.
+    bookmark = FeedBookmark(checked_at="2026-01-01T00:00:00Z", failures=failures_before)
     outcome = _check(code, status, bookmark)
     assert outcome.status == "error"
     assert outcome.bookmark is not None
@@ -68,6 +69,22 @@ def test_the_wait_is_never_longer_than_the_feed_has_gone_without_an_answer() -> 
     outcome = _check("rate_limited", 429, bookmark)
     assert outcome.bookmark is not None
     assert outcome.bookmark.retry_after_at == "2026-03-01T12:25:00Z"
+
+
+@pytest.mark.parametrize(("failures_before", "waits_until"), [
+    (0, "2026-03-01T12:05:00Z"), (2, "2026-03-01T12:20:00Z"), (3, "2026-03-01T12:40:00Z"),
+    (4, "2026-03-01T13:00:00Z"), (12, "2026-03-01T13:00:00Z"),
+])  # fmt: skip
+def test_a_feed_that_never_answered_waits_at_most_an_hour(
+    failures_before: int, waits_until: str
+) -> None:
+    """Just configured, on a host that refuses for a while: its streak counts the checks
+    skipped while the host rested too, and with no answer to bound the wait by it went
+    to a day after three refusals (a short outage left a new feed unchecked all day)."""
+    bookmark = FeedBookmark(failures=failures_before) if failures_before else None
+    outcome = _check("rate_limited", 429, bookmark)
+    assert outcome.bookmark is not None
+    assert outcome.bookmark.retry_after_at == waits_until
 
 
 def test_the_servers_own_time_is_kept() -> None:
