@@ -263,7 +263,9 @@ def _carry_over_renamed(
     or an earlier one hashed it): moved to their id in ``remembered``, so they are
     unchanged, and the earlier id is forgotten (it could later match another item)."""
     for entry in identified:
-        if remembered.get(entry.key_hash) == entry.content_hash:
+        if entry.key_hash in remembered:
+            # Remembered under its own id: unchanged, or an update of what it remembers
+            # (another id's memory is no business of it, and its ids cost to build).
             continue
         earlier_hashes: list[int] | None = None
         for item_id in _earlier_ids(entry, ignored):

@@ -433,6 +433,24 @@ def test_the_items_tracked_of_a_long_document_do_not_turn_with_its_order() -> No
         assert delta.changes == ()
 
 
+def test_a_new_undated_item_on_top_of_a_long_mostly_undated_feed_is_tracked() -> None:
+    """A newest-first feed of 120 posts past max_state_items, two of them dated and those
+    two rising: ranked by that guess, undated posts were tracked from the end, and the new
+    one on top was counted unchanged, never emitted."""
+    s = DeltaSettings("m", "u", max_state_items=100)
+
+    def post(n: int) -> ParsedItem:
+        dates = {60: "2031-02-03T10:00:00Z", 61: "2031-02-04T10:00:00Z"}
+        return item(n, published_at=dates.get(n))
+
+    posts = [post(n) for n in range(120)]
+    state = FeedBookmark(
+        success_at="2031-02-05T00:00:00Z", items=diff_items(None, posts, s).remembered_items
+    )
+    delta = diff_items(state, [item(999, published_at=None), *posts], s)
+    assert [(c.change_type, c.item_id) for c in delta.changes] == [("new", "id-999")]
+
+
 def test_a_capped_run_emits_new_items_before_updates() -> None:
     """A show drops an analytics prefix from every enclosure the week it publishes two
     episodes: the wave of updates waits behind the new episodes (those oldest first), the
