@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from singer_sdk import Stream, metrics
+from singer_sdk.exceptions import MappingError
 from singer_sdk.helpers.conform import TypeConformanceLevel
 from singer_sdk.singerlib import RecordMessage, SchemaMessage
 
@@ -48,6 +49,15 @@ def _required_only_if_present(schema: dict[str, Any]) -> dict[str, Any]:
     return {**schema, "required": [name for name in required if name in properties]}
 
 
+def _map_failed(stream: str, exc: Exception) -> MappingError:
+    """A stream map expression that raised on a record: a config error, told without the
+    exception's text, which quotes the record's values or stream_map_config's (a salt)."""
+    return MappingError(
+        f"an expression of {stream}'s stream map raised {type(exc).__name__} on a record "
+        "(its values are not shown); make the expression handle every value of the field"
+    )
+
+
 class _FeedStream(Stream):
     # records.py builds every value in its schema type already; the SDK's recursive
     # conforming pass was a quarter of a cold run's CPU (benchmarks/RESULTS.md).
@@ -61,12 +71,22 @@ class _FeedStream(Stream):
         self, record: dict[str, Any]
     ) -> Generator[RecordMessage, None, None]:
         if not self._selects_every_property:
-            yield from super()._generate_record_messages(record)
+            try:
+                yield from super()._generate_record_messages(record)
+            except MappingError:
+                raise
+            except Exception as exc:  # the SDK's own steps are the stream maps' here
+                raise _map_failed(self.name, exc) from None
             return
         # The SDK's own steps, less the walk that pops deselected properties (4 us a
         # record, to pop nothing) and the type conforming that is off (level NONE).
         for stream_map in self.stream_maps:
-            mapped_record = stream_map.transform(record)
+            try:
+                mapped_record = stream_map.transform(record)
+            except MappingError:
+                raise
+            except Exception as exc:
+                raise _map_failed(self.name, exc) from None
             if mapped_record is not None:
                 yield RecordMessage(
                     stream=stream_map.stream_alias,

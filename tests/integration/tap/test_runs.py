@@ -976,6 +976,40 @@ def test_a_stream_map_the_sdk_refuses_is_one_config_line(stream_maps: dict[str, 
     assert run.stdout == ""
 
 
+@pytest.mark.parametrize("selected", [True, False], ids=["all-fields", "some-fields"])
+def test_a_stream_map_that_fails_on_a_record_is_one_config_line_quoting_nothing(
+    server: FeedServer, tmp_path: Path, selected: bool
+) -> None:
+    """int(record['title']) raised on an item's title: the SDK's traceback quoted the
+    title (document text), or a stream_map_config value (a salt)."""
+    server.put("/feed.xml", rss([("id-1", "SECRET-TITLE-TEXT", "s")]))
+    maps = {"feed_items": {"n": "int(record['title'])", "salted": "int(config['salt'])"}}
+    cfg = config(
+        server,
+        "/feed.xml",
+        first_run_mode="emit_all",
+        stream_maps=maps,
+        stream_map_config={"salt": "SECRET-SALT-VALUE"},
+    )
+    catalog = None
+    if not selected:  # the SDK's own record path: a field deselected
+        discovered = json.loads(run_tap(cfg, args=("--discover",)).stdout)
+        for stream in discovered["streams"]:
+            for entry in stream["metadata"]:
+                if entry["breadcrumb"] == ["properties", "summary"]:
+                    entry["metadata"]["selected"] = False
+        path = tmp_path / "catalog.json"
+        path.write_text(json.dumps(discovered))
+        catalog = str(path)
+    run = run_tap(cfg, catalog=catalog)
+    assert run.returncode == 1
+    assert "config_invalid: config['stream_maps']: " in run.stderr
+    assert "ValueError" in run.stderr
+    for secret in ("SECRET-TITLE-TEXT", "SECRET-SALT-VALUE"):
+        assert secret not in run.stderr
+    assert "Traceback" not in run.stderr
+
+
 def test_a_flattening_key_length_too_short_for_the_fields_is_one_config_line() -> None:
     base = {"feed_urls": ["https://example.org/feed.xml"], "flattening_enabled": True}
     run = run_tap({**base, "flattening_max_depth": 3, "flattening_max_key_length": 10})
