@@ -22,9 +22,10 @@ gives (capped at a day when read; ``WAIT_WITHOUT_RETRY_AFTER`` after a 429 witho
 the run sends it nothing more. Rate limits count a client's requests to the host, not to
 one URL, so its other feeds would only meet the same answer, and a client that keeps
 asking gets blocked. Its fetches still waiting for a slot, and any that come later, end
-unsent (``retry_later``, with the host's Retry-After time, None when it gave none); those
-in flight just finish. A 503 without a Retry-After rests no host: behind a shared front
-(a reverse proxy, a hosting platform) it is often one backend's answer.
+unsent (``retry_later``, with the host's Retry-After time, or the end of its rest when it
+gave none); those in flight just finish. A 503 without a Retry-After rests no host:
+behind a shared front (a reverse proxy, a hosting platform) it is often one backend's
+answer.
 """
 
 from __future__ import annotations
@@ -121,7 +122,10 @@ class HostSlots:
                 )
             resting_until = state.resting_until
             if resting_until is not None and rfc3339_text(self._now()) < resting_until:
-                fetch.retry_after_at = state.rest_told
+                # The host's time, told or its own rest's: a feed not asked waits no
+                # longer than the host asked (by its own failure streak, which may hold
+                # a day of 500s, it waited a day after a sibling's one 429).
+                fetch.retry_after_at = state.rest_told or resting_until
                 asked = (
                     ", asking to be left alone until retry_after_at"
                     if state.rest_told

@@ -4,6 +4,7 @@ not asked for are skipped as a feed waiting out its own Retry-After is, losing n
 from __future__ import annotations
 
 from collections import Counter
+from datetime import datetime, timedelta
 
 from tests.feedserver import FeedServer, rss
 from tests.integration.tap.configs import config
@@ -91,3 +92,31 @@ def test_a_pause_without_a_time_and_a_gone_feed_are_not_asked_on_every_run(
         assert len(limiting.requests) == 1
     finally:
         limiting.stop()
+
+
+def test_a_feed_not_asked_waits_for_the_hosts_rest_not_for_its_own_streak(
+    server: FeedServer,
+) -> None:
+    """Feed b failed for 30 hours (500s, checked on every run); its sibling a answers one
+    429 without Retry-After, which rests the host for 5 minutes. b, not asked in that
+    run, waited by its own streak: a day, though it answered again a minute later."""
+    server.put("/a.xml", rss(ITEMS))
+    server.put("/b.xml", rss(ITEMS))
+    cfg = config(server, "/a.xml", "/b.xml", max_per_host=1, max_concurrency=1)
+    read = run_tap(cfg)
+    assert read.final_state is not None
+    for partition in read.final_state["bookmarks"]["feed_items"]["partitions"]:
+        if partition["context"]["feed_url"] == server.url("/b.xml"):
+            partition.update(failures=11, checked_at="2020-01-01T00:00:00.000000Z")
+            partition["failed_at"] = partition["success_at"]
+    server.put("/a.xml", "slow down", status=429)
+    limited = run_tap(cfg, read.final_state)
+    rows = {row["feed_url"]: row for row in limited.health}
+    a, b = rows[server.url("/a.xml")], rows[server.url("/b.xml")]
+    assert (a["error_code"], b["status"], b["error_code"]) == (
+        "rate_limited",
+        "skipped",
+        "retry_later",
+    )
+    rest = datetime.fromisoformat(b["retry_after_at"]) - datetime.fromisoformat(b["checked_at"])
+    assert rest <= timedelta(minutes=5)
