@@ -43,10 +43,20 @@ def _partition(url: str, rng: random.Random) -> dict[str, Any]:
 
 
 def _shims(tmp_path: Path, meltano: str) -> dict[str, str]:
-    """PATH entries for the commands the script names: Meltano, and this tree's state tool."""
+    """PATH entries for the commands the script names: Meltano, and this tree's state tool.
+    Meltano's `state set` of the id in $FAIL_ONCE fails once (as a full disk would)."""
     bin_dir = tmp_path / "bin"
     bin_dir.mkdir()
-    (bin_dir / "meltano").symlink_to(meltano)
+    failed = tmp_path / "failed-once"
+    shim = bin_dir / "meltano"
+    shim.write_text(
+        "#!/bin/sh\n"
+        'last=""; for arg in "$@"; do last=$arg; done\n'
+        f'if [ "$1 $2" = "state set" ] && [ -n "${{FAIL_ONCE:-}}" ] && [ "$last" = "$FAIL_ONCE" ] '
+        f'&& [ ! -e "{failed}" ]; then touch "{failed}"; echo "disk full" >&2; exit 1; fi\n'
+        f'exec "{meltano}" "$@"\n'
+    )
+    shim.chmod(0o755)
     tool = bin_dir / "tap-feeddelta-state"
     tool.write_text(
         f'#!/bin/sh\nPYTHONPATH="{ROOT}" exec "{sys.executable}" -m tap_feeddelta.statetool "$@"\n'
@@ -102,7 +112,14 @@ def test_readme_script_moves_two_shards_to_three_past_the_argument_cap(
     assert "the state is empty" in done.stderr
     assert project.state(f"{STATE_ID}:shard-3") == {}
 
-    done = _run_script(project, script, env, "2", "3", STATE_ID)
+    # A `state set` that fails mid-way (shard 1's): the script stops, and run again with
+    # the directory it printed, it reads no shard again and finishes from its files.
+    failing = {**env, "FAIL_ONCE": f"{STATE_ID}:shard-1"}
+    done = _run_script(project, script, failing, "2", "3", STATE_ID)
+    assert done.returncode != 0, done.stdout + done.stderr
+    [resume] = re.findall(r"after a failure: (bash reshard\.sh .+)\)", done.stderr)
+    files = resume.split()[-1]
+    done = _run_script(project, script, env, "2", "3", STATE_ID, files)
     assert done.returncode == 0, done.stdout + done.stderr
 
     seen: list[str] = []
