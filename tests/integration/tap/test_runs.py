@@ -991,17 +991,8 @@ def test_a_stream_map_that_fails_on_a_record_is_one_config_line_quoting_nothing(
         stream_maps=maps,
         stream_map_config={"salt": "SECRET-SALT-VALUE"},
     )
-    catalog = None
-    if not selected:  # the SDK's own record path: a field deselected
-        discovered = json.loads(run_tap(cfg, args=("--discover",)).stdout)
-        for stream in discovered["streams"]:
-            for entry in stream["metadata"]:
-                if entry["breadcrumb"] == ["properties", "summary"]:
-                    entry["metadata"]["selected"] = False
-        path = tmp_path / "catalog.json"
-        path.write_text(json.dumps(discovered))
-        catalog = str(path)
-    run = run_tap(cfg, catalog=catalog)
+    # Not selected: the SDK's own record path, a field deselected.
+    run = run_tap(cfg, catalog=None if selected else _catalog_without_summary(tmp_path))
     assert run.returncode == 1
     assert "config_invalid: config['stream_maps']: " in run.stderr
     assert "ValueError" in run.stderr
@@ -1067,10 +1058,8 @@ def test_health_alone_behind_the_state_gives_each_check_its_own_time(
     assert row["checked_at"] == just_after.strftime("%Y-%m-%dT%H:%M:%S.%fZ")
 
 
-def test_deselected_properties_and_stream_maps_still_apply(
-    server: FeedServer, tmp_path: Path
-) -> None:
-    server.put("/feed.xml", rss(ITEMS))
+def _catalog_without_summary(tmp_path: Path) -> str:
+    """A catalog file (the tap's --discover) with feed_items' summary deselected."""
     done = subprocess.run(
         [*TAP, "--discover"], capture_output=True, text=True, timeout=60, check=True
     )
@@ -1079,15 +1068,23 @@ def test_deselected_properties_and_stream_maps_still_apply(
         for metadata in entry["metadata"]:
             if metadata["breadcrumb"] == ["properties", "summary"]:
                 metadata["metadata"]["selected"] = False
-    catalog_path = tmp_path / "catalog.json"
-    catalog_path.write_text(json.dumps(catalog))
+    path = tmp_path / "catalog.json"
+    path.write_text(json.dumps(catalog))
+    return str(path)
+
+
+def test_deselected_properties_and_stream_maps_still_apply(
+    server: FeedServer, tmp_path: Path
+) -> None:
+    server.put("/feed.xml", rss(ITEMS))
+    catalog_path = _catalog_without_summary(tmp_path)
     cfg = config(
         server,
         "/feed.xml",
         first_run_mode="emit_all",
         stream_maps={"feed_health": {"__alias__": "feed_checks", "error_message": "__NULL__"}},
     )
-    run = run_tap(cfg, catalog=str(catalog_path))
+    run = run_tap(cfg, catalog=catalog_path)
     assert run.returncode == 0, run.stderr
     records = [m for m in run.messages if m["type"] == "RECORD"]
     items = [m["record"] for m in records if m["stream"] == "feed_items"]
