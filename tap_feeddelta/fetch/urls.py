@@ -34,7 +34,6 @@ class Target:
     request_target: str  # path and query, as sent on the request line
     authority: str  # host[:port] as the Host header carries it (port only if not default)
     ip_literal: str | None  # the host, when it is an IP address
-    display: str  # scheme://host[:port]/path: all that messages and logs may show
 
 
 def parse_target(url: str, *, code: str = "invalid_url") -> Target:
@@ -78,7 +77,6 @@ def parse_target(url: str, *, code: str = "invalid_url") -> Target:
         request_target=request_target,
         authority=authority_out,
         ip_literal=ip_literal,
-        display=f"{scheme}://{authority_out}{path}",
     )
 
 
