@@ -55,6 +55,21 @@ def test_first_run_modes() -> None:
     assert recent.counts.remembered == 10
 
 
+def test_a_bookmark_holding_only_failures_is_read_as_a_first_run() -> None:
+    """A feed whose first checks failed has a partition with no baseline: its first
+    document follows first_run_mode (a silent baseline here), not every item as new."""
+    failed_only = FeedBookmark(failures=2, failed_at="2024-01-01T00:00:00Z")
+    items = [item(n) for n in range(5)]
+    delta = diff_items(failed_only, items, SETTINGS)
+    assert delta.changes == ()
+    assert delta.counts.remembered == 5
+    recent = DeltaSettings("m", "u", first_run_mode="emit_recent", max_initial_items=2)
+    assert [c.item_id for c in diff_items(failed_only, items, recent).changes] == [
+        "id-3",
+        "id-4",
+    ]
+
+
 def test_emit_recent_takes_the_newest_as_newest_item_at_does() -> None:
     """By the later of published and updated (an entry edited yesterday is news), and a
     date past ``dates_not_after`` (a typo, a wrong clock) does not make an item newest."""

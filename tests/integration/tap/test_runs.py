@@ -175,6 +175,24 @@ def test_a_feed_never_read_counts_its_failures_from_its_first_check(server: Feed
     assert (row["is_stale"], row["newest_item_at"], row["feed_title"]) == (None, None, None)
 
 
+def test_a_feed_whose_first_check_failed_takes_a_baseline_when_it_answers(
+    server: FeedServer,
+) -> None:
+    """A feed added while its host is down has a partition holding only its failure
+    streak: when it answers, that is still its first read, so baseline_only takes a
+    silent baseline instead of sending its whole archive as new."""
+    server.put("/feed.xml", "down", status=500, content_type="text/plain")
+    cfg = config(server, "/feed.xml")
+    failed = run_tap(cfg)
+    assert failed.health[0]["status"] == "error"
+    server.put("/feed.xml", rss(ITEMS))
+    up = run_tap(cfg, failed.final_state)
+    [row] = up.health
+    assert (row["status"], row["consecutive_failures"]) == ("ok", 0)
+    assert up.items == []
+    assert row["item_counts"]["remembered"] == 5
+
+
 def test_markup_and_whitespace_only_edits_are_not_changes(server: FeedServer) -> None:
     server.put("/feed.xml", rss(ITEMS))
     cfg = config(server, "/feed.xml")
