@@ -193,6 +193,24 @@ def test_a_feed_whose_first_check_failed_takes_a_baseline_when_it_answers(
     assert row["item_counts"]["remembered"] == 5
 
 
+def test_a_document_cut_short_for_a_run_forgets_nothing_through_the_state_file(
+    server: FeedServer,
+) -> None:
+    """History is bounded by the largest document read: that figure must survive the
+    state file, or a feed cut to 10 items for one run (a CDN glitch) forgets the rest
+    and sends it again as new when the whole document is back."""
+    items = [(f"id-{n}", f"Title {n}", f"Summary {n}") for n in range(300)]
+    server.put("/feed.xml", rss(items))
+    cfg = config(server, "/feed.xml")
+    first = run_tap(cfg)
+    server.put("/feed.xml", rss(items[:10]))
+    short = run_tap(cfg, without_validators(first.final_state))
+    server.put("/feed.xml", rss(items))
+    back = run_tap(cfg, without_validators(short.final_state))
+    assert back.health[0]["item_counts"]["new"] == 0
+    assert back.items == []
+
+
 def test_markup_and_whitespace_only_edits_are_not_changes(server: FeedServer) -> None:
     server.put("/feed.xml", rss(ITEMS))
     cfg = config(server, "/feed.xml")
