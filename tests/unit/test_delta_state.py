@@ -509,6 +509,18 @@ def test_a_capped_run_emits_new_items_before_updates() -> None:
     assert sorted(delivered) == sorted(f"id-{n}" for n in range(22))
 
 
+def test_undated_new_items_past_the_cap_go_out_from_the_end_of_the_document() -> None:
+    """Without dates, the end of a newest-first document is its oldest part: those go
+    first, or a feed that publishes at the cap's pace would push its backlog back run
+    after run until it leaves the feed unseen."""
+    capped = DeltaSettings("m", "u", max_items_per_run=2)
+    bookmark = baseline([item(0, published_at=None)])
+    document = [item(n, published_at=None) for n in range(1, 6)]
+    delta = diff_items(bookmark, document, capped)
+    assert [c.item_id for c in delta.changes] == ["id-4", "id-5"]
+    assert delta.counts.deferred == 3
+
+
 def test_start_date_holds_back_old_new_items_but_never_an_edit() -> None:
     s = DeltaSettings("m", "u", start_date="2024-06-01T00:00:00Z")
     old = item(1, published_at="2024-01-01T00:00:00Z")
