@@ -431,6 +431,21 @@ def test_a_failed_or_skipped_row_names_its_error_code_first_in_its_issues(
         assert [i["code"] for i in issues].count(code) == 1
 
 
+def test_a_stale_feed_s_error_row_names_its_error_code_before_stale_feed(
+    server: FeedServer,
+) -> None:
+    """The same contract on a feed that went quiet and then down: its row also carries
+    stale_feed, which must not take the error code's place at the head of the issues."""
+    server.put("/feed.xml", rss(ITEMS))  # items of January 2024: long stale
+    cfg = config(server, "/feed.xml", stale_after_days=30)
+    first = run_tap(cfg)
+    server.put("/feed.xml", "down", status=500, content_type="text/plain")
+    failed = run_tap(cfg, first.final_state)
+    [row] = failed.health
+    assert (row["status"], row["is_stale"]) == ("error", True)
+    assert [i["code"] for i in row["issues"]][:2] == ["http_error", "stale_feed"]
+
+
 def test_a_document_without_items_leaves_the_newest_item_seen_as_it_was(
     server: FeedServer,
 ) -> None:
