@@ -121,6 +121,17 @@ def test_an_edit_of_an_item_with_a_shared_link_is_an_update() -> None:
     assert changes(edited) == [("updated", "Incident 2")]
 
 
+def test_an_edit_that_moves_updated_at_of_an_item_with_a_shared_link_is_an_update() -> None:
+    """Status pages bump <updated> with every edit ("Incident resolved"): an item that
+    shares its link is told apart by its publication date, which the edit leaves alone,
+    so the edit is an update, not a new item with a new delivery_id."""
+    opened = "2026-11-02T10:00:00Z"
+    runs = Runs()
+    runs.run([incident(2, updated_at=opened), incident(1)])
+    resolved = incident(2, summary="Resolved.", updated_at="2026-11-20T10:00:00Z")
+    assert changes(runs.run([resolved, incident(1)])) == [("updated", "Incident 2")]
+
+
 def test_edits_of_items_sharing_a_guid_are_updates_of_each() -> None:
     items = [ParsedItem("post", "guid", title=f"Post {n}", summary="v1") for n in (1, 2)]
     runs = Runs()

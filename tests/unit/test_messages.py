@@ -3,10 +3,16 @@
 from __future__ import annotations
 
 import base64
+import contextlib
 import io
 import json
+import logging
 import os
 import sys
+import threading
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass
 from typing import Any
 
 import pytest
@@ -15,7 +21,11 @@ from singer_sdk.contrib.msgspec import MsgSpecWriter
 from singer_sdk.helpers.types import TapState
 from singer_sdk.singerlib import RecordMessage, StateMessage
 
+from tap_feeddelta import messages
 from tap_feeddelta.messages import MAX_PENDING_BYTES, EncodedStateWriter, FeedDeltaWriter
+
+if sys.platform == "linux":
+    import fcntl
 
 
 def _state() -> Any:
@@ -167,3 +177,103 @@ def test_records_kept_back_go_out_in_pieces_and_on_flush(monkeypatch: pytest.Mon
     lines = out.buffer.getvalue().splitlines()
     assert [json.loads(line)["record"]["n"] for line in lines] == list(range(count))
     assert out.flushes == 1
+
+
+# After a signal the tap writes to a pipe only lines the target receives whole by the end
+# of the grace period. These tests write into a real pipe that nobody reads (a target that
+# stopped reading), each in a thread bounded in time: a writer that spins fails, not hangs.
+_PIPE_BYTES = 1 << 16
+_GRACE_SECONDS = 0.5
+
+
+@dataclass
+class _UnreadPipe:
+    read_fd: int
+    write_fd: int
+
+    def received(self) -> bytes:
+        """Everything in the pipe so far."""
+        os.set_blocking(self.read_fd, False)
+        out = b""
+        with contextlib.suppress(BlockingIOError):
+            while chunk := os.read(self.read_fd, 1 << 16):
+                out += chunk
+        return out
+
+
+@pytest.fixture
+def unread_pipe() -> Iterator[_UnreadPipe]:
+    """A 64 KiB pipe that nobody reads."""
+    read_fd, write_fd = os.pipe()
+    fcntl.fcntl(write_fd, fcntl.F_SETPIPE_SZ, _PIPE_BYTES)
+    yield _UnreadPipe(read_fd, write_fd)
+    os.close(read_fd)
+    os.close(write_fd)
+
+
+def _write_after_a_signal(pipe: _UnreadPipe, line: bytes, caplog: pytest.LogCaptureFixture) -> str:
+    """Write ``line`` (whole lines) to ``pipe`` as the tap's stdout, as the tap does after
+    a signal; the warning logged. (stdout is set here: pytest sets its own between phases.)"""
+    writer = FeedDeltaWriter()
+    done = threading.Event()
+
+    def write() -> None:
+        try:
+            writer.write_line(line)
+        finally:
+            done.set()
+
+    with (
+        os.fdopen(pipe.write_fd, "w", closefd=False) as stdout,
+        contextlib.redirect_stdout(stdout),
+        caplog.at_level(logging.WARNING, logger="tap-test"),
+    ):
+        writer.finish_by(time.monotonic() + _GRACE_SECONDS, logging.getLogger("tap-test"))
+        threading.Thread(target=write, daemon=True).start()
+        finished = done.wait(_GRACE_SECONDS + 3)
+        writer.restore_output()
+    assert finished, "the writer did not stop at the grace's end"
+    return caplog.text
+
+
+def _line(size: int, fill: bytes) -> bytes:
+    return fill * (size - 1) + b"\n"
+
+
+@pytest.mark.skipif(sys.platform != "linux", reason="pipes are handled so on Linux only")
+def test_after_a_signal_the_pipe_is_filled_only_with_whole_lines(
+    unread_pipe: _UnreadPipe, caplog: pytest.LogCaptureFixture
+) -> None:
+    """The target must never get part of a JSON line: the two lines the pipe holds go in,
+    and the third, which does not fit, is left out whole rather than cut."""
+    lines = _line(30_000, b"a") + _line(30_000, b"b") + _line(30_000, b"c")
+    log = _write_after_a_signal(unread_pipe, lines, caplog)
+    assert unread_pipe.received() == lines[:60_000]
+    assert "did not read the output fast enough" in log
+
+
+@pytest.mark.skipif(sys.platform != "linux", reason="pipes are handled so on Linux only")
+def test_after_a_signal_nothing_goes_into_a_pipe_the_target_has_not_emptied(
+    unread_pipe: _UnreadPipe, caplog: pytest.LogCaptureFixture
+) -> None:
+    """A pipe still holding output from before the signal has less room than its size:
+    writing then could put part of a line in it, so the writer waits for it to empty."""
+    before = _line(40_000, b"p")
+    os.write(unread_pipe.write_fd, before)
+    log = _write_after_a_signal(unread_pipe, _line(30_000, b"a") + _line(30_000, b"b"), caplog)
+    assert unread_pipe.received() == before
+    assert "did not read the output fast enough" in log
+
+
+@pytest.mark.skipif(sys.platform != "linux", reason="pipes are handled so on Linux only")
+def test_after_a_signal_a_line_larger_than_the_pipe_is_left_out_at_once(
+    unread_pipe: _UnreadPipe, caplog: pytest.LogCaptureFixture, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A line (a final STATE) larger than any pipe the kernel allows cannot go out whole:
+    it is left out at once, saying why, instead of trying until the grace kills the tap."""
+    monkeypatch.setattr(messages, "MAX_PIPE_BYTES", _PIPE_BYTES)  # the kernel's limit
+    started = time.monotonic()
+    log = _write_after_a_signal(unread_pipe, _line(200_000, b"s"), caplog)
+    assert time.monotonic() - started < _GRACE_SECONDS
+    assert unread_pipe.received() == b""
+    assert "more than the pipe to the target holds" in log

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import random
+import signal
 import threading
 import time
 from collections.abc import Coroutine, Iterator
@@ -13,6 +14,29 @@ from typing import Any
 import pytest
 
 from tap_feeddelta.ordered import ordered_results
+
+# Every test here is bounded: a deadlock in ordered_results (a slot never released, room
+# that leaks) blocks the consumer forever, and without a bound the run hangs with no test
+# named. SIGALRM interrupts the consumer's wait on the main thread and fails the test.
+TIME_LIMIT_SECONDS = 30
+
+
+@pytest.fixture(autouse=True)
+def time_limit() -> Iterator[None]:
+    if not hasattr(signal, "setitimer"):  # not POSIX: unbounded, as before
+        yield
+        return
+
+    def out_of_time(signum: int, frame: object) -> None:
+        pytest.fail(f"not done in {TIME_LIMIT_SECONDS} s: ordered_results deadlocked?")
+
+    previous = signal.signal(signal.SIGALRM, out_of_time)
+    signal.setitimer(signal.ITIMER_REAL, TIME_LIMIT_SECONDS)
+    try:
+        yield
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, previous)
 
 
 class LoopThread:

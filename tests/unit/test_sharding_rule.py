@@ -10,7 +10,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from tap_feeddelta.sharding import shard_of
+from tap_feeddelta.sharding import feeds_of_other_shards, shard_of
 
 PINNED = [
     ("default", "https://example.org/feed.xml", 2, 0),
@@ -45,3 +45,21 @@ def _documented_rule(monitor_id: str, feed_url: str, count: int) -> int:
 @given(st.text(max_size=20), st.text(min_size=1, max_size=60), st.integers(1, 64))
 def test_the_shard_is_the_documented_rule(monitor_id: str, feed_url: str, count: int) -> None:
     assert shard_of(monitor_id, feed_url, count) == _documented_rule(monitor_id, feed_url, count)
+
+
+@pytest.mark.parametrize("shard_count", [2, 3, 4])
+def test_a_state_holding_another_shard_s_feeds_is_found_out(shard_count: int) -> None:
+    """The states of two shards swapped (a deployment of any size, two included): every
+    feed the state holds that this shard does not own is named, and no other."""
+    urls = [f"https://feeds.example/{n}.xml" for n in range(40)]
+    state_feeds = [("m", url) for url in urls] + [("other-monitor", urls[0])]
+    for shard_index in range(shard_count):
+        foreign = feeds_of_other_shards(state_feeds, "m", urls, shard_count, shard_index)
+        assert foreign == [u for u in urls if shard_of("m", u, shard_count) != shard_index]
+        assert foreign  # 40 feeds: some belong to another shard
+
+
+def test_an_unsharded_run_owns_every_feed() -> None:
+    """With one shard, a state written by any shard is this run's (merging shards back)."""
+    urls = ["https://feeds.example/a.xml", "https://feeds.example/b.xml"]
+    assert feeds_of_other_shards([("m", u) for u in urls], "m", urls, 1, 0) == []

@@ -115,6 +115,27 @@ def test_a_page_behind_a_consent_wall_reads_the_feed_it_led_to_before(
     }
 
 
+def test_a_rate_limited_web_page_does_not_send_the_tap_to_the_feed_it_led_to_before(
+    server: FeedServer,
+) -> None:
+    """A page that answers 429 with Retry-After asks the tap to wait: reading the feed it
+    led to before in the same run would ignore that. (The feed is on another host: on the
+    page's own host, the host's rest after a 429 also keeps it from being asked.)"""
+    server.put("/feed.xml", rss([("a", "A", "a"), ("b", "B", "b")]))
+    server.put("/blog", _page(f"http://localhost:{server.port}/feed.xml"), content_type="text/html")
+    cfg = config(server, "/blog", discover_from_websites=True)
+    first = run_tap(cfg)
+    assert first.health[0]["status"] == "ok"
+    asked = len(server.requests_to("/feed.xml"))
+    server.put(
+        "/blog", "slow down", status=429, content_type="text/plain", headers={"Retry-After": "600"}
+    )
+    second = run_tap(cfg, first.final_state)
+    [row] = second.health
+    assert (row["status"], row["error_code"]) == ("error", "rate_limited")
+    assert len(server.requests_to("/feed.xml")) == asked
+
+
 def test_a_page_behind_a_wall_says_so_when_its_feed_is_not_known_whole(
     server: FeedServer,
 ) -> None:

@@ -175,6 +175,42 @@ def test_a_feed_never_read_counts_its_failures_from_its_first_check(server: Feed
     assert (row["is_stale"], row["newest_item_at"], row["feed_title"]) == (None, None, None)
 
 
+def test_a_feed_whose_first_check_failed_takes_a_baseline_when_it_answers(
+    server: FeedServer,
+) -> None:
+    """A feed added while its host is down has a partition holding only its failure
+    streak: when it answers, that is still its first read, so baseline_only takes a
+    silent baseline instead of sending its whole archive as new."""
+    server.put("/feed.xml", "down", status=500, content_type="text/plain")
+    cfg = config(server, "/feed.xml")
+    failed = run_tap(cfg)
+    assert failed.health[0]["status"] == "error"
+    server.put("/feed.xml", rss(ITEMS))
+    up = run_tap(cfg, failed.final_state)
+    [row] = up.health
+    assert (row["status"], row["consecutive_failures"]) == ("ok", 0)
+    assert up.items == []
+    assert row["item_counts"]["remembered"] == 5
+
+
+def test_a_document_cut_short_for_a_run_forgets_nothing_through_the_state_file(
+    server: FeedServer,
+) -> None:
+    """History is bounded by the largest document read: that figure must survive the
+    state file, or a feed cut to 10 items for one run (a CDN glitch) forgets the rest
+    and sends it again as new when the whole document is back."""
+    items = [(f"id-{n}", f"Title {n}", f"Summary {n}") for n in range(300)]
+    server.put("/feed.xml", rss(items))
+    cfg = config(server, "/feed.xml")
+    first = run_tap(cfg)
+    server.put("/feed.xml", rss(items[:10]))
+    short = run_tap(cfg, without_validators(first.final_state))
+    server.put("/feed.xml", rss(items))
+    back = run_tap(cfg, without_validators(short.final_state))
+    assert back.health[0]["item_counts"]["new"] == 0
+    assert back.items == []
+
+
 def test_markup_and_whitespace_only_edits_are_not_changes(server: FeedServer) -> None:
     server.put("/feed.xml", rss(ITEMS))
     cfg = config(server, "/feed.xml")
@@ -393,6 +429,21 @@ def test_a_failed_or_skipped_row_names_its_error_code_first_in_its_issues(
     for _, code, issues in rows:
         assert issues[0]["code"] == code
         assert [i["code"] for i in issues].count(code) == 1
+
+
+def test_a_stale_feed_s_error_row_names_its_error_code_before_stale_feed(
+    server: FeedServer,
+) -> None:
+    """The same contract on a feed that went quiet and then down: its row also carries
+    stale_feed, which must not take the error code's place at the head of the issues."""
+    server.put("/feed.xml", rss(ITEMS))  # items of January 2024: long stale
+    cfg = config(server, "/feed.xml", stale_after_days=30)
+    first = run_tap(cfg)
+    server.put("/feed.xml", "down", status=500, content_type="text/plain")
+    failed = run_tap(cfg, first.final_state)
+    [row] = failed.health
+    assert (row["status"], row["is_stale"]) == ("error", True)
+    assert [i["code"] for i in row["issues"]][:2] == ["http_error", "stale_feed"]
 
 
 def test_a_document_without_items_leaves_the_newest_item_seen_as_it_was(

@@ -51,6 +51,10 @@ DATES = [
     ("20040101T194821Z", "2004-01-01T19:48:21Z"),
     ("Sun Jan  4 16:29:06 2004", "2004-01-04T16:29:06Z"),
     ("January 4, 2004 4:29 PM", "2004-01-04T16:29:00Z"),
+    # 12 o'clock on a 12-hour clock: 12 PM is noon, 12 AM midnight (not 24:xx and 12:xx).
+    ("January 4, 2004 12:30 PM", "2004-01-04T12:30:00Z"),
+    ("January 4, 2004 12:30 AM", "2004-01-04T00:30:00Z"),
+    ("Sun, 04 Jan 2004 12:05 pm GMT", "2004-01-04T12:05:00Z"),
     ("2004-12-31T23:59:60Z", "2004-12-31T23:59:59Z"),
     ("2004-12-31T24:00:00Z", "2005-01-01T00:00:00Z"),
     ("2004-02-29T00:00:00Z", "2004-02-29T00:00:00Z"),
@@ -110,6 +114,8 @@ BAD_DATES = [
     "2004-02-31",
     "Tue, 31 Feb 2004 10:00:00 GMT",
     "2003-02-29T00:00:00Z",
+    "2100-02-29T00:00:00Z",  # a century is a leap year only when 400 divides it
+    "1900-02-29T10:00:00Z",
     "2004-13-01",
     "2004-01-01T25:00:00Z",
     "Thu, 01 Jan 2004 19:48:21 XYZ",
@@ -267,6 +273,10 @@ URLS = [
     ("relative/only", None, None, "unsafe_url"),
     ("https://example.com:99999/", None, None, "unsafe_url"),
     ("https://example.com/" + "a" * 3000, None, None, "url_too_long"),
+    # The cap is on UTF-8 bytes: 1,520 characters here, 3,020 bytes.
+    ("https://example.com/" + "é" * 1500, None, None, "url_too_long"),
+    ("http:///etc/passwd", None, None, "unsafe_url"),  # no host
+    ("https://example.com/a b.mp3", None, "https://example.com/a%20b.mp3", None),
     ("", None, None, None),
 ]
 
@@ -287,6 +297,9 @@ HTML = [
     ("caf&eacute; &#233; &#xE9; &nbsp;", "café é é"),
     ("1 < 2 and 3 > 2", "1 < 2 and 3 > 2"),
     ("<script>never closed", ""),
+    # Unclosed to the end: nothing after the opening leaks into the text.
+    ("Hello <!-- draft: <b>secret</b> more", "Hello"),
+    ('a<script a="b>stealCookies()', "a"),
     ("<a href='javascript:x'>click</a>", "click"),
 ]
 
@@ -305,6 +318,17 @@ def test_double_escaped_title() -> None:
 
 def test_plain_text_keeps_markup_characters_and_drops_controls() -> None:
     assert plain_text("History of the <blink> tag\x00\x07") == "History of the <blink> tag"
+
+
+def test_plain_text_collapses_runs_of_spaces() -> None:
+    # Printable text takes a fast path: it must still read as the general path does.
+    assert plain_text("a  b   c ") == "a b c"
+
+
+def test_a_reference_without_its_semicolon_is_no_reference() -> None:
+    """Only text holding a well-formed reference is decoded: without one, "&" is plain
+    text (AT&T), and "&amp chips" stays as written (HTML5 would read "& chips")."""
+    assert text.decoded_references("Fish &amp chips") == "Fish &amp chips"
 
 
 def test_mis_decoded_text_is_repaired() -> None:
