@@ -438,9 +438,7 @@ def as_read(text: str) -> str:
     World", reads as "Hello World", as the text without it does)."""
     if text.isascii():
         return text
-    if not unicodedata.is_normalized("NFC", text):
-        text = unicodedata.normalize("NFC", text)
-    text, removed = _INVISIBLE.subn("", text)
+    text, removed = as_read_spaces_left(text)
     if removed and " " in text:  # a space next to one may now be doubled or at an end
         return _SPACE_RUN.sub(" ", text).strip(" ")
     return text
