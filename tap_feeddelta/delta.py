@@ -20,6 +20,7 @@ from tap_feeddelta.fingerprints import (
     FINGERPRINT_VERSION,
     SEP,
     IdSourceOut,
+    as_listed,
     content_id,
     delivery_prefix,
     derived_id,
@@ -220,7 +221,7 @@ def _earlier_ids(entry: _Identified, ignored: tuple[str, ...] = ()) -> list[str]
         fingerprints = (entry.fingerprint, legacy, spaced)
         ids += [content_id(given, fingerprint) for fingerprint in fingerprints if fingerprint]
     if item.authors_as_listed:  # before one person's author elements were merged
-        ids.append(content_id(primary, fingerprint_bytes(_as_listed(item), ignored=ignored)))
+        ids.append(content_id(primary, fingerprint_bytes(as_listed(item), ignored=ignored)))
     own, own_source = primary, primary_source
     if ignored:
         own, own_source, _ = item_identity(item)
@@ -236,23 +237,6 @@ def _earlier_ids(entry: _Identified, ignored: tuple[str, ...] = ()) -> list[str]
             if before != own:
                 ids += [before, title_id(item, before), content_id(before, legacy)]
     return [item_id for item_id in dict.fromkeys(ids) if item_id != entry.item_id]
-
-
-def _earlier_content_hashes(item: ParsedItem, ignored: tuple[str, ...]) -> list[int]:
-    """``earlier_content_hashes``, and for an item whose authors versions before listed
-    otherwise (``ParsedItem.authors_as_listed``: one person named by several elements,
-    once per element), the hashes of the item as they listed them."""
-    hashes = earlier_content_hashes(item, ignored)
-    if item.authors_as_listed:
-        listed = _as_listed(item)
-        hashes.append(short_hash(fingerprint_bytes(listed, ignored=ignored)))
-        hashes += earlier_content_hashes(listed, ignored)
-    return hashes
-
-
-def _as_listed(item: ParsedItem) -> ParsedItem:
-    """The item with its authors as versions before listed them."""
-    return item._replace(authors=item.authors_as_listed, authors_as_listed=())
 
 
 def _carry_over_renamed(
@@ -275,7 +259,7 @@ def _carry_over_renamed(
                 continue
             if old != entry.content_hash:
                 if earlier_hashes is None:
-                    earlier_hashes = _earlier_content_hashes(entry.item, ignored)
+                    earlier_hashes = earlier_content_hashes(entry.item, ignored)
                 if old not in earlier_hashes:
                     continue
             del remembered[key]
@@ -401,7 +385,7 @@ def diff_items(
         old = remembered.get(entry.key_hash)
         if old is None:
             changed.append((entry, "new"))
-        elif old != entry.content_hash and old not in _earlier_content_hashes(entry.item, ignored):
+        elif old != entry.content_hash and old not in earlier_content_hashes(entry.item, ignored):
             changed.append((entry, "updated"))
         else:
             unchanged += 1

@@ -213,6 +213,26 @@ def _as_given(url: str) -> str:
 
 
 def earlier_content_hashes(item: ParsedItem, ignored: tuple[str, ...] = ()) -> list[int]:
+    """What runs with another ignored_changes and earlier versions of the tap remembered
+    of this content, where it differs from this run's hash (see _earlier_hashes); for an
+    item whose authors versions before listed otherwise (``ParsedItem.authors_as_listed``:
+    one person named by several elements, once per element), those of the item as they
+    listed them too. Only for items that look changed or renamed, so it costs nothing on
+    unchanged ones."""
+    hashes = _earlier_hashes(item, ignored)
+    if item.authors_as_listed:
+        listed = as_listed(item)
+        hashes.append(short_hash(fingerprint_bytes(listed, ignored=ignored)))
+        hashes += _earlier_hashes(listed, ignored)
+    return hashes
+
+
+def as_listed(item: ParsedItem) -> ParsedItem:
+    """The item with its authors as versions before listed them."""
+    return item._replace(authors=item.authors_as_listed, authors_as_listed=())
+
+
+def _earlier_hashes(item: ParsedItem, ignored: tuple[str, ...]) -> list[int]:
     """What runs with another ignored_changes (see hashes_under_other_lists) and earlier
     versions of the tap remembered of this content, where it differs from this run's
     hash. Earlier versions: the hash with tracking prefixes and the http scheme kept
@@ -221,15 +241,14 @@ def earlier_content_hashes(item: ParsedItem, ignored: tuple[str, ...] = ()) -> l
     and with tags in document order too (before tags were sorted); with the spaces
     around invisible characters left (before their removal left none doubled); for an
     item with a text cut to its cap, all of those without the digests of the cut texts
-    (before they were hashed). Only for items that look changed or renamed, so it costs nothing on
-    unchanged ones."""
+    (before they were hashed)."""
     hashes = [short_hash(full) for full in hashes_under_other_lists(item, ignored)]
     if spaced := spaces_left_fingerprint(item, ignored):
         hashes.append(short_hash(spaced))
     if item.cut_digests:
         uncut = item._replace(cut_digests=())
         hashes.append(short_hash(fingerprint_bytes(uncut, ignored=ignored)))
-        return hashes + earlier_content_hashes(uncut, ignored)
+        return hashes + _earlier_hashes(uncut, ignored)
     prefixed = enclosures_compared_otherwise(item)
     if prefixed:
         hashes.append(
