@@ -85,11 +85,7 @@ async def check_feed(
     started = now()  # the clock: what dates are judged by
     checked_at = utc_text(check_time(task.bookmark, started, commits=task.commits), micro=True)
     ctx = FeedContext(settings.monitor_id, task.feed_url, checked_at)
-    bookmark = task.bookmark
-    if bookmark and bookmark.last_modified != usable_last_modified(bookmark.last_modified, started):
-        # Kept by an earlier version, which stored future dates: not sent, nor kept.
-        bookmark = replace(bookmark, last_modified=None)
-    bookmark = _dates_judged_by_clock(bookmark, started)
+    bookmark = _dates_judged_by_clock(task.bookmark, started)
     if bookmark and still_waiting(bookmark.retry_after_at, started):
         issue = Issue(
             "retry_later",
@@ -276,11 +272,17 @@ def _read_outcome(
 
 
 def _dates_judged_by_clock(bookmark: FeedBookmark | None, started: datetime) -> FeedBookmark | None:
-    """The bookmark without a newest_item_at ahead of the clock (usable_newest_item_at):
-    one value for the row, staleness, possible_gap and the bookmark after the check."""
-    if bookmark and bookmark.newest_item_at != usable_newest_item_at(bookmark, started):
-        return replace(bookmark, newest_item_at=None)
-    return bookmark
+    """The bookmark without the dates ahead of the clock that earlier versions, a clock
+    that was ahead or an edit stored: a Last-Modified (usable_last_modified: not sent, nor
+    kept) and a newest_item_at (usable_newest_item_at: one value for the row, staleness,
+    possible_gap and the bookmark after the check)."""
+    if bookmark is None:
+        return None
+    last_modified = usable_last_modified(bookmark.last_modified, started)
+    newest_item_at = usable_newest_item_at(bookmark, started)
+    if (last_modified, newest_item_at) == (bookmark.last_modified, bookmark.newest_item_at):
+        return bookmark
+    return replace(bookmark, last_modified=last_modified, newest_item_at=newest_item_at)
 
 
 def _another_feed_advertised(
