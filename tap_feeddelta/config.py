@@ -500,6 +500,21 @@ def _shard_size_problems(
 MAX_LISTED_URL_PROBLEMS: Final = 20
 
 
+def feed_url_refusal(url: str) -> tuple[str, str | None]:
+    """(``feed_key(url)``, None) for a URL feed_urls may hold; else (``url``, what is
+    wrong with it, to follow its name in a message: " is longer than 2 KiB", or ": " and
+    the fetcher's own words), never quoting it."""
+    if len(url.encode("utf-8")) > MAX_URL_BYTES:
+        return url, " is longer than 2 KiB"
+    # The fetcher's own check (parse_target), so that a URL it would refuse stops the run
+    # now, not as an invalid_url row; credentials (user@host) are refused too: they would
+    # travel into every record and log line.
+    key, why = feed_key_and_refusal(url)
+    if why is None:
+        return key, None
+    return url, f": {why[0].lower()}{why[1:].rstrip('.')}"
+
+
 def feed_url_problems(feed_urls: list[Any]) -> list[str]:
     """One message per feed_urls entry that cannot be used, in config order, naming it by
     index and never quoting it: the first MAX_LISTED_URL_PROBLEMS, then how many more."""
@@ -508,17 +523,12 @@ def feed_url_problems(feed_urls: list[Any]) -> list[str]:
     for index, url in enumerate(feed_urls):
         if not isinstance(url, str):
             continue
-        if len(url.encode("utf-8")) > MAX_URL_BYTES:
-            problems.append(f"config['feed_urls'][{index}] is longer than 2 KiB")
+        key, wrong = feed_url_refusal(url)
+        if wrong is not None:
+            problems.append(f"config['feed_urls'][{index}]{wrong}")
             continue
-        # The fetcher's own check (parse_target), so that a URL it would refuse stops
-        # the run now, not as an invalid_url row; credentials (user@host) are refused
-        # too: they would travel into every record and log line.
-        key, why = feed_key_and_refusal(url)
         earlier = first_of.setdefault(key, index)
-        if why is not None:
-            problems.append(f"config['feed_urls'][{index}]: {why[0].lower()}{why[1:].rstrip('.')}")
-        elif earlier != index and feed_urls[earlier] == url:
+        if earlier != index and feed_urls[earlier] == url:
             problems.append(
                 f"config['feed_urls'][{index}] is the same URL as config['feed_urls'][{earlier}]"
             )

@@ -37,8 +37,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from tap_feeddelta.bounds import MAX_URL_BYTES
-from tap_feeddelta.config import MAX_SHARD_COUNT, feed_key, feed_key_and_refusal
+from tap_feeddelta.config import MAX_SHARD_COUNT, feed_key, feed_url_refusal
 from tap_feeddelta.errors import StateError
 from tap_feeddelta.sharding import shard_of
 from tap_feeddelta.shownurl import as_fetched, final_url_hash
@@ -198,11 +197,9 @@ def _read_from_itself(partition: dict[str, Any], url: str) -> bool:
 def _checked_url(url: str, which: str) -> str:
     """``url`` if the tap takes it as a feed_urls entry; UsageError in its words, which
     never quote the URL."""
-    if len(url.encode("utf-8")) > MAX_URL_BYTES:
-        raise UsageError(f"the {which} URL is longer than 2 KiB")
-    why = feed_key_and_refusal(url)[1]
-    if why is not None:
-        raise UsageError(f"the {which} URL: {why[0].lower()}{why[1:].rstrip('.')}")
+    wrong = feed_url_refusal(url)[1]
+    if wrong is not None:
+        raise UsageError(f"the {which} URL{wrong}")
     return url
 
 
