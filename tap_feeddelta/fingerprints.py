@@ -191,6 +191,7 @@ def _as_read(item: ParsedItem) -> ParsedItem:
         item.source_pointer,
         item.issues,
         item.cut_digests,
+        item.authors_as_listed,
     )
 
 
