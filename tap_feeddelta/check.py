@@ -16,8 +16,10 @@ from typing import Any, Protocol, TypeVar
 
 from tap_feeddelta.checkfacts import (
     FUTURE_DATE_LEEWAY,
+    as_stale_copy,
     check_time,
     failure_facts,
+    is_stale_copy,
     judged_stale,
     known_facts,
     names_itself,
@@ -128,6 +130,7 @@ def _not_modified_outcome(
         retry_after_at=None,
         failures=0,
         failed_at=None,
+        stale_since=None,  # the document read before is still served
     )
     return _outcome(task, ctx, facts, kept)
 
@@ -213,11 +216,23 @@ def _read_outcome(
         ),
         dates_not_after=dates_not_after,
     )
+    newest = newest_item_at(feed.items, dates_not_after)
+    # The state an older copy than its document must not move back (a CDN edge, a
+    # lagging replica): compared only with a document of the same resource.
+    read_url = result.final_url or task.feed_url
+    kept_from = (
+        bookmark
+        if bookmark is not None
+        and is_stale_copy(bookmark, result.last_modified, delta.counts, newest, started)
+        and not read_elsewhere(bookmark, read_url, task.feed_url, published)
+        else None
+    )
+    if kept_from is not None:
+        delta = as_stale_copy(delta, kept_from)
     records = [
         item_record(ctx, feed, shown_final_url, change, settings.content_mode)
         for change in delta.changes
     ]
-    newest = newest_item_at(feed.items, dates_not_after)
     if bookmark and bookmark.newest_item_at and (newest or "") < bookmark.newest_item_at:
         # The newest item seen stays so (possible_gap compares with it, staleness is
         # judged by it) when a document shows none as new: emptied, undated, or with
@@ -268,6 +283,20 @@ def _read_outcome(
         largest_document=delta.largest_document,
         items=delta.remembered_items,
     )
+    if kept_from is not None:
+        # An older copy moves nothing back: the validators, the items and what else the
+        # newer document gave stay; the next read of it is then no change (or a 304).
+        new_bookmark = replace(
+            kept_from,
+            advertised_url_hash=reading.advertised_hash,
+            checked_at=ctx.checked_at,
+            success_at=ctx.checked_at,
+            retry_after_at=None,
+            failures=0,
+            failed_at=None,
+            largest_document=delta.largest_document,
+            stale_since=kept_from.stale_since or utc_text(started),
+        )
     return _outcome(task, ctx, facts, new_bookmark, records, adopted)
 
 

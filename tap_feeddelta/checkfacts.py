@@ -11,9 +11,9 @@ from typing import Any, Final
 from urllib.parse import urlsplit
 
 from tap_feeddelta.config import Settings
-from tap_feeddelta.delta import ItemCounts
+from tap_feeddelta.delta import Delta, ItemCounts
 from tap_feeddelta.errors import Issue
-from tap_feeddelta.fetch.headers import RETRY_AFTER_CAP, WAIT_WITHOUT_RETRY_AFTER
+from tap_feeddelta.fetch.headers import RETRY_AFTER_CAP, WAIT_WITHOUT_RETRY_AFTER, http_date
 from tap_feeddelta.fetch.urls import display_url
 from tap_feeddelta.models import FetchResult
 from tap_feeddelta.records import FeedContext, HealthFacts
@@ -31,6 +31,10 @@ GONE_WAIT: Final = RETRY_AFTER_CAP
 # The longest wait without Retry-After of a feed that never answered (see backoff_wait):
 # one request an hour costs a publisher little.
 NEVER_ANSWERED_WAIT: Final = timedelta(hours=1)
+# Documents older than the one read are taken for stale copies (a CDN edge, a lagging
+# replica) for at most this long in a row: past it they are the publisher's (its clock
+# went back, or it sends dates at random), and an edit they hold is not kept back longer.
+STALE_COPY_WINDOW: Final = timedelta(days=1)
 
 
 def utc_text(moment: datetime, *, micro: bool = False) -> str:
@@ -225,6 +229,66 @@ def shown_where(url: str, configured: str) -> str:
     """Where a feed moved, as messages name it: as ``final_url`` shows it (without the
     ``;jsessionid=…`` a redirect added to the path), as scheme, host and path."""
     return display_url(shown_url(url, configured) or url)
+
+
+def last_modified_before(read: str | None, remembered: str | None) -> bool:
+    """Whether a document's Last-Modified (``read``) names an earlier time than the one
+    the state remembers. False when either is missing or is no HTTP date: no evidence."""
+    if not read or not remembered:
+        return False
+    read_at, remembered_at = http_date(read), http_date(remembered)
+    return read_at is not None and remembered_at is not None and read_at < remembered_at
+
+
+def is_stale_copy(
+    bookmark: FeedBookmark | None,
+    last_modified: str | None,
+    counts: ItemCounts,
+    newest: str | None,
+    now: datetime,
+) -> bool:
+    """Whether a document read is an older copy than the one the state came from, which
+    must not move items back to earlier versions: its Last-Modified is earlier than the
+    remembered one, it would move some item (``counts``: it has ``updated`` ones) and has
+    nothing newer: no item unseen, none dated (``newest``) after the newest seen. Not
+    past ``STALE_COPY_WINDOW`` of such copies in a row (nor with the streak's start ahead
+    of the clock). On the first run, or without dates to compare, it is no such copy."""
+    if bookmark is None or not bookmark.has_baseline:
+        return False
+    if counts.new or not counts.updated or (newest or "") > (bookmark.newest_item_at or ""):
+        return False
+    if bookmark.stale_since is not None:
+        since = _instant(bookmark.stale_since)
+        if since is None or not since <= now < since + STALE_COPY_WINDOW:
+            return False
+    return last_modified_before(last_modified, bookmark.last_modified)
+
+
+def as_stale_copy(delta: Delta, bookmark: FeedBookmark) -> Delta:
+    """The delta of a stale copy: no changes, the state's memory kept, and its items
+    counted unchanged (none moves); a ``stale_copy`` issue in place of deferrals."""
+    counts = delta.counts
+    older = counts.updated
+    issue = Issue(
+        "stale_copy",
+        f"the document is older than the one read before (an earlier Last-Modified): "
+        f"{older} items in it show an earlier version, not sent and not remembered",
+    )
+    kept = tuple(issue for issue in delta.issues if issue.code != "items_deferred")
+    return Delta(
+        changes=(),
+        counts=replace(
+            counts,
+            updated=0,
+            unchanged=counts.unchanged + older,
+            emitted=0,
+            deferred=0,
+            remembered=bookmark.item_count,
+        ),
+        remembered_items=bookmark.items,
+        issues=(*kept, issue),
+        largest_document=delta.largest_document,
+    )
 
 
 def stale_issues(is_stale: bool | None) -> tuple[Issue, ...]:

@@ -152,6 +152,12 @@ CODES: Final[dict[str, CodeInfo]] = {
         "The web page could not be read, or advertised no feed: the feed it led to before "
         "was read.",
     ),
+    "stale_copy": CodeInfo(
+        "info",
+        False,
+        "The document is an older copy than the one read before (a CDN or replica serving "
+        "an earlier version): its edits were not sent as updates and the state kept.",
+    ),
 }
 
 

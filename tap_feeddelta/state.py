@@ -48,6 +48,7 @@ _DATE_FIELDS: Final = (
     "failed_at",
     "retry_after_at",
     "newest_item_at",
+    "stale_since",
 )
 _KNOWN_KEYS: Final = frozenset(
     {
@@ -90,6 +91,10 @@ class FeedBookmark:
     failed_at: str | None = None
     retry_after_at: str | None = None
     newest_item_at: str | None = None
+    # When the documents read began to be older copies than the one the state came from
+    # (see checkfacts.is_stale_copy), by the clock; None outside such a streak, and in
+    # partitions written before it was kept.
+    stale_since: str | None = None
     # Items of the largest document read so far: bounds how much history is kept. None in
     # partitions written before it was kept.
     largest_document: int | None = None

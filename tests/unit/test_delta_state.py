@@ -261,6 +261,7 @@ _BOOKMARK_FIELDS: dict[str, st.SearchStrategy[object]] = {
     "failed_at": st.none() | st.just("2024-01-02T03:04:05Z"),
     "retry_after_at": st.none() | _DATE_TEXT,
     "newest_item_at": st.none() | _DATE_TEXT,
+    "stale_since": st.none() | _DATE_TEXT,
     "largest_document": st.none() | st.integers(0, 10_000),
     "failures": st.integers(0, 1_500_000),
     "items": st.binary(max_size=120).map(lambda b: b[: len(b) // 12 * 12]),
