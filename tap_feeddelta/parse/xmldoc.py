@@ -26,8 +26,13 @@ from typing import Final
 from lxml import etree
 
 from tap_feeddelta.errors import Issue
-from tap_feeddelta.parse.endtags import element_count, root_end, with_end_tags_balanced
-from tap_feeddelta.parse.limits import MAX_ITEMS_READ
+from tap_feeddelta.parse.endtags import (
+    element_count,
+    root_end,
+    with_depth_bounded,
+    with_end_tags_balanced,
+)
+from tap_feeddelta.parse.limits import MAX_ITEMS_READ, MAX_XML_DEPTH
 from tap_feeddelta.parse.names import TagKey
 from tap_feeddelta.parse.repair import (
     is_rss,
@@ -248,6 +253,19 @@ def _has_nested_item(root: etree._Element) -> bool:
     return False
 
 
+_FLATTENED: Final = Issue(
+    "limit_exceeded",
+    f"Markup nested more than {MAX_XML_DEPTH} elements deep was read without its inner tags.",
+)
+
+
+def _strict(data: bytes) -> etree._Element | None:
+    try:
+        return etree.fromstring(data, _parser(recover=False))
+    except etree.XMLSyntaxError:
+        return None
+
+
 def xml_document(data: bytes) -> XmlDocument:
     """The parsed document (``data`` is UTF-8). Raises ``XmlUnreadable``."""
     issues: list[Issue] = []
@@ -256,14 +274,26 @@ def xml_document(data: bytes) -> XmlDocument:
         data = _without_doctype(data, issues)
     data, is_cut = _bounded(data, issues)
     root = None
+    is_flattened = False
     if not is_cut:
+        parser = _parser(recover=False)
         try:
-            root = etree.fromstring(data, _parser(recover=False))
+            root = etree.fromstring(data, parser)
         except etree.XMLSyntaxError:
-            root = None
+            is_limit = any(error.type in _LIMIT_ERRORS for error in parser.error_log)
+            if is_limit and (flat := with_depth_bounded(data, MAX_XML_DEPTH)):
+                data, is_flattened = flat, True
+                issues.append(_FLATTENED)
+                root = _strict(data)
     is_truncated = is_limited = is_recovered = False
     if root is None:
         root, fixed, error_types = _recovered(data, issues)
+        if error_types & _LIMIT_ERRORS and not is_flattened:
+            flat = with_depth_bounded(fixed, MAX_XML_DEPTH)
+            read = None if flat is None else _read(flat)
+            if flat is not None and read is not None:
+                (root, error_types), fixed = read, flat
+                issues.append(_FLATTENED)
         is_recovered = True
         is_limited = bool(error_types & _LIMIT_ERRORS)
         is_truncated = is_cut or is_limited or _breaks_off(fixed, root, error_types)
