@@ -211,3 +211,33 @@ def root_end(data: bytes) -> int:
 def element_count(data: bytes, start: int, end: int) -> int:
     """How many start tags ``data[start:end]`` holds: the elements recovery makes of it."""
     return sum(1 for token in _TOKEN.finditer(data, start, end) if token.group("start") is not None)
+
+
+def with_depth_bounded(data: bytes, max_depth: int) -> bytes | None:
+    """The data with the tags of the elements nested deeper than ``max_depth`` made spaces
+    (their text stays, in the element ``max_depth`` deep that holds them): libxml2 stops
+    reading a document at its nesting limit, and every item from the deep one on was
+    lost. ``None`` when no element is that deep. One pass over the tags."""
+    is_dropped: list[bool] = []  # for each open element, whether its tags are dropped
+    edits: list[tuple[int, int]] = []
+    for token in _TOKEN.finditer(data):
+        if token.group("start") is not None:
+            close = token.group("close")
+            if close is None:
+                continue  # a start tag recovery cannot read to its end opens no element
+            is_deep = len(is_dropped) >= max_depth
+            if is_deep:
+                edits.append(token.span())
+            if close == b">":
+                is_dropped.append(is_deep)
+        elif token.group("end") is not None and is_dropped and is_dropped.pop():
+            edits.append(token.span())  # the end of an element whose tags are dropped
+    if not edits:
+        return None
+    parts: list[bytes] = []
+    done = 0
+    for start, end in edits:
+        parts += data[done:start], b" "  # a space: the words either side stay apart
+        done = end
+    parts.append(data[done:])
+    return b"".join(parts)

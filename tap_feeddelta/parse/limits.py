@@ -42,10 +42,13 @@ MAX_RAW_TEXT_CHARS: Final = 16 * MAX_CONTENT_BYTES
 # it is built: an empty one costs some 20 times its 3 bytes once built (11 M of them at
 # the 32 MiB max_feed_bytes took 850 MB). The XML bound is the same count of tags.
 MAX_JSON_CONTAINERS: Final = 1_000_000
-# No constant here for XML nesting (256 elements deep) or one text node (10 MB): those
-# are libxml2's own limits, kept on by parsing without XML_PARSE_HUGE
-# (``xmldoc._parser``, ``huge_tree=False``); a document past them is cut and reported
-# ``limit_exceeded`` (tests/unit/parse/test_safety.py pins the depth).
+# XML nesting (256 elements deep) and one text node (10 MB) are libxml2's own limits,
+# kept on by parsing without XML_PARSE_HUGE (``xmldoc._parser``, ``huge_tree=False``); a
+# document past them is cut and reported ``limit_exceeded``. A document nested past the
+# depth limit is read again with the tags deeper than this made spaces (their text
+# kept, reported ``limit_exceeded``): one deep entry (nested XHTML content) cut every
+# entry after it (tests/unit/parse/test_safety.py pins the depths).
+MAX_XML_DEPTH: Final = 250
 # The URL text the items of one document hold once resolved (item URLs, enclosure and author
 # URLs; a feed's authors given to items that name none are shared, not counted): at most
 # twice the document (its UTF-8 bytes) plus 1 MiB; the items past it are not read. A URL

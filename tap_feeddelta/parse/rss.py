@@ -99,15 +99,7 @@ def rss_feed(
     if channel is not None:
         feed_authors = _channel(key, channel, base, doc.has_xml_base, feed_values, issues)
     root_name = root.tag.rpartition("}")[2] if root.prefix is None else f"{root.prefix}:RDF"
-    if len(channels) > 1:
-        pointers = _channel_pointers(root_name, channels, item_elements)
-    else:
-        parent = (
-            f"/{root_name}/channel"
-            if channel is not None and item_elements and item_elements[0].getparent() is channel
-            else f"/{root_name}"
-        )
-        pointers = [f"{parent}/item[{index}]" for index in range(1, len(item_elements) + 1)]
+    pointers = _pointers(root_name, channels, item_elements)
     items, is_over_budget = within_url_budget(
         (
             _item(key, element, pointer, url, known_bases, feed_authors)
@@ -147,42 +139,58 @@ def _misplaced(count: int) -> Issue:
     )
 
 
-def _channel_pointers(
+def _pointers(
     root_name: str, channels: list[etree._Element], item_elements: list[etree._Element]
 ) -> list[str]:
-    """Where each item stands in a document of several channels: ``/rss/channel[2]/item[1]``."""
-    positions: dict[etree._Element | None, int] = {
-        channel: index for index, channel in enumerate(channels, 1)
+    """Where each item stands: ``/rss/channel/item[1]``, ``/rdf:RDF/item[1]`` beside the
+    channel, ``/rss/channel[2]/item[1]`` in a document of several channels."""
+    if channels and channels[0].getparent() is None:  # the channel is the root
+        return [f"/{root_name}/item[{index}]" for index in range(1, len(item_elements) + 1)]
+    positions: dict[etree._Element | None, str] = {
+        channel: "/channel" if len(channels) == 1 else f"/channel[{index}]"
+        for index, channel in enumerate(channels, 1)
     }
+    first = item_elements[0].getparent() if item_elements else None
+    if all(element.getparent() is first for element in item_elements):  # the usual feed
+        path = f"/{root_name}{positions.get(first, '')}"  # "": the root
+        return [f"{path}/item[{index}]" for index in range(1, len(item_elements) + 1)]
     counts: dict[etree._Element | None, int] = {}
     pointers = []
     for element in item_elements:
         parent = element.getparent()
         counts[parent] = count = counts.get(parent, 0) + 1
-        where = f"/channel[{positions[parent]}]" if parent in positions else ""  # else the root
-        pointers.append(f"/{root_name}{where}/item[{count}]")
+        pointers.append(f"/{root_name}{positions.get(parent, '')}/item[{count}]")
     return pointers
 
 
 def _item_elements(
     key: TagKey, root: etree._Element, channels: list[etree._Element]
 ) -> tuple[list[etree._Element], bool, int]:
-    """The item elements (of the channels, in document order, else of the root), whether
-    there were more than are read, and how many items in another format's namespace were
-    not read (one in an extension's, written with a prefix, is none: ``?:item``)."""
+    """The item elements of the channels and of the root, in document order (RSS 1.0
+    writes its items beside the channel, RSS 2.0 in it, and generators that mix them write
+    items in both places), whether there were more than are read, and how many items in
+    another format's namespace were not read (one in an extension's, written with a
+    prefix, is none: ``?:item``)."""
     found: list[etree._Element] = []
     misplaced = 0
-    for parent in (*channels, root):
-        if parent is root and (found or (channels and channels[0] is root)):
-            continue
-        for child in parent:
-            name = key[child.tag]
-            if name == "item":
-                if len(found) == MAX_ITEMS_READ:
-                    return found, True, misplaced
-                found.append(child)
-            elif name[-5:] == ":item" and name[0] != "?":
-                misplaced += 1
+    is_root_channel = bool(channels) and channels[0] is root
+    for child in root:
+        name = key[child.tag]
+        if name == "channel" and not is_root_channel:
+            for grandchild in child:
+                name = key[grandchild.tag]
+                if name == "item":
+                    if len(found) == MAX_ITEMS_READ:
+                        return found, True, misplaced
+                    found.append(grandchild)
+                elif name[-5:] == ":item" and name[0] != "?":
+                    misplaced += 1
+        elif name == "item":
+            if len(found) == MAX_ITEMS_READ:
+                return found, True, misplaced
+            found.append(child)
+        elif name[-5:] == ":item" and name[0] != "?":
+            misplaced += 1
     return found, False, misplaced
 
 

@@ -20,15 +20,19 @@ read fewer items than it opens is reported as read in part, never silently.
 from __future__ import annotations
 
 import re
-from bisect import bisect_right
 from dataclasses import dataclass
 from typing import Final
 
 from lxml import etree
 
 from tap_feeddelta.errors import Issue
-from tap_feeddelta.parse.endtags import element_count, root_end, with_end_tags_balanced
-from tap_feeddelta.parse.limits import MAX_ITEMS_READ
+from tap_feeddelta.parse.endtags import (
+    element_count,
+    root_end,
+    with_depth_bounded,
+    with_end_tags_balanced,
+)
+from tap_feeddelta.parse.limits import MAX_ITEMS_READ, MAX_XML_DEPTH
 from tap_feeddelta.parse.names import TagKey
 from tap_feeddelta.parse.repair import (
     is_rss,
@@ -249,6 +253,19 @@ def _has_nested_item(root: etree._Element) -> bool:
     return False
 
 
+_FLATTENED: Final = Issue(
+    "limit_exceeded",
+    f"Markup nested more than {MAX_XML_DEPTH} elements deep was read without its inner tags.",
+)
+
+
+def _strict(data: bytes) -> etree._Element | None:
+    try:
+        return etree.fromstring(data, _parser(recover=False))
+    except etree.XMLSyntaxError:
+        return None
+
+
 def xml_document(data: bytes) -> XmlDocument:
     """The parsed document (``data`` is UTF-8). Raises ``XmlUnreadable``."""
     issues: list[Issue] = []
@@ -257,14 +274,26 @@ def xml_document(data: bytes) -> XmlDocument:
         data = _without_doctype(data, issues)
     data, is_cut = _bounded(data, issues)
     root = None
+    is_flattened = False
     if not is_cut:
+        parser = _parser(recover=False)
         try:
-            root = etree.fromstring(data, _parser(recover=False))
+            root = etree.fromstring(data, parser)
         except etree.XMLSyntaxError:
-            root = None
+            is_limit = any(error.type in _LIMIT_ERRORS for error in parser.error_log)
+            if is_limit and (flat := with_depth_bounded(data, MAX_XML_DEPTH)):
+                data, is_flattened = flat, True
+                issues.append(_FLATTENED)
+                root = _strict(data)
     is_truncated = is_limited = is_recovered = False
     if root is None:
         root, fixed, error_types = _recovered(data, issues)
+        if error_types & _LIMIT_ERRORS and not is_flattened:
+            flat = with_depth_bounded(fixed, MAX_XML_DEPTH)
+            read = None if flat is None else _read(flat)
+            if flat is not None and read is not None:
+                (root, error_types), fixed = read, flat
+                issues.append(_FLATTENED)
         is_recovered = True
         is_limited = bool(error_types & _LIMIT_ERRORS)
         is_truncated = is_cut or is_limited or _breaks_off(fixed, root, error_types)
@@ -380,53 +409,41 @@ def kept_items(
 ) -> tuple[list[etree._Element], bool]:
     """The items read in full, and whether the document was read in part: it broke off,
     a limit cut it, recovery nested items (``key`` gives ``local_name``) inside an
-    element other than ``parents`` (a malformed element left open swallowed them), or
+    element other than ``parents`` (a malformed element left open swallowed them),
+    recovery moved items out of their parent into the root (it ended an RSS channel
+    early: more items stand beside the channels than the data writes outside them), or
     fewer items were read than the data opens before the root's end (recovery ended the
-    root or their parent early; items in place that the reading skips by design, written
-    before the first item read or after the end tag of its parent, are no loss). The
-    items before the one that holds them (before the last one read, unless that one is
-    complete) are kept, and the loss reported in ``issues``."""
+    root early). ``items`` are all those of ``parents``, in document order, up to the
+    reading limit. The items before the one that holds or precedes the lost ones (before
+    the last one read, unless that one is complete) are kept, and the loss reported in
+    ``issues``."""
     if doc.is_limited:
         return items[:-1], True
     if doc.is_truncated:
         return items[: complete_count(doc.data, local_name)], True
     if doc.is_recovered:
         in_tree: list[etree._Element] = []  # elements of that local name
-        first = items[0] if items else None
-        holder = None if first is None else first.getparent()  # the parent read
-        # Items in place in another parent than the one read, after the first item read:
-        # not read (an RSS item outside the channel is ignored by design). Those before
-        # it are none recovery lost: it never moves an element back.
-        unread = 0
-        is_after = first is None
         for element in doc.root.iter("{*}" + local_name):
             in_tree.append(element)
-            is_after = is_after or element is first
-            if key[element.tag] == local_name:
-                parent = element.getparent()
-                if parent not in parents:
-                    issues.append(_NESTED_AWAY)
-                    return items[: _count_before(items, element, parents)], True
-                if is_after and parent is not holder:
-                    unread += 1
+            if key[element.tag] == local_name and element.getparent() not in parents:
+                issues.append(_NESTED_AWAY)
+                return items[: _count_before(items, element, parents)], True
         # Every start tag makes an element (a malformed one an empty element), and below
         # the reading limit every item in place is read: anything less is a loss. Start
         # tags after the root's end (a document output twice, a cache's fragment) are
         # none: recovery reads nothing there.
-        is_lost = unread > 0 and len(items) < MAX_ITEMS_READ
+        moved_from = _first_moved(doc, items, parents, local_name)
         opened = _tag_starts(doc.data, local_name)
-        if is_lost or len(in_tree) < len(opened):
+        if moved_from is not None or len(in_tree) < len(opened):
             end = root_end(doc.data)
             opened = [at for at in opened if at < end]
-            if is_lost and holder is not None:
-                # Items written after the end tag of the parent read are not read by
-                # design either: only more than those is a loss.
-                is_lost = unread > _written_after(doc.data, _local_name(holder), opened, end)
             if len(in_tree) < len(opened):
                 # Elements of that local name with a prefix no namespace is declared
                 # for: recovery keeps the prefix in their name ("x:item").
                 in_tree = [el for el in doc.root.iter() if _local_name(el) == local_name]
-            if is_lost or len(in_tree) < len(opened):
+            if moved_from is not None or len(in_tree) < len(opened):
+                if moved_from is not None:
+                    items = items[:moved_from]
                 if items and _is_complete(doc.data, items[-1], in_tree, opened, end):
                     issues.append(_NOT_READ)
                     return items, True
@@ -435,14 +452,45 @@ def kept_items(
     return items, False
 
 
-def _written_after(data: bytes, parent_name: str, opened: list[int], end: int) -> int:
-    """How many of the start tags at ``opened`` stand after the last end tag named
-    ``parent_name`` (any prefix) before ``end``: after the parent's own end."""
-    parent_end = -1
-    for found in _tags_of(parent_name, is_end=True).finditer(data, 0, end):
-        if found.lastgroup == "tag":
-            parent_end = found.start()
-    return 0 if parent_end < 0 else len(opened) - bisect_right(opened, parent_end)
+def _first_moved(
+    doc: XmlDocument, items: list[etree._Element], parents: tuple[etree._Element, ...], name: str
+) -> int | None:
+    """Where in ``items`` the first one stands that recovery may have moved out of its
+    parent into the root (it ended an RSS channel early, inside an item): ``None`` unless
+    more items stand in the root, beside other parents, than the data writes outside
+    those parents. The moved ones follow the items of the parent they left."""
+    root = doc.root
+    others = [parent for parent in parents if parent is not root]
+    if not others or len(items) >= MAX_ITEMS_READ:
+        return None
+    beside = [at for at, element in enumerate(items) if element.getparent() is root]
+    if not beside or len(beside) <= _written_outside(doc.data, name, _local_name(others[0])):
+        return None
+    return next(
+        (at for at in beside if at > 0 and items[at - 1].getparent() is not root), beside[0]
+    )
+
+
+def _written_outside(data: bytes, name: str, parent_name: str) -> int:
+    """How many start tags named ``name`` (any prefix) ``data`` writes outside the
+    elements named ``parent_name``: before the first of their start tags, between one's
+    end tag and the next start tag, after the last end tag."""
+    events = sorted(
+        [(at, 1) for at in _tag_starts(data, parent_name)]
+        + [
+            (found.start(), -1)
+            for found in _tags_of(parent_name, is_end=True).finditer(data)
+            if found.lastgroup == "tag"
+        ]
+        + [(at, 0) for at in _tag_starts(data, name)]
+    )
+    depth = count = 0
+    for _, step in events:
+        if step == 0:
+            count += depth == 0
+        else:
+            depth = max(depth + step, 0)
+    return count
 
 
 def _tag_starts(data: bytes, local_name: str) -> list[int]:
@@ -478,17 +526,17 @@ def _is_complete(
 def _count_before(
     items: list[etree._Element], nested: etree._Element, parents: tuple[etree._Element, ...]
 ) -> int:
-    """How many of ``items`` (children of one parent, in order) come before the one of
-    their siblings that holds ``nested``; all of them when none does."""
+    """How many of ``items`` (children of ``parents``, in document order) come before the
+    child of one of ``parents`` that holds ``nested``; all of them when none does."""
     holder = nested
     while (parent := holder.getparent()) is not None and parent not in parents:
         holder = parent
-    if parent is None or not items or items[0].getparent() is not parent:
+    if parent is None:
         return len(items)
+    read = set(items)
     count = 0
-    for sibling in parent:
-        if sibling is holder:
+    for element in holder.getroottree().getroot().iter():
+        if element is holder:
             break
-        if count < len(items) and sibling is items[count]:
-            count += 1
+        count += element in read
     return count

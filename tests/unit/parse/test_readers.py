@@ -87,6 +87,77 @@ def test_an_empty_first_channel_hides_no_items() -> None:
     assert [item.native_id for item in feed.items] == ["a", "b"]
 
 
+_RSS_1 = (
+    '<rdf:RDF xmlns:rdf="http://www.w3.org/1999/02/22-rdf-syntax-ns#" '
+    'xmlns="http://purl.org/rss/1.0/">{}</rdf:RDF>'
+)
+
+
+@pytest.mark.parametrize(
+    ("body", "expected"),
+    [
+        (
+            '<rss version="2.0"><item><guid>r1</guid></item>'
+            f"{_channel('News', 'a', 'b')}<item><guid>r2</guid></item></rss>",
+            [
+                ("r1", "/rss/item[1]"),
+                ("a", "/rss/channel/item[1]"),
+                ("b", "/rss/channel/item[2]"),
+                ("r2", "/rss/item[2]"),
+            ],
+        ),
+        (
+            _RSS_1.format(f'{_channel("News", "a")}<item rdf:about="r1"/><item rdf:about="r2"/>'),
+            [
+                ("a", "/rdf:RDF/channel/item[1]"),
+                ("r1", "/rdf:RDF/item[1]"),
+                ("r2", "/rdf:RDF/item[2]"),
+            ],
+        ),
+        (
+            f'<rss version="2.0">{_channel("News", "a")}<item><guid>r1</guid></item>'
+            f"{_channel('More', 'c')}</rss>",
+            [
+                ("a", "/rss/channel[1]/item[1]"),
+                ("r1", "/rss/item[1]"),
+                ("c", "/rss/channel[2]/item[1]"),
+            ],
+        ),
+    ],
+    ids=["rss-2-both-sides", "rss-1-channel-and-root", "between-two-channels"],
+)
+def test_items_beside_a_channel_that_has_items_are_read_in_document_order(
+    body: str, expected: list[tuple[str, str]]
+) -> None:
+    # Generators that mix RSS 0.90/1.0 and 2.0 write items beside the channel as well as
+    # in it: all are the feed's (they were lost without an issue).
+    feed = parse_feed(body.encode(), None, URL)
+    assert [(item.native_id, item.source_pointer) for item in feed.items] == expected
+    assert not feed.is_truncated
+    assert feed.issues == ()
+
+
+def test_the_item_limit_counts_items_in_and_beside_the_channel(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setattr("tap_feeddelta.parse.rss.MAX_ITEMS_READ", 3)
+    body = f'<rss version="2.0"><item><guid>r1</guid></item>{_channel("News", "a", "b", "c")}</rss>'
+    feed = parse_feed(body.encode(), None, URL)
+    assert [item.native_id for item in feed.items] == ["r1", "a", "b"]
+    assert feed.is_truncated
+    assert [issue.code for issue in feed.issues] == ["too_many_items"]
+
+
+def test_the_items_of_a_channel_that_is_the_root_are_read() -> None:
+    # RSS 0.9x written without <rss>: its items were all lost, with no issue.
+    body = _channel("News", "a", "b")
+    feed = parse_feed(body.encode(), None, URL)
+    assert [(item.native_id, item.source_pointer) for item in feed.items] == [
+        ("a", "/channel/item[1]"),
+        ("b", "/channel/item[2]"),
+    ]
+
+
 def test_the_items_of_one_channel_keep_their_pointers() -> None:
     body = f"""<rss version="2.0">{_channel("News", "a", "b")}</rss>"""
     feed = parse_feed(body.encode(), None, URL)

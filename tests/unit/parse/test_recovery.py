@@ -456,6 +456,18 @@ def test_items_recovery_nested_inside_another_item_are_never_lost_silently() -> 
     assert [item.title for item in feed.items] == ["One"]  # "Two" lost its end
 
 
+def test_items_recovery_nested_away_keeps_the_items_before_in_and_beside_the_channel() -> None:
+    # The items kept are those before the one that holds the nested ones, in document
+    # order across the root and the channel.
+    body = RSS_HEAD.replace(b"<channel>", b"<item><title>Zero</title></item><channel>")
+    body += FIRST_ITEM + b"<item><title>Two</title><x:note>unclosed"
+    body += b"<item><title>Three</title></item><item><title>Four</title></item></channel></rss>"
+    feed = parse_feed(body, None, URL)
+    assert [item.title for item in feed.items] == ["Zero", "One"]
+    assert feed.is_truncated
+    assert "document_truncated" in _codes(feed)
+
+
 def test_items_recovery_nested_away_before_the_first_is_an_error() -> None:
     body = RSS_HEAD + b"<x:note>unclosed<item><title>One</title></item></channel></rss>"
     with pytest.raises(ParseError) as caught:
@@ -800,42 +812,53 @@ _CHANNEL_ITEMS = (
     b"<item><title>A & B</title><guid>a</guid></item><item><title>B</title><guid>b</guid>"
 )
 _OUTSIDE_THE_CHANNEL = {
-    "root-item-after-image": RSS_HEAD
-    + _CHANNEL_ITEMS
-    + b"</item><image><url>https://x.org/i.png</url><title>t</title></image>"
-    + b"</channel><item><title>R</title><guid>r</guid></item></rss>",
-    "root-item-after-channel": RSS_HEAD
-    + _CHANNEL_ITEMS
-    + b"</item></channel><item><title>R</title></item></rss>",
-    "root-item-before-channel": b'<rss version="2.0"><item><title>R</title></item><channel>'
-    + b"<title>T</title>"
-    + _CHANNEL_ITEMS
-    + b"</item></channel></rss>",
-    "undeclared-prefix-item-inside": RSS_HEAD
-    + _CHANNEL_ITEMS
-    + b"<x:item>z</x:item></item></channel></rss>",
-    "declared-prefix-item-inside": RSS_HEAD
-    + _CHANNEL_ITEMS
-    + b'<y:item xmlns:y="urn:y">z</y:item></item></channel></rss>',
+    "root-item-after-image": (
+        RSS_HEAD
+        + _CHANNEL_ITEMS
+        + b"</item><image><url>https://x.org/i.png</url><title>t</title></image>"
+        + b"</channel><item><title>R</title><guid>r</guid></item></rss>",
+        ["A & B", "B", "R"],
+    ),
+    "root-item-after-channel": (
+        RSS_HEAD + _CHANNEL_ITEMS + b"</item></channel><item><title>R</title></item></rss>",
+        ["A & B", "B", "R"],
+    ),
+    "root-item-before-channel": (
+        b'<rss version="2.0"><item><title>R</title></item><channel>'
+        + b"<title>T</title>"
+        + _CHANNEL_ITEMS
+        + b"</item></channel></rss>",
+        ["R", "A & B", "B"],
+    ),
+    "undeclared-prefix-item-inside": (
+        RSS_HEAD + _CHANNEL_ITEMS + b"<x:item>z</x:item></item></channel></rss>",
+        ["A & B", "B"],
+    ),
+    "declared-prefix-item-inside": (
+        RSS_HEAD + _CHANNEL_ITEMS + b'<y:item xmlns:y="urn:y">z</y:item></item></channel></rss>',
+        ["A & B", "B"],
+    ),
 }
 
 
 @pytest.mark.parametrize(
-    "body", list(_OUTSIDE_THE_CHANNEL.values()), ids=list(_OUTSIDE_THE_CHANNEL)
+    ("body", "titles"), list(_OUTSIDE_THE_CHANNEL.values()), ids=list(_OUTSIDE_THE_CHANNEL)
 )
-def test_items_recovery_keeps_in_place_cost_no_item(body: bytes) -> None:
-    # An item outside the channel is ignored by design, and an element named item of
-    # another namespace inside one is no item: neither is an item recovery lost. (They
-    # cost the last item and reported the document truncated, on the recovery path only.)
+def test_items_recovery_keeps_in_place_cost_no_item(body: bytes, titles: list[str]) -> None:
+    # An item written beside the channel is read, in document order, and an element named
+    # item of another namespace inside one is no item: neither is an item recovery lost.
+    # (They cost the last item and reported the document truncated, on the recovery path.)
     feed = parse_feed(body, None, URL)
-    assert [item.native_id for item in feed.items] == ["a", "b"]
+    assert [item.title for item in feed.items] == titles
     assert not feed.is_truncated
     assert "document_truncated" not in _codes(feed)
     assert "xml_recovered" in _codes(feed)
     if b"<x:" not in body:  # (an undeclared prefix is never well-formed)
         well_formed = parse_feed(body.replace(b"A & B", b"A and B"), None, URL)
         assert "xml_recovered" not in _codes(well_formed)
-        assert [item.native_id for item in well_formed.items] == ["a", "b"]
+        assert [item.title for item in well_formed.items] == [
+            title.replace("A & B", "A and B") for title in titles
+        ]
 
 
 def test_items_recovery_moved_out_of_the_channel_are_lost_never_silently() -> None:

@@ -135,31 +135,73 @@ def test_deep_nesting_is_bounded(depth: int) -> None:
         + b"<x:div>" * depth
         + b"x"
         + b"</x:div>" * depth
-        + b"</x:nest></item></channel></rss>"
+        + b"</x:nest></item><item><title>after</title></item></channel></rss>"
     )
     feed = _parse_quickly(body)
     assert isinstance(feed, ParsedFeed)
-    assert feed.is_truncated
     assert "limit_exceeded" in _codes(feed)
-    assert [item.title for item in feed.items] == ["kept"]
+    assert [item.title for item in feed.items] == ["kept", None, "after"]
+    assert not feed.is_truncated
 
 
-@pytest.mark.parametrize(("depth", "is_read"), [(256, True), (257, False)], ids=["256", "257"])
-def test_xml_nesting_is_read_to_libxml2s_depth_of_256(depth: int, is_read: bool) -> None:
+@pytest.mark.parametrize(("depth", "is_flattened"), [(256, False), (257, True)], ids=["256", "257"])
+def test_xml_nesting_is_read_to_libxml2s_depth_of_256(depth: int, is_flattened: bool) -> None:
     # The limit is libxml2's own (kept on by parsing without XML_PARSE_HUGE): an element
-    # 256 deep is read, one deeper cuts the document there.
+    # 256 deep is read as it is; a document with one deeper is read again with the tags
+    # deeper than MAX_XML_DEPTH made spaces (it was cut there, and the items after lost).
     body = (
         b"<rss><channel><item><title>kept</title></item><item><title>deep</title>"
         + b"<x:div xmlns:x='urn:x'>"
         + b"<x:div>" * (depth - 4)
         + b"x"
         + b"</x:div>" * (depth - 3)
-        + b"</item></channel></rss>"
+        + b"</item><item><title>after</title></item></channel></rss>"
     )
     feed = _parse_quickly(body)
     assert isinstance(feed, ParsedFeed)
-    assert [item.title for item in feed.items] == (["kept", "deep"] if is_read else ["kept"])
-    assert ("limit_exceeded" in _codes(feed)) is not is_read
+    assert [item.title for item in feed.items] == ["kept", "deep", "after"]
+    assert ("limit_exceeded" in _codes(feed)) is is_flattened
+    assert not feed.is_truncated
+
+
+def _atom_with_deep_entry(depth: int, title: str = "Deep") -> bytes:
+    entry = "<entry><id>urn:{0}</id><title>{0}</title></entry>"
+    deep = (
+        f"<entry><id>urn:deep</id><title>{title}</title><content type='xhtml'>"
+        "<div xmlns='http://www.w3.org/1999/xhtml'>"
+        + "<div><p>word</p>" * depth
+        + "end"
+        + "</div>" * depth
+        + "</div></content></entry>"
+    )
+    return (
+        "<feed xmlns='http://www.w3.org/2005/Atom'><title>F</title><id>urn:f</id>"
+        + entry.format("E1")
+        + deep
+        + entry.format("E2")
+        + entry.format("E3")
+        + "</feed>"
+    ).encode()
+
+
+@pytest.mark.parametrize("title", ["Deep", "A & B"], ids=["well-formed", "recovered"])
+@pytest.mark.parametrize("depth", [300, 20_000])
+def test_an_entry_nested_past_the_depth_limit_keeps_the_entries_after_it(
+    depth: int, title: str
+) -> None:
+    # Nested XHTML content past libxml2's 256 cut the feed there: the deep entry and every
+    # entry after it were lost (reported limit_exceeded, is_truncated).
+    feed = _parse_quickly(_atom_with_deep_entry(depth, title))
+    assert isinstance(feed, ParsedFeed)
+    assert [item.native_id for item in feed.items] == ["urn:E1", "urn:deep", "urn:E2", "urn:E3"]
+    assert feed.items[1].title == title
+    content = feed.items[1].content_text
+    assert content is not None
+    # The words past the depth kept apart (a long content cut at its cap).
+    assert " ".join(["word"] * depth + ["end"]).startswith(content)
+    assert content.endswith("end") is (depth == 300)
+    assert "limit_exceeded" in _codes(feed)
+    assert not feed.is_truncated
 
 
 @pytest.mark.parametrize("depth", [300, 100_000])
@@ -174,7 +216,8 @@ def test_deeply_nested_raw_html_in_an_rss_description_is_read_as_text(depth: int
     feed = _parse_quickly(body)
     assert isinstance(feed, ParsedFeed)
     assert not feed.is_truncated
-    assert "xml_recovered" in _codes(feed)
+    # Balanced, it is read as XML, the tags past the depth limit made spaces.
+    assert "limit_exceeded" in _codes(feed)
     assert [item.title for item in feed.items] == ["kept", "too"]
     summary = feed.items[1].summary
     assert summary is not None
