@@ -36,7 +36,14 @@ from tap_feeddelta.delta import DeltaSettings, diff_items, newest_item_at
 from tap_feeddelta.errors import Issue
 from tap_feeddelta.fetch.headers import usable_last_modified
 from tap_feeddelta.models import ParsedFeed
-from tap_feeddelta.reading import FetchesFeeds, OneBudget, Reading, read_elsewhere, read_feed
+from tap_feeddelta.reading import (
+    FetchesFeeds,
+    OneBudget,
+    PageValidators,
+    Reading,
+    read_elsewhere,
+    read_feed,
+)
 from tap_feeddelta.records import FeedContext, HealthFacts, health_record, item_record
 from tap_feeddelta.shownurl import final_url_hashes, shown_url
 from tap_feeddelta.state import FeedBookmark
@@ -132,7 +139,7 @@ def _not_modified_outcome(
         failed_at=None,
         stale_since=None,  # the document read before is still served
     )
-    return _outcome(task, ctx, facts, kept)
+    return _outcome(task, ctx, facts, _with_page(kept, reading.page, started))
 
 
 def _failed_outcome(
@@ -244,8 +251,7 @@ def _read_outcome(
     if not feed.items:
         issues += (Issue("no_items", "the feed has no items"),)
     if discovered_from and "feed_discovered" not in {issue.code for issue in delta.issues}:
-        how = " (its http:// link was asked for over https)" if reading.upgraded else ""
-        issues += (Issue("feed_discovered", f"the feed was found through a web page{how}"),)
+        issues += (_feed_discovered(reading),)
     issues += reading.moved
     if feed.new_feed_url and not names_itself(feed.new_feed_url, task.feed_url, result):
         where = shown_where(feed.new_feed_url, task.feed_url)
@@ -297,21 +303,64 @@ def _read_outcome(
             largest_document=delta.largest_document,
             stale_since=kept_from.stale_since or utc_text(started),
         )
+    new_bookmark = _with_page(new_bookmark, reading.page, started)
     return _outcome(task, ctx, facts, new_bookmark, records, adopted)
+
+
+def _feed_discovered(reading: Reading) -> Issue:
+    """How the feed read was found through a web page."""
+    how = []
+    if reading.upgraded:
+        how.append("its http:// link was asked for over https")
+    if reading.page_unchanged:
+        how.append("the page answered 304, not modified: the feed it led to last was read")
+    said = f" ({'; '.join(how)})" if how else ""
+    return Issue("feed_discovered", f"the feed was found through a web page{said}")
+
+
+def _with_page(
+    bookmark: FeedBookmark, page: PageValidators | None, started: datetime
+) -> FeedBookmark:
+    """``bookmark`` with the validators of the web page its feed was found through (a
+    Last-Modified ahead of the clock left out, as the feed's is) and which page they
+    belong to; with none when the page has none to send, or for a feed read directly."""
+    etag = page.etag if page else None
+    last_modified = usable_last_modified(page.last_modified, started) if page else None
+    url_hash = page.url_hash if page and (etag or last_modified) else None
+    if (etag, last_modified, url_hash) == (
+        bookmark.page_etag,
+        bookmark.page_last_modified,
+        bookmark.page_url_hash,
+    ):
+        return bookmark
+    return replace(
+        bookmark, page_etag=etag, page_last_modified=last_modified, page_url_hash=url_hash
+    )
 
 
 def _dates_judged_by_clock(bookmark: FeedBookmark | None, started: datetime) -> FeedBookmark | None:
     """The bookmark without the dates ahead of the clock that earlier versions, a clock
-    that was ahead or an edit stored: a Last-Modified (usable_last_modified: not sent, nor
-    kept) and a newest_item_at (usable_newest_item_at: one value for the row, staleness,
-    possible_gap and the bookmark after the check)."""
+    that was ahead or an edit stored: a Last-Modified, the feed's or its web page's
+    (usable_last_modified: not sent, nor kept), and a newest_item_at
+    (usable_newest_item_at: one value for the row, staleness, possible_gap and the
+    bookmark after the check)."""
     if bookmark is None:
         return None
     last_modified = usable_last_modified(bookmark.last_modified, started)
+    page_last_modified = usable_last_modified(bookmark.page_last_modified, started)
     newest_item_at = usable_newest_item_at(bookmark, started)
-    if (last_modified, newest_item_at) == (bookmark.last_modified, bookmark.newest_item_at):
+    if (last_modified, page_last_modified, newest_item_at) == (
+        bookmark.last_modified,
+        bookmark.page_last_modified,
+        bookmark.newest_item_at,
+    ):
         return bookmark
-    return replace(bookmark, last_modified=last_modified, newest_item_at=newest_item_at)
+    return replace(
+        bookmark,
+        last_modified=last_modified,
+        page_last_modified=page_last_modified,
+        newest_item_at=newest_item_at,
+    )
 
 
 def _another_feed_advertised(

@@ -329,6 +329,24 @@ def remembered_feed(
     return remembered
 
 
+def feed_of_unchanged_page(
+    bookmark: FeedBookmark | None, settings: Settings, configured: str
+) -> str | None:
+    """The feed to read when the web page at ``configured`` answers 304 on its own
+    validators: the one read through it last, from the very link it advertised (the
+    bookmark keeps the page's validators only then). None when the page is not to be
+    asked on them: no discovery, or no validators of the page's kept (a feed read
+    directly, a partition from before they were kept), or the feed not named whole."""
+    if (
+        not settings.discover_from_websites
+        or bookmark is None
+        or bookmark.page_url_hash is None
+        or bookmark.advertised_url_hash is None
+    ):
+        return None
+    return remembered_url(bookmark.final_url, bookmark.final_url_hash, configured)
+
+
 def on_another_host(result: FetchResult, configured: str) -> bool:
     """Whether the ``configured`` URL's redirects led to another host."""
     return urlsplit(result.final_url or configured).hostname != urlsplit(configured).hostname

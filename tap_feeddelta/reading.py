@@ -1,6 +1,7 @@
 """The fetches and reads of one feed's check: the configured URL, a web page's feed
 (discovery), or the feed a page led to before; each fetch on the validators of the
-resource it reads, all within the feed's one time budget.
+resource it reads (a web page on its own, kept beside its feed's), all within the feed's
+one time budget.
 
 A usual document is parsed on the loop, between awaits; a big one on one worker thread,
 so that its parse (up to seconds for a hostile body) never stops the loop while other
@@ -14,9 +15,15 @@ import asyncio
 import concurrent.futures
 import time
 from dataclasses import dataclass, replace
-from typing import Any, Final, Protocol
+from typing import Any, Final, NamedTuple, Protocol
 
-from tap_feeddelta.checkfacts import moved_issues, on_another_host, page_failure, remembered_feed
+from tap_feeddelta.checkfacts import (
+    feed_of_unchanged_page,
+    moved_issues,
+    on_another_host,
+    page_failure,
+    remembered_feed,
+)
 from tap_feeddelta.config import Settings
 from tap_feeddelta.errors import Issue, ParseError
 from tap_feeddelta.fetch.urls import upgraded_to_https
@@ -54,6 +61,14 @@ class FetchesFeeds(Protocol):
     ) -> FetchResult: ...
 
 
+class PageValidators(NamedTuple):
+    """A web page's validators, and which page they belong to (its final_url_hash)."""
+
+    etag: str | None
+    last_modified: str | None
+    url_hash: str
+
+
 @dataclass(slots=True)
 class Reading:
     """What a check's fetches read: the answer that counts, its document or its error,
@@ -79,6 +94,9 @@ class Reading:
     # The feed the page advertised, as advertised_feeds shows it, for the bookmark.
     advertised_hash: str | None = None
     page_issue: Issue | None = None  # the page led to no feed: the one it led to before is read
+    # The page's validators for the bookmark, when the feed was read from its very link.
+    page: PageValidators | None = None
+    page_unchanged: bool = False  # the page answered 304: the feed it led to last is read
 
     def fetched(self, result: FetchResult) -> None:
         """One more fetch of this check: its answer is the one that counts now."""
@@ -118,11 +136,21 @@ async def read_feed(
     feed_url: str, bookmark: FeedBookmark | None, fetcher: FetchesFeeds, settings: Settings
 ) -> Reading:
     """The configured URL fetched and read; a web page's feed (discovery), or the feed
-    the page led to before when it now leads to none."""
-    first = await _fetch(fetcher, feed_url, bookmark, feed_url, None, False)
+    the page led to before when it now leads to none. A page that led to a feed is asked
+    on its own validators: unchanged (304), the feed it led to is read without it."""
+    led_to = feed_of_unchanged_page(bookmark, settings, feed_url)
+    if led_to is None:
+        first = await _fetch(fetcher, feed_url, bookmark, feed_url, None, False)
+    else:
+        assert bookmark is not None
+        first = await _fetch_page(fetcher, feed_url, bookmark)
     # The configured URL's, not that of a feed a page links.
     reading = Reading(first, moved_issues(first, feed_url))
     reading.fetched(first)
+    if led_to is not None and first.status == "not_modified":
+        assert bookmark is not None
+        await _read_feed_of_unchanged_page(reading, feed_url, led_to, bookmark, fetcher)
+        return reading
     reading.advertised = await reading.parse(feed_url)
     if reading.advertised:
         reading.handed = redirect_tokens(first.final_url, feed_url)
@@ -158,8 +186,45 @@ async def _read_advertised_feed(
     reading.chosen = chosen
     reading.advertised_hash = advertised_url_hash(without_echo(chosen, reading.handed))
     reading.published = None if echoes(asked, reading.handed) else asked
+    page = reading.result
     reading.fetched(await _fetch(fetcher, asked, bookmark, feed_url, reading.published, True))
     await reading.parse(feed_url)
+    # Not for a page a redirect hands a token (a session id): it is another URL each run.
+    if (page.etag or page.last_modified) and reading.published is not None and not reading.handed:
+        url_hash = final_url_hashes(page.final_url or feed_url, feed_url)[0]
+        reading.page = _page_to_keep(
+            PageValidators(page.etag, page.last_modified, url_hash), reading
+        )
+
+
+async def _read_feed_of_unchanged_page(
+    reading: Reading, feed_url: str, led_to: str, bookmark: FeedBookmark, fetcher: FetchesFeeds
+) -> None:
+    """The page ``reading`` read answered 304 on its own validators: it still leads to
+    the feed it led to last (``led_to``, the very link it advertised), which is fetched
+    on that feed's validators without reading the page again. Its links are not read:
+    the row lists none in ``advertised_feeds``."""
+    reading.page_unchanged = True
+    reading.discovered_from = reading.result.final_url or feed_url
+    reading.advertised_hash = bookmark.advertised_url_hash
+    # The link was http://, asked for over https (see _read_advertised_feed).
+    reading.upgraded = led_to.startswith("https:") and (
+        advertised_url_hash("http:" + led_to.removeprefix("https:")) == reading.advertised_hash
+    )
+    reading.published = led_to
+    reading.fetched(await _fetch(fetcher, led_to, bookmark, feed_url, led_to, True))
+    await reading.parse(feed_url)
+    assert bookmark.page_url_hash is not None
+    kept = PageValidators(bookmark.page_etag, bookmark.page_last_modified, bookmark.page_url_hash)
+    reading.page = _page_to_keep(kept, reading)
+
+
+def _page_to_keep(page: PageValidators, reading: Reading) -> PageValidators | None:
+    """``page``'s validators, for the bookmark, when the feed was read from the very link
+    the page advertised: a 304 of the page's then reads that feed as the page would
+    lead to it. Not when a redirect came between them (a temporary one may lead
+    elsewhere next time, and its target may hold a token the bookmark does not keep)."""
+    return None if reading.result.redirected_from else page
 
 
 async def _read_feed_led_to_before(
@@ -234,6 +299,29 @@ async def _fetch(
         bookmark, result.final_url or url, feed_url, published
     ):
         return result
+    return await _fetched_again(fetcher, url, result, advertised)
+
+
+async def _fetch_page(fetcher: FetchesFeeds, url: str, bookmark: FeedBookmark) -> FetchResult:
+    """The web page at the configured ``url`` fetched on its own validators, which the
+    bookmark keeps. A 304 is trusted only from the page they belong to (its
+    ``page_url_hash``): one from a page it now redirects to (servers that compare
+    If-Modified-Since by date answer 304 for an older page) says nothing about that page,
+    which is fetched again without them."""
+    result = await fetcher.fetch_async(
+        url, etag=bookmark.page_etag, last_modified=bookmark.page_last_modified
+    )
+    if result.status != "not_modified" or bookmark.page_url_hash in final_url_hashes(
+        result.final_url or url, url
+    ):
+        return result
+    return await _fetched_again(fetcher, url, result, False)
+
+
+async def _fetched_again(
+    fetcher: FetchesFeeds, url: str, result: FetchResult, advertised: bool
+) -> FetchResult:
+    """``url`` fetched again without validators, after ``result``, a 304 not trusted."""
     again = await fetcher.fetch_async(url, advertised=advertised)
     return replace(
         again,

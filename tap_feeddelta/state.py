@@ -4,7 +4,8 @@ A partition is plain JSON inside ``bookmarks.feed_items.partitions``::
 
     {"context": {"monitor_id": "default", "feed_url": "https://…"},
      "v": 1, "etag": "…", "last_modified": "…", "final_url": "…", "final_url_hash": "v1:…",
-     "advertised_url_hash": "v1:…", "title": "…", "format": "rss-2.0",
+     "advertised_url_hash": "v1:…", "page_etag": "…", "page_last_modified": "…",
+     "page_url_hash": "v1:…", "title": "…", "format": "rss-2.0",
      "checked_at": "…Z", "success_at": "…Z", "failed_at": "…Z", "retry_after_at": null,
      "newest_item_at": "…Z", "largest_document": 20, "failures": 2, "items": "<base64>"}
 
@@ -38,10 +39,17 @@ _LAST_MOMENT: Final = "9999-12-31T23:59:59.999999Z"
 _FORMATS: Final = frozenset(
     {"rss-0.9x", "rss-1.0", "rss-2.0", "atom-0.3", "atom-1.0", "json-feed-1.0", "json-feed-1.1"}
 )
-_TEXT_FIELDS: Final = ("etag", "last_modified", "final_url", "title")
+_TEXT_FIELDS: Final = (
+    "etag",
+    "last_modified",
+    "final_url",
+    "title",
+    "page_etag",
+    "page_last_modified",
+)
 # Hashes of URLs (``v1:`` and 16 hex digits): what the state knows of a URL that may
 # hold a token, without the token.
-_URL_HASH_FIELDS: Final = ("final_url_hash", "advertised_url_hash")
+_URL_HASH_FIELDS: Final = ("final_url_hash", "advertised_url_hash", "page_url_hash")
 _DATE_FIELDS: Final = (
     "checked_at",
     "success_at",
@@ -80,6 +88,13 @@ class FeedBookmark:
     # shownurl.advertised_url_hash): a page that advertises another one has switched
     # feeds. None for a feed read directly, and in partitions written before it was kept.
     advertised_url_hash: str | None = None
+    # The web page's own validators when the feed was last found through it, and which
+    # page they belong to (a final_url_hash): the page is asked on them, and a 304 from
+    # it reads the feed it led to then. Only for a feed read from the very link the page
+    # advertised; None for a feed read directly, and in partitions written before.
+    page_etag: str | None = None
+    page_last_modified: str | None = None
+    page_url_hash: str | None = None
     # The feed's title when last read: a 304's health row shows it. None in partitions
     # written before it was kept.
     title: str | None = None

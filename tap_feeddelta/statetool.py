@@ -50,9 +50,19 @@ from tap_feeddelta.state import (
 )
 
 _WRAPPER = "singer_state"
-# What a partition knows of the resource its document was read from, and its validators:
-# kept for the new URL only when that document was read from the old URL itself.
-_READ_FROM_FIELDS = ("final_url", "final_url_hash", "advertised_url_hash", "etag", "last_modified")
+# What a partition knows of the resource its document was read from, and its validators
+# (and those of the web page it was found through): kept for the new URL only when that
+# document was read from the old URL itself.
+_READ_FROM_FIELDS = (
+    "final_url",
+    "final_url_hash",
+    "advertised_url_hash",
+    "etag",
+    "last_modified",
+    "page_etag",
+    "page_last_modified",
+    "page_url_hash",
+)
 
 
 class UsageError(Exception):

@@ -254,6 +254,9 @@ _BOOKMARK_FIELDS: dict[str, st.SearchStrategy[object]] = {
     "final_url": st.none() | st.text(max_size=80),
     "final_url_hash": st.none() | st.from_regex(r"\Av1:[0-9a-f]{16}\Z"),
     "advertised_url_hash": st.none() | st.from_regex(r"\Av1:[0-9a-f]{16}\Z"),
+    "page_etag": st.none() | st.text(max_size=50),
+    "page_last_modified": st.none() | st.text(max_size=40),
+    "page_url_hash": st.none() | st.from_regex(r"\Av1:[0-9a-f]{16}\Z"),
     "title": st.none() | st.text(max_size=60),
     "format": st.none() | st.sampled_from(["rss-2.0", "atom-1.0", "json-feed-1.1"]),
     "checked_at": st.none() | st.just("2024-01-01T00:00:00.123456Z"),
@@ -317,6 +320,15 @@ def test_bookmark_round_trip(bookmark: FeedBookmark) -> None:
                 "advertised_url_hash": "v1:ABC",
             }
         ],
+        [
+            {
+                "context": {"monitor_id": "m", "feed_url": "u"},
+                "v": 1,
+                "items": "",
+                "page_url_hash": "https://example.org/blog",
+            }
+        ],
+        [{"context": {"monitor_id": "m", "feed_url": "u"}, "v": 1, "items": "", "page_etag": 5}],
         [
             {"context": {"monitor_id": "m", "feed_url": "u"}, "v": 1, "items": ""},
             {"context": {"monitor_id": "m", "feed_url": "u"}, "v": 1, "items": ""},

@@ -152,8 +152,14 @@ def test_rename_moves_the_partition_with_what_it_read_from_the_old_url_itself(
             "final_url": OLD.replace("/private", "/feeds/private"),
             "final_url_hash": "v1:" + "a" * 16,
         },
-        # A web page's feed (discovery).
-        {"final_url": "https://example.org/feed", "advertised_url_hash": "v1:" + "b" * 16},
+        # A web page's feed (discovery), with the page's validators.
+        {
+            "final_url": "https://example.org/feed",
+            "advertised_url_hash": "v1:" + "b" * 16,
+            "page_etag": '"p1"',
+            "page_last_modified": "Mon, 01 Jan 2024 10:00:00 GMT",
+            "page_url_hash": "v1:" + "c" * 16,
+        },
         # Before final_url_hash was kept.
         {"final_url": "https://example.org/private.xml"},
     ],
