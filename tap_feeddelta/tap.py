@@ -33,8 +33,16 @@ from tap_feeddelta.configinput import (
 from tap_feeddelta.errors import OutputClosed, StateError
 from tap_feeddelta.messages import EncodedStateWriter, FeedDeltaWriter
 from tap_feeddelta.run import FeedRun
-from tap_feeddelta.sharding import feeds_of_other_shards
-from tap_feeddelta.state import feed_items_state, index_partitions, not_utf8_text
+from tap_feeddelta.state import feed_items_state, index_partitions
+from tap_feeddelta.statefile import (
+    ReadOnce,
+    StateMarker,
+    check_shard,
+    refused_state,
+    state_file_text,
+    state_json_error,
+    state_type_error,
+)
 from tap_feeddelta.streams import FeedHealthStream, FeedItemsStream
 
 if TYPE_CHECKING:
@@ -42,18 +50,6 @@ if TYPE_CHECKING:
 
 # Seconds a run stopped by a signal has to write its last records, health rows and STATE.
 TERMINATION_GRACE_SECONDS = 30
-
-
-class _ReadOnce:
-    """A state file's text for the SDK, which reads it once: the text is not held after
-    that (an io.StringIO would keep four bytes a character for the whole run)."""
-
-    def __init__(self, text: str) -> None:
-        self._text = text
-
-    def read(self) -> str:
-        text, self._text = self._text, ""
-        return text
 
 
 class TapFeedDelta(Tap):
@@ -73,14 +69,8 @@ class TapFeedDelta(Tap):
     config_jsonschema = copy.deepcopy(CONFIG_SCHEMA)
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
-        state = kwargs.get("state")
-        if state is not None and not isinstance(state, dict | str | os.PathLike):
-            # The SDK reads a falsy state ([], 0, false) as no state at all: a silent
-            # new baseline. (A state file holding just null cannot be told from none.)
-            raise StateError(
-                "state: the state must be a JSON object — the state was not changed and "
-                "nothing was emitted."
-            )
+        if (error := state_type_error(kwargs.get("state"))) is not None:
+            raise error
         super().__init__(*args, **kwargs)
         if isinstance(self.message_writer, FeedDeltaWriter):
             # The SDK has no hook for its state writer (see messages.py for why).
@@ -185,31 +175,16 @@ class TapFeedDelta(Tap):
         if state is None:
             super().invoke(**options)
             return
-        try:
-            text = state.read()
-        except UnicodeDecodeError as exc:
-            head = exc.object[:2] if exc.start == 0 else b""
-            raise StateError(
-                f"state: the state file {not_utf8_text(bytes(head))} — the state was not "
-                "changed and nothing was emitted."
-            ) from None
-        # Kept to tell the state's JSON error from another file's: not the text itself,
-        # which (megabytes at 10,000 feeds) must not live through the whole run.
-        marker = (len(text), text[:256], text[-256:])
-        source = _ReadOnce(text)
+        text = state_file_text(state)
+        marker = StateMarker.of(text)
+        source = ReadOnce(text)  # the text goes with the SDK's reading of it
         del text
         try:
             super().invoke(state=cast("IO[str]", source), **options)
         except ValueError as exc:
-            doc = getattr(exc, "doc", None)
-            if not isinstance(doc, str) or (len(doc), doc[:256], doc[-256:]) != marker:
+            if not marker.is_about(exc):
                 raise  # not the state's JSON (the catalog's, say)
-            line, column = getattr(exc, "lineno", None), getattr(exc, "colno", None)
-            where = f" (line {line}, column {column})" if line is not None else ""
-            raise StateError(
-                f"state: the state file is empty or not valid JSON{where} — the state was "
-                "not changed and nothing was emitted."
-            ) from None
+            raise state_json_error(exc) from None
 
     def _reset_state_progress_markers(self) -> None:
         # Called by sync_all just before it writes the incoming state back out.
@@ -259,36 +234,10 @@ class TapFeedDelta(Tap):
         try:
             feed_state = feed_items_state(state)
             if feed_state is not None:
-                self._check_shard(index_partitions(feed_state))
+                check_shard(index_partitions(feed_state), self.feed_settings)
         except StateError as exc:
-            raise StateError(
-                f"{exc} — the state was not changed and nothing was emitted. To start over "
-                "on purpose, clear it (meltano state clear <state-id>, or run with "
-                "--full-refresh).",
-                exc.code,
-            ) from None
+            raise refused_state(exc) from None
         super().load_state(state)
-
-    def _check_shard(self, index: dict[tuple[str, str], Any]) -> None:
-        """A state that holds feeds another shard owns was written for another sharding:
-        running on would start those feeds over silently and leave them stale in their
-        own shard's state."""
-        settings = self.feed_settings
-        foreign = feeds_of_other_shards(
-            index,
-            settings.monitor_id,
-            settings.feed_urls,
-            settings.shard_count,
-            settings.shard_index,
-        )
-        if foreign:
-            raise StateError(
-                f"state: it holds {len(foreign)} configured feeds that another shard owns "
-                f"(this is shard {settings.shard_index} of {settings.shard_count}): the "
-                "state was written for another shard_count or shard_index. Move the "
-                "feeds to their shards with tap-feeddelta-state (see Scaling out)",
-                "state_other_shard",
-            )
 
     @cached_property
     def feed_settings(self) -> Settings:
