@@ -1,15 +1,13 @@
-"""The Tap: config contract, stream list and the shared run. No feed logic here."""
+"""The Tap: singer-sdk's adapter. Its overrides hand the work to modules with one job each:
+configinput (the config as it arrives), statefile (the state given), termination (a run
+stopped by a signal) and run.FeedRun (the run itself). No feed logic here."""
 
 from __future__ import annotations
 
 import copy
-import logging
 import os
-import signal
 import sys
-import threading
 import time
-from collections.abc import Callable
 from functools import cached_property
 from types import FrameType
 from typing import IO, TYPE_CHECKING, Any, cast
@@ -22,6 +20,7 @@ from singer_sdk.helpers._classproperty import classproperty
 from singer_sdk.helpers._typing import is_string_array_type
 from singer_sdk.helpers.capabilities import PluginCapabilities, TapCapabilities
 
+from tap_feeddelta import termination
 from tap_feeddelta.config import CONFIG_SCHEMA, Settings, settings_from_config, typed_from_text
 from tap_feeddelta.configinput import (
     config_file_problem,
@@ -44,12 +43,10 @@ from tap_feeddelta.statefile import (
     state_type_error,
 )
 from tap_feeddelta.streams import FeedHealthStream, FeedItemsStream
+from tap_feeddelta.termination import exit_after, ignore_further_signals, write_deadline
 
 if TYPE_CHECKING:
     from tap_feeddelta.fetch import FetchPolicy
-
-# Seconds a run stopped by a signal has to write its last records, health rows and STATE.
-TERMINATION_GRACE_SECONDS = 30
 
 
 class TapFeedDelta(Tap):
@@ -264,8 +261,7 @@ class TapFeedDelta(Tap):
     def _handle_termination(self, signum: int, frame: FrameType | None) -> None:
         # Fetches in flight end at once instead of running on meanwhile. Their feeds'
         # state has not moved: they are checked again next run.
-        for sig in (signal.SIGINT, signal.SIGTERM):
-            signal.signal(sig, signal.SIG_IGN)  # a second signal must not cut this short
+        ignore_further_signals()
         fetcher = self.__dict__.get("_fetcher")
         if fetcher is not None:
             fetcher.abort()
@@ -273,12 +269,12 @@ class TapFeedDelta(Tap):
         # waiting for ever: end without them after a grace period. Until then, only what
         # can reach the target whole is written (messages.py), a little before the end so
         # that the log says what was left out.
+        grace = termination.TERMINATION_GRACE_SECONDS  # read now: tests shorten it
         writer = self.message_writer
         restore = writer.restore_output if isinstance(writer, FeedDeltaWriter) else None
-        _exit_after(TERMINATION_GRACE_SECONDS, 128 + signum, self.logger, restore)
+        exit_after(grace, 128 + signum, self.logger, restore)
         if isinstance(writer, FeedDeltaWriter):
-            margin = min(1.0, TERMINATION_GRACE_SECONDS / 10)
-            writer.finish_by(time.monotonic() + TERMINATION_GRACE_SECONDS - margin, self.logger)
+            writer.finish_by(write_deadline(time.monotonic(), grace), self.logger)
         if isinstance(writer, FeedDeltaWriter) and writer.is_writing:
             # Stopped inside a write (a slow target): writing now would put a whole
             # message after part of one. The main thread finishes that write first.
@@ -303,30 +299,6 @@ class TapFeedDelta(Tap):
             # An interrupted run is not a success: 128 + the signal, by convention.
             self.logger.info("Stopped by signal %d before the end of the run", signum)
             sys.exit(128 + signum)
-
-
-def _exit_after(
-    seconds: float,
-    code: int,
-    logger: logging.Logger,
-    before_exit: Callable[[], None] | None = None,
-) -> None:
-    """End the process with ``code`` in ``seconds``, whatever the main thread is doing
-    (blocked on a write to a target that does not read: no signal would end it then)."""
-
-    def give_up() -> None:
-        logger.error(
-            "Stopped: the run did not end within %d s of the signal (a target that does "
-            "not read holds up the output); the final STATE may be missing",
-            seconds,
-        )
-        if before_exit is not None:
-            before_exit()
-        os._exit(code)
-
-    timer = threading.Timer(seconds, give_up)
-    timer.daemon = True
-    timer.start()
 
 
 def _fetch_policy(settings: Settings) -> FetchPolicy:
