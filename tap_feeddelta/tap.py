@@ -1,22 +1,16 @@
-"""The Tap: config contract, stream list and the shared run. No feed logic here."""
+"""The Tap: singer-sdk's adapter. Its overrides hand the work to modules with one job each:
+configinput (the config as it arrives), statefile (the state given), termination (a run
+stopped by a signal) and run.FeedRun (the run itself). No feed logic here."""
 
 from __future__ import annotations
 
-import contextlib
 import copy
-import logging
-import math
 import os
-import re
-import signal
 import sys
-import threading
 import time
-from collections.abc import Callable
 from functools import cached_property
-from pathlib import Path
 from types import FrameType
-from typing import IO, Any, Final, cast
+from typing import IO, TYPE_CHECKING, Any, cast
 
 import click
 from singer_sdk import Stream, Tap
@@ -24,59 +18,35 @@ from singer_sdk.configuration._dict_config import parse_environment_config
 from singer_sdk.exceptions import ConfigValidationError, MappingError
 from singer_sdk.helpers._classproperty import classproperty
 from singer_sdk.helpers._typing import is_string_array_type
-from singer_sdk.helpers._util import load_json
 from singer_sdk.helpers.capabilities import PluginCapabilities, TapCapabilities
 
-from tap_feeddelta.config import (
-    CONFIG_SCHEMA,
-    REFUSED_SETTINGS,
-    Settings,
-    all_config_problems,
-    refused_settings,
-    settings_from_config,
-    typed_from_text,
+from tap_feeddelta import termination
+from tap_feeddelta.config import CONFIG_SCHEMA, Settings, settings_from_config, typed_from_text
+from tap_feeddelta.configinput import (
+    config_file_problem,
+    config_problems,
+    numbers_read,
+    start_date_names_no_zone,
+    unknown_variables,
 )
 from tap_feeddelta.errors import OutputClosed, StateError
 from tap_feeddelta.messages import EncodedStateWriter, FeedDeltaWriter
 from tap_feeddelta.run import FeedRun
-from tap_feeddelta.sharding import feeds_of_other_shards
-from tap_feeddelta.state import feed_items_state, index_partitions, not_utf8_text
+from tap_feeddelta.state import feed_items_state, index_partitions
+from tap_feeddelta.statefile import (
+    ReadOnce,
+    StateMarker,
+    check_shard,
+    refused_state,
+    state_file_text,
+    state_json_error,
+    state_type_error,
+)
 from tap_feeddelta.streams import FeedHealthStream, FeedItemsStream
+from tap_feeddelta.termination import exit_after, ignore_further_signals, write_deadline
 
-# Seconds a run stopped by a signal has to write its last records, health rows and STATE.
-TERMINATION_GRACE_SECONDS = 30
-# A date with a time ("2024-01-03T05:00", "2024-01-03 05:00").
-_HAS_A_TIME: Final = re.compile(r"\d[Tt ]\d")
-# The end of a date-time that names its zone: "Z" or an offset ("+02:00", "-0500").
-_NAMES_ITS_ZONE: Final = re.compile(r"(?:[Zz]|[+-]\d{2}:?\d{2})\s*$")
-
-
-def _config_file_problem(path: str) -> str | None:
-    """Why the config file at ``path`` cannot be used, or None. Never quotes the file."""
-    try:
-        text = Path(path).read_text(encoding="utf-8")
-    except UnicodeDecodeError:
-        return "is not UTF-8 text"
-    except OSError as exc:
-        return f"cannot be read ({exc.strerror or type(exc).__name__})"
-    try:
-        config = load_json(text)  # as the SDK reads it
-    except ValueError as exc:
-        line, column = getattr(exc, "lineno", None), getattr(exc, "colno", None)
-        return "is not valid JSON" + (f" (line {line}, column {column})" if line else "")
-    return None if isinstance(config, dict) else "does not hold a JSON object"
-
-
-class _ReadOnce:
-    """A state file's text for the SDK, which reads it once: the text is not held after
-    that (an io.StringIO would keep four bytes a character for the whole run)."""
-
-    def __init__(self, text: str) -> None:
-        self._text = text
-
-    def read(self) -> str:
-        text, self._text = self._text, ""
-        return text
+if TYPE_CHECKING:
+    from tap_feeddelta.fetch import FetchPolicy
 
 
 class TapFeedDelta(Tap):
@@ -96,14 +66,8 @@ class TapFeedDelta(Tap):
     config_jsonschema = copy.deepcopy(CONFIG_SCHEMA)
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
-        state = kwargs.get("state")
-        if state is not None and not isinstance(state, dict | str | os.PathLike):
-            # The SDK reads a falsy state ([], 0, false) as no state at all: a silent
-            # new baseline. (A state file holding just null cannot be told from none.)
-            raise StateError(
-                "state: the state must be a JSON object — the state was not changed and "
-                "nothing was emitted."
-            )
+        if (error := state_type_error(kwargs.get("state"))) is not None:
+            raise error
         super().__init__(*args, **kwargs)
         if isinstance(self.message_writer, FeedDeltaWriter):
             # The SDK has no hook for its state writer (see messages.py for why).
@@ -129,7 +93,7 @@ class TapFeedDelta(Tap):
         in one line and the run ends (the SDK lets a traceback out, before its own
         error handling is set up)."""
         for path in value:
-            if path != "ENV" and (why := _config_file_problem(path)):
+            if path != "ENV" and (why := config_file_problem(path)):
                 cls.logger.error("config_invalid: config file %r %s", path, why)
                 ctx.exit(1)
         return super().cb_config(ctx, param, value)
@@ -155,7 +119,7 @@ class TapFeedDelta(Tap):
         }
         found = parse_environment_config(as_text, cls._env_var_prefix)
         # After parse_environment_config: it has loaded the .env file, if any.
-        if problems := _unknown_variables(cls._env_var_prefix, properties):
+        if problems := unknown_variables(cls._env_var_prefix, properties, os.environ):
             raise _config_invalid(problems)
         return {name: typed_from_text(text, properties[name]) for name, text in found.items()}
 
@@ -208,31 +172,16 @@ class TapFeedDelta(Tap):
         if state is None:
             super().invoke(**options)
             return
-        try:
-            text = state.read()
-        except UnicodeDecodeError as exc:
-            head = exc.object[:2] if exc.start == 0 else b""
-            raise StateError(
-                f"state: the state file {not_utf8_text(bytes(head))} — the state was not "
-                "changed and nothing was emitted."
-            ) from None
-        # Kept to tell the state's JSON error from another file's: not the text itself,
-        # which (megabytes at 10,000 feeds) must not live through the whole run.
-        marker = (len(text), text[:256], text[-256:])
-        source = _ReadOnce(text)
+        text = state_file_text(state)
+        marker = StateMarker.of(text)
+        source = ReadOnce(text)  # the text goes with the SDK's reading of it
         del text
         try:
             super().invoke(state=cast("IO[str]", source), **options)
         except ValueError as exc:
-            doc = getattr(exc, "doc", None)
-            if not isinstance(doc, str) or (len(doc), doc[:256], doc[-256:]) != marker:
+            if not marker.is_about(exc):
                 raise  # not the state's JSON (the catalog's, say)
-            line, column = getattr(exc, "lineno", None), getattr(exc, "colno", None)
-            where = f" (line {line}, column {column})" if line is not None else ""
-            raise StateError(
-                f"state: the state file is empty or not valid JSON{where} — the state was "
-                "not changed and nothing was emitted."
-            ) from None
+            raise state_json_error(exc) from None
 
     def _reset_state_progress_markers(self) -> None:
         # Called by sync_all just before it writes the incoming state back out.
@@ -260,35 +209,19 @@ class TapFeedDelta(Tap):
     def _validate_config(self, *, raise_errors: bool = True) -> list[str]:
         self.append_builtin_config(self.config_jsonschema)
         properties = self.config_jsonschema.get("properties", {})
-        not_finite = []
-        for name, prop in properties.items():
-            types = prop.get("type", [])
-            if "number" not in ([types] if isinstance(types, str) else types):
-                continue
-            # Numbers from TAP_FEEDDELTA_* variables (and text in a file) are read here:
-            # _env_var_config leaves them as text.
-            value = self._config.get(name)
-            if isinstance(value, str):
-                with contextlib.suppress(ValueError):
-                    self._config[name] = value = float(value)
-            # NaN ("nan" as text) passes both minimum and maximum; infinity is no
-            # setting either.
-            if isinstance(value, float) and not math.isfinite(value):
-                not_finite.append(name)
+        # Numbers from TAP_FEEDDELTA_* variables (and text in a file) are read here:
+        # _env_var_config leaves them as text.
+        read, not_finite = numbers_read(self._config, properties)
+        self._config.update(read)
         # Not the SDK's own check: its messages quote the offending value (a feed URL
         # with a token or a password in it, put where a list belongs), and it logs a
         # WARNING without a code. Every problem is told at once, not one kind per run.
-        others = {
-            k: v
-            for k, v in self._config.items()
-            if k not in REFUSED_SETTINGS and k not in not_finite
-        }
-        problems = refused_settings(self._config)
-        problems += [f"config[{name!r}]: must be a finite number" for name in not_finite]
-        found, unjudged = all_config_problems(self.config_jsonschema, others)
-        problems += found
-        if not any(key.startswith("flattening_") for key in unjudged):
-            problems += _flattening_problems(others)
+        problems = config_problems(
+            self._config,
+            self.config_jsonschema,
+            not_finite,
+            (FeedItemsStream.schema, FeedHealthStream.schema),
+        )
         if problems and raise_errors:
             raise _config_invalid(problems, self.config_jsonschema)
         return problems
@@ -298,36 +231,10 @@ class TapFeedDelta(Tap):
         try:
             feed_state = feed_items_state(state)
             if feed_state is not None:
-                self._check_shard(index_partitions(feed_state))
+                check_shard(index_partitions(feed_state), self.feed_settings)
         except StateError as exc:
-            raise StateError(
-                f"{exc} — the state was not changed and nothing was emitted. To start over "
-                "on purpose, clear it (meltano state clear <state-id>, or run with "
-                "--full-refresh).",
-                exc.code,
-            ) from None
+            raise refused_state(exc) from None
         super().load_state(state)
-
-    def _check_shard(self, index: dict[tuple[str, str], Any]) -> None:
-        """A state that holds feeds another shard owns was written for another sharding:
-        running on would start those feeds over silently and leave them stale in their
-        own shard's state."""
-        settings = self.feed_settings
-        foreign = feeds_of_other_shards(
-            index,
-            settings.monitor_id,
-            settings.feed_urls,
-            settings.shard_count,
-            settings.shard_index,
-        )
-        if foreign:
-            raise StateError(
-                f"state: it holds {len(foreign)} configured feeds that another shard owns "
-                f"(this is shard {settings.shard_index} of {settings.shard_count}): the "
-                "state was written for another shard_count or shard_index. Move the "
-                "feeds to their shards with tap-feeddelta-state (see Scaling out)",
-                "state_other_shard",
-            )
 
     @cached_property
     def feed_settings(self) -> Settings:
@@ -336,37 +243,25 @@ class TapFeedDelta(Tap):
 
     @cached_property
     def feed_run(self) -> FeedRun:
-        from tap_feeddelta.fetch import Fetcher, FetchPolicy
+        from tap_feeddelta.fetch import Fetcher
 
         settings = self.feed_settings
         start = self.config.get("start_date")
-        if (
-            isinstance(start, str)
-            and _HAS_A_TIME.search(start)
-            and not _NAMES_ITS_ZONE.search(start)
-        ):
+        # Told when the run starts, not when the config is checked (--discover, --test).
+        if start_date_names_no_zone(start):
             self.logger.warning(
                 "start_date %s names no UTC offset: read as UTC. (In meltano.yml, quote a"
                 " date-time with an offset: YAML and Meltano drop an unquoted one's.)",
                 start,
             )
-        policy = FetchPolicy(
-            user_agent=settings.user_agent,
-            max_feed_bytes=settings.max_feed_bytes,
-            max_redirects=settings.max_redirects,
-            request_timeout_seconds=settings.request_timeout_seconds,
-            allow_private_networks=settings.allow_private_networks,
-            max_per_host=settings.max_per_host,
-            ca_bundle_path=settings.ca_bundle_path,
-        )
+        policy = _fetch_policy(settings)
         self._fetcher = Fetcher(policy)
         return FeedRun(settings, self._fetcher, self.logger)
 
     def _handle_termination(self, signum: int, frame: FrameType | None) -> None:
         # Fetches in flight end at once instead of running on meanwhile. Their feeds'
         # state has not moved: they are checked again next run.
-        for sig in (signal.SIGINT, signal.SIGTERM):
-            signal.signal(sig, signal.SIG_IGN)  # a second signal must not cut this short
+        ignore_further_signals()
         fetcher = self.__dict__.get("_fetcher")
         if fetcher is not None:
             fetcher.abort()
@@ -374,12 +269,12 @@ class TapFeedDelta(Tap):
         # waiting for ever: end without them after a grace period. Until then, only what
         # can reach the target whole is written (messages.py), a little before the end so
         # that the log says what was left out.
+        grace = termination.TERMINATION_GRACE_SECONDS  # read now: tests shorten it
         writer = self.message_writer
         restore = writer.restore_output if isinstance(writer, FeedDeltaWriter) else None
-        _exit_after(TERMINATION_GRACE_SECONDS, 128 + signum, self.logger, restore)
+        exit_after(grace, 128 + signum, self.logger, restore)
         if isinstance(writer, FeedDeltaWriter):
-            margin = min(1.0, TERMINATION_GRACE_SECONDS / 10)
-            writer.finish_by(time.monotonic() + TERMINATION_GRACE_SECONDS - margin, self.logger)
+            writer.finish_by(write_deadline(time.monotonic(), grace), self.logger)
         if isinstance(writer, FeedDeltaWriter) and writer.is_writing:
             # Stopped inside a write (a slow target): writing now would put a whole
             # message after part of one. The main thread finishes that write first.
@@ -406,81 +301,19 @@ class TapFeedDelta(Tap):
             sys.exit(128 + signum)
 
 
-# TAP_FEEDDELTA_<X> variables that are no setting and still not a mistake: the SDK's
-# log level, and Meltano's alias of its _metadata extra (the other extras, and a plugin
-# that inherits from tap-feeddelta, have TAP_FEEDDELTA__ names).
-OTHER_VARIABLES = frozenset({"LOGLEVEL", "METADATA"})
+def _fetch_policy(settings: Settings) -> FetchPolicy:
+    """How every fetch of the run is made, from the settings."""
+    from tap_feeddelta.fetch import FetchPolicy
 
-
-def _unknown_variables(prefix: str, properties: dict[str, Any]) -> list[str]:
-    """One message for each ``<prefix><X>`` environment variable that names no setting
-    (a typo would leave its setting at the default without a word), never quoting the
-    value. Meltano also exports an object setting's keys one by one, as
-    ``<prefix><SETTING>_<KEY>``: those are let through."""
-    names = {name.upper().replace("-", "_"): name for name in properties}
-    objects = tuple(
-        f"{upper}_" for upper, name in names.items() if "object" in properties[name].get("type", [])
+    return FetchPolicy(
+        user_agent=settings.user_agent,
+        max_feed_bytes=settings.max_feed_bytes,
+        max_redirects=settings.max_redirects,
+        request_timeout_seconds=settings.request_timeout_seconds,
+        allow_private_networks=settings.allow_private_networks,
+        max_per_host=settings.max_per_host,
+        ca_bundle_path=settings.ca_bundle_path,
     )
-    refused = {name.upper(): why for name, why in REFUSED_SETTINGS.items()}
-    problems = []
-    for variable in sorted(os.environ):
-        if not variable.startswith(prefix):
-            continue
-        rest = variable.removeprefix(prefix)
-        if rest in names or rest in OTHER_VARIABLES or rest.startswith(("_", *objects)):
-            continue
-        why = refused.get(rest, "is not a setting of this tap (see tap-feeddelta --about)")
-        problems.append(f"environment variable {variable}: {why}")
-    return problems
-
-
-def _exit_after(
-    seconds: float,
-    code: int,
-    logger: logging.Logger,
-    before_exit: Callable[[], None] | None = None,
-) -> None:
-    """End the process with ``code`` in ``seconds``, whatever the main thread is doing
-    (blocked on a write to a target that does not read: no signal would end it then)."""
-
-    def give_up() -> None:
-        logger.error(
-            "Stopped: the run did not end within %d s of the signal (a target that does "
-            "not read holds up the output); the final STATE may be missing",
-            seconds,
-        )
-        if before_exit is not None:
-            before_exit()
-        os._exit(code)
-
-    timer = threading.Timer(seconds, give_up)
-    timer.daemon = True
-    timer.start()
-
-
-def _flattening_problems(config: dict[str, Any]) -> list[str]:
-    """Flattening settings under which the SDK cannot flatten the streams' schemas (it
-    raises a bare ValueError mid-run): a key length so short that two columns get one
-    name."""
-    from singer_sdk.helpers._flattening import FlatteningOptions, flatten_schema
-
-    try:
-        options = FlatteningOptions.from_dict(cast("Any", config))
-    except ConfigValidationError:
-        return []  # the SDK says what is wrong itself
-    if not options.enabled:
-        return []
-    for schema in (FeedItemsStream.schema, FeedHealthStream.schema):
-        try:
-            flatten_schema(
-                schema, options.max_level, options.separator, max_key_length=options.max_key_length
-            )
-        except ValueError:
-            return [
-                f"config['flattening_max_key_length']: {options.max_key_length} is too short: "
-                "two flattened columns would get the same name"
-            ]
-    return []
 
 
 def _config_invalid(

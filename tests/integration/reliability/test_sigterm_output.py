@@ -126,7 +126,8 @@ def test_sigterm_when_the_target_stops_reading_ends_the_tap(
     command = [
         sys.executable,
         "-c",
-        "import tap_feeddelta.tap as t; t.TERMINATION_GRACE_SECONDS = 1; t.TapFeedDelta.cli()",
+        "import tap_feeddelta.termination as g; g.TERMINATION_GRACE_SECONDS = 1; "
+        "import tap_feeddelta.tap as t; t.TapFeedDelta.cli()",
         "--config",
         str(config_path),
     ]
@@ -162,7 +163,8 @@ def _tap_with_a_short_grace(config_path: Path, *args: str, pipe_bytes: int = 0) 
     """The tap's command with its grace period cut to 1 s; with ``pipe_bytes``, the
     largest pipe it may ask for (this test may run as root, which the kernel lets make a
     pipe as large as it likes)."""
-    setup = "import tap_feeddelta.tap as t; t.TERMINATION_GRACE_SECONDS = 1"
+    setup = "import tap_feeddelta.termination as g; g.TERMINATION_GRACE_SECONDS = 1"
+    setup += "; import tap_feeddelta.tap as t"
     if pipe_bytes:
         setup += f"; import tap_feeddelta.messages as m; m.MAX_PIPE_BYTES = {pipe_bytes}"
     return [
