@@ -6,11 +6,13 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 from datetime import UTC, datetime
-from typing import Any, Final, Literal
+from typing import Any, Final
 
 from tap_feeddelta import __version__
 from tap_feeddelta.bounds import MAX_URL_BYTES
-from tap_feeddelta.models import FINGERPRINT_FIELDS
+from tap_feeddelta.fetch.errors import FetchError
+from tap_feeddelta.fetch.urls import parse_target
+from tap_feeddelta.models import FINGERPRINT_FIELDS, ContentMode, FirstRunMode
 from tap_feeddelta.ports import BAD_PORTS
 from tap_feeddelta.sharding import shard_of
 
@@ -21,9 +23,6 @@ MAX_FEEDS_PER_RUN: Final = 10_000
 MAX_FEED_URLS: Final = 1_000_000
 # shard_count, at most (tap-feeddelta-state split refuses more too).
 MAX_SHARD_COUNT: Final = 1_024
-
-FirstRunMode = Literal["baseline_only", "emit_recent", "emit_all"]
-ContentMode = Literal["metadata", "excerpts", "feed_content"]
 
 # A pattern ends in $(?!\n), not $: jsonschema applies it with Python's re.search, whose
 # "$" also matches before a final newline ("default\n" passed ^[A-Za-z0-9_-]{1,64}$).
@@ -459,10 +458,6 @@ def fetcher_key(url: str) -> str:
 
 
 def _fetcher_key_and_refusal(url: str) -> tuple[str, str | None]:
-    # Imported here: delta imports this module, and must not load the fetch package.
-    from tap_feeddelta.fetch.errors import FetchError
-    from tap_feeddelta.fetch.urls import parse_target
-
     try:
         target = parse_target(url)
     except FetchError as exc:

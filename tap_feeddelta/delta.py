@@ -14,7 +14,6 @@ from dataclasses import dataclass
 from functools import partial
 from typing import Final, Literal, NamedTuple, TypeVar
 
-from tap_feeddelta.config import FirstRunMode
 from tap_feeddelta.errors import Issue
 from tap_feeddelta.fingerprints import (
     FINGERPRINT_VERSION,
@@ -35,7 +34,7 @@ from tap_feeddelta.fingerprints import (
     text_parts,
     title_id,
 )
-from tap_feeddelta.models import ParsedItem
+from tap_feeddelta.models import FirstRunMode, ParsedItem
 from tap_feeddelta.signed_urls import unsigned_url
 from tap_feeddelta.state import ITEM_BYTES, FeedBookmark, pack_items, unpack_items
 
