@@ -322,7 +322,8 @@ def typed_from_text(text: Any, schema: dict[str, Any]) -> Any:
 
 def schema_problems(schema: dict[str, Any], config: dict[str, Any]) -> list[str]:
     """The config's JSON-schema violations, each naming the key and the rule but never
-    the value: a misplaced feed URL can carry a token or a password."""
+    the value: a misplaced feed URL can carry a token or a password. Reference for tests:
+    the run uses all_config_problems."""
     return [problem for _, problem in _schema_violations(schema, config)]
 
 
@@ -453,7 +454,8 @@ def feed_key_and_refusal(url: str) -> tuple[str, str | None]:
 
 
 def fetcher_key(url: str) -> str:
-    """``feed_key`` through ``parse_target`` itself, for any URL."""
+    """``feed_key`` through ``parse_target`` itself, for any URL. Reference for tests: the
+    run uses feed_key, whose fast path for plain URLs must agree with it."""
     return _fetcher_key_and_refusal(url)[0]
 
 

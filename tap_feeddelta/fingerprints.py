@@ -384,10 +384,13 @@ def hashes_under_other_lists(item: ParsedItem, ignored: tuple[str, ...]) -> list
 
 
 def fingerprint(item: ParsedItem) -> str:
+    """An item's record fingerprint, nothing ignored. Reference for tests: the run
+    formats fingerprint_bytes in delta._change."""
     return f"{FINGERPRINT_VERSION}:{fingerprint_bytes(item).hex()}"
 
 
 def delivery_id(monitor_id: str, feed_url: str, item_id: str, item_fingerprint: str) -> str:
+    """Reference for tests: the run computes it via delivery_prefix (delta._change)."""
     material = SEP.join([monitor_id, feed_url, item_id, item_fingerprint])
     return hashlib.blake2b(material.encode("utf-8"), digest_size=16).hexdigest()
 
