@@ -6,11 +6,13 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 from datetime import UTC, datetime
-from typing import Any, Final, Literal
+from typing import Any, Final
 
 from tap_feeddelta import __version__
 from tap_feeddelta.bounds import MAX_URL_BYTES
-from tap_feeddelta.models import FINGERPRINT_FIELDS
+from tap_feeddelta.fetch.errors import FetchError
+from tap_feeddelta.fetch.urls import parse_target
+from tap_feeddelta.models import FINGERPRINT_FIELDS, ContentMode, FirstRunMode
 from tap_feeddelta.ports import BAD_PORTS
 from tap_feeddelta.sharding import shard_of
 
@@ -21,9 +23,6 @@ MAX_FEEDS_PER_RUN: Final = 10_000
 MAX_FEED_URLS: Final = 1_000_000
 # shard_count, at most (tap-feeddelta-state split refuses more too).
 MAX_SHARD_COUNT: Final = 1_024
-
-FirstRunMode = Literal["baseline_only", "emit_recent", "emit_all"]
-ContentMode = Literal["metadata", "excerpts", "feed_content"]
 
 # A pattern ends in $(?!\n), not $: jsonschema applies it with Python's re.search, whose
 # "$" also matches before a final newline ("default\n" passed ^[A-Za-z0-9_-]{1,64}$).
@@ -323,7 +322,8 @@ def typed_from_text(text: Any, schema: dict[str, Any]) -> Any:
 
 def schema_problems(schema: dict[str, Any], config: dict[str, Any]) -> list[str]:
     """The config's JSON-schema violations, each naming the key and the rule but never
-    the value: a misplaced feed URL can carry a token or a password."""
+    the value: a misplaced feed URL can carry a token or a password. Reference for tests:
+    the run uses all_config_problems."""
     return [problem for _, problem in _schema_violations(schema, config)]
 
 
@@ -454,15 +454,12 @@ def feed_key_and_refusal(url: str) -> tuple[str, str | None]:
 
 
 def fetcher_key(url: str) -> str:
-    """``feed_key`` through ``parse_target`` itself, for any URL."""
+    """``feed_key`` through ``parse_target`` itself, for any URL. Reference for tests: the
+    run uses feed_key, whose fast path for plain URLs must agree with it."""
     return _fetcher_key_and_refusal(url)[0]
 
 
 def _fetcher_key_and_refusal(url: str) -> tuple[str, str | None]:
-    # Imported here: delta imports this module, and must not load the fetch package.
-    from tap_feeddelta.fetch.errors import FetchError
-    from tap_feeddelta.fetch.urls import parse_target
-
     try:
         target = parse_target(url)
     except FetchError as exc:

@@ -14,29 +14,22 @@ from dataclasses import dataclass
 from functools import partial
 from typing import Final, Literal, NamedTuple, TypeVar
 
-from tap_feeddelta.config import FirstRunMode
 from tap_feeddelta.errors import Issue
 from tap_feeddelta.fingerprints import (
     FINGERPRINT_VERSION,
     SEP,
     IdSourceOut,
-    as_listed,
     content_id,
     delivery_prefix,
-    derived_id,
     earlier_content_hashes,
+    earlier_ids,
     fingerprint_bytes,
-    http_spelling,
     item_identity,
     key_hash,
-    legacy_fingerprint,
     short_hash,
-    spaces_left_fingerprint,
-    text_parts,
     title_id,
 )
-from tap_feeddelta.models import ParsedItem
-from tap_feeddelta.signed_urls import unsigned_url
+from tap_feeddelta.models import FirstRunMode, ParsedItem
 from tap_feeddelta.state import ITEM_BYTES, FeedBookmark, pack_items, unpack_items
 
 H = TypeVar("H", bound=Hashable)
@@ -195,50 +188,6 @@ def _as_shared(entry: _Identified, item_id: str) -> _Identified:
     )
 
 
-def _earlier_ids(entry: _Identified, ignored: tuple[str, ...] = ()) -> list[str]:
-    """The ids the item may have had before: its own, title and content ids (it shared
-    its id then, or no longer does), the content id as the version before computed its
-    fingerprint (before cut texts, tracking prefixes and enclosure schemes counted, and
-    before invisible characters left no spaces doubled); the title and derived ids of
-    its texts as given (before ids were made of them as read); with fields ignored,
-    those ids with the fields in (before the setting was on, or before it applied to
-    ids); for an item identified by its enclosure, the hash of its text (before
-    enclosures identified items), and its URL, with tracking prefixes (before they were
-    dropped), spelled http:// (before schemes were compared) and signed (before
-    signatures were dropped), each also as the id it shared with other items."""
-    item = entry.item
-    primary, primary_source, _ = item_identity(item, ignored)
-    legacy = legacy_fingerprint(item, ignored, entry.fingerprint)
-    ids = [primary, title_id(item, primary, ignored), content_id(primary, entry.fingerprint)]
-    ids.append(content_id(primary, legacy))
-    if spaced := spaces_left_fingerprint(item, ignored):
-        ids.append(content_id(primary, spaced))
-    # Before ids were made of the texts as read: of the texts as given.
-    ids.append(title_id(item, primary, ignored, as_given=True))
-    if primary_source == "derived":
-        given = derived_id(text_parts(item, ignored, as_given=True))
-        ids += [given, title_id(item, given, ignored, as_given=True)]
-        fingerprints = (entry.fingerprint, legacy, spaced)
-        ids += [content_id(given, fingerprint) for fingerprint in fingerprints if fingerprint]
-    if item.authors_as_listed:  # before one person's author elements were merged
-        ids.append(content_id(primary, fingerprint_bytes(as_listed(item), ignored=ignored)))
-    own, own_source = primary, primary_source
-    if ignored:
-        own, own_source, _ = item_identity(item)
-        plain = fingerprint_bytes(item)  # before the setting was on
-        ids += [own, title_id(item, own), content_id(own, entry.fingerprint)]
-        ids += [content_id(own, plain), content_id(own, legacy_fingerprint(item, (), plain))]
-    if own_source == "enclosure":
-        if entry.id_source == "enclosure" or own != primary:  # a shared one had a title id
-            ids += [derived_id(text_parts(item)), derived_id(text_parts(item, as_given=True))]
-        signed = item.enclosures[0].url
-        unsigned = unsigned_url(signed)
-        for before in dict.fromkeys((unsigned, http_spelling(unsigned), signed)):
-            if before != own:
-                ids += [before, title_id(item, before), content_id(before, legacy)]
-    return [item_id for item_id in dict.fromkeys(ids) if item_id != entry.item_id]
-
-
 def _carry_over_renamed(
     identified: list[_Identified], remembered: dict[int, int], ignored: tuple[str, ...]
 ) -> None:
@@ -252,7 +201,8 @@ def _carry_over_renamed(
             # (another id's memory is no business of it, and its ids cost to build).
             continue
         earlier_hashes: list[int] | None = None
-        for item_id in _earlier_ids(entry, ignored):
+        ids = earlier_ids(entry.item, entry.item_id, entry.id_source, entry.fingerprint, ignored)
+        for item_id in ids:
             key = key_hash(item_id)
             old = remembered.get(key)
             if old is None:
@@ -268,12 +218,6 @@ def _carry_over_renamed(
 
 
 def _item_date(item: ParsedItem) -> str | None:
-    return item.published_at or item.updated_at
-
-
-def _latest_date(item: ParsedItem) -> str | None:
-    if item.published_at and item.updated_at:
-        return max(item.published_at, item.updated_at)
     return item.published_at or item.updated_at
 
 
@@ -360,55 +304,13 @@ def diff_items(
     ignored = settings.ignored_changes
     identified, duplicates = _identify(items, ignored)
     remembered = unpack_items(bookmark.items) if bookmark else {}
-    # Only as many items as can be remembered are tracked: an item that cannot be
-    # remembered would come out as new on every run.
-    untracked = max(0, len(identified) - settings.max_state_items)
-    if untracked:
-        identified = _newest_tracked(identified, settings.max_state_items, dates_not_after)
+    identified, untracked = _tracked(identified, settings.max_state_items, dates_not_after)
     if remembered:
         _carry_over_renamed(identified, remembered, ignored)
-    is_first_run = bookmark is None or not bookmark.has_baseline
-    issues: list[Issue] = []
-    if from_another_feed and not is_first_run and identified:
-        if not any(entry.key_hash in remembered for entry in identified):
-            is_first_run = True
-            how = "its items were read as on a first run"
-        else:  # a feed read before (a page switching back), or the same one moved
-            how = "some of its items are remembered, and they were compared as usual"
-        issues.append(
-            Issue("feed_discovered", f"the web page advertises another feed than before; {how}")
-        )
-
-    changed: list[tuple[_Identified, ChangeType]] = []
-    unchanged = 0
-    for entry in identified:
-        old = remembered.get(entry.key_hash)
-        if old is None:
-            changed.append((entry, "new"))
-        elif old != entry.content_hash and old not in earlier_content_hashes(entry.item, ignored):
-            changed.append((entry, "updated"))
-        else:
-            unchanged += 1
-
+    is_first_run, issues = _first_run(bookmark, identified, remembered, from_another_feed)
+    changed, unchanged = _classified(identified, remembered, ignored)
     to_emit = _select_for_emission(changed, is_first_run, settings, dates_not_after, identified)
-    if len(to_emit) > settings.max_items_per_run:
-        # New items go first: a wave of updates (every enclosure URL of an archive
-        # changed) must not hold back this week's episode for runs. New items go oldest
-        # first: a feed that keeps publishing at the cap's pace would otherwise push its
-        # backlog back run after run until it leaves the feed. Updates go newest first:
-        # a feed that changes its whole archive on every fetch (dynamic ad insertion
-        # announcing another enclosure length) would otherwise give the same oldest
-        # items run after run and never an edit of this week's. A deferred update keeps
-        # its old hash, so it comes again next run.
-        updated = [entry for entry, kind in to_emit if kind == "updated"]
-        oldest_listed_first = _listed_oldest_first(identified)
-        to_emit = _oldest_first([c for c in to_emit if c[1] == "new"], oldest_listed_first) + [
-            (entry, "updated")
-            for entry in _newest_first(updated, dates_not_after, oldest_listed_first)
-        ]
-    emit_ids = {id(entry) for entry, _ in to_emit[: settings.max_items_per_run]}
-    deferred = [entry for entry, _ in to_emit[settings.max_items_per_run :]]
-    deferred_ids = {id(entry) for entry in deferred}
+    emit_ids, deferred = _capped(to_emit, identified, settings.max_items_per_run, dates_not_after)
 
     prefix = delivery_prefix(settings.monitor_id, settings.feed_url)
     # Emitted in document order, whatever order chose them.
@@ -420,41 +322,16 @@ def diff_items(
         ]
     )
     largest = max(len(identified), (bookmark.largest_document or 0) if bookmark else 0)
+    deferred_ids = {id(entry) for entry in deferred}
     memory = _remember(
         identified, remembered, deferred_ids, _memory_bound(largest, settings.max_state_items)
     )
 
     new_count = sum(1 for _, kind in changed if kind == "new")
-    if (
-        not is_first_run
-        and remembered
-        and 1 < len(identified) == new_count
-        and _mostly_newer(identified, bookmark.newest_item_at if bookmark else None)
-    ):
-        # The document moved on past everything it showed before: a feed that publishes
-        # faster than it is read loses the items that came and went between runs.
-        issues.append(
-            Issue(
-                "possible_gap",
-                f"none of the document's {new_count} items was seen before and most are "
-                "newer than the newest seen: items published and gone between runs may "
-                "have been missed",
-            )
-        )
-    if duplicates:
-        issues.append(
-            Issue("duplicate_id", f"{duplicates} items repeat an earlier item exactly (dropped)")
-        )
-    if deferred:
-        issues.append(Issue("items_deferred", f"{len(deferred)} changes are left for a later run"))
-    if untracked:
-        issues.append(
-            Issue(
-                "state_trimmed",
-                f"{untracked} items past the newest max_state_items (by date, else document "
-                "order) are not tracked",
-            )
-        )
+    if not is_first_run and remembered:
+        newest_seen = bookmark.newest_item_at if bookmark else None
+        issues += _gap_issue(identified, new_count, newest_seen)
+    issues += _count_issues(duplicates, len(deferred), untracked)
     counts = ItemCounts(
         seen=len(items),
         new=new_count,
@@ -466,6 +343,118 @@ def diff_items(
         duplicates=duplicates,
     )
     return Delta(changes, counts, memory, tuple(issues), largest)
+
+
+def _tracked(
+    identified: list[_Identified], max_state_items: int, not_after: str | None
+) -> tuple[list[_Identified], int]:
+    """The items tracked, and how many are not. Only as many items as can be remembered
+    are tracked: an item that cannot be remembered would come out as new on every run."""
+    untracked = max(0, len(identified) - max_state_items)
+    if untracked:
+        return _newest_tracked(identified, max_state_items, not_after), untracked
+    return identified, 0
+
+
+def _first_run(
+    bookmark: FeedBookmark | None,
+    identified: list[_Identified],
+    remembered: dict[int, int],
+    from_another_feed: bool,
+) -> tuple[bool, list[Issue]]:
+    """Whether the items are read as on a first run; and feed_discovered, for a document
+    of another feed than the bookmark's (see diff_items)."""
+    is_first_run = bookmark is None or not bookmark.has_baseline
+    if not (from_another_feed and not is_first_run and identified):
+        return is_first_run, []
+    if not any(entry.key_hash in remembered for entry in identified):
+        is_first_run = True
+        how = "its items were read as on a first run"
+    else:  # a feed read before (a page switching back), or the same one moved
+        how = "some of its items are remembered, and they were compared as usual"
+    issue = Issue("feed_discovered", f"the web page advertises another feed than before; {how}")
+    return is_first_run, [issue]
+
+
+def _classified(
+    identified: list[_Identified], remembered: dict[int, int], ignored: tuple[str, ...]
+) -> tuple[list[tuple[_Identified, ChangeType]], int]:
+    """The new and updated items, in document order; and how many are unchanged."""
+    changed: list[tuple[_Identified, ChangeType]] = []
+    unchanged = 0
+    for entry in identified:
+        old = remembered.get(entry.key_hash)
+        if old is None:
+            changed.append((entry, "new"))
+        elif old != entry.content_hash and old not in earlier_content_hashes(entry.item, ignored):
+            changed.append((entry, "updated"))
+        else:
+            unchanged += 1
+    return changed, unchanged
+
+
+def _capped(
+    to_emit: list[tuple[_Identified, ChangeType]],
+    identified: list[_Identified],
+    max_items_per_run: int,
+    not_after: str | None,
+) -> tuple[set[int], list[_Identified]]:
+    """Of the changes to emit (in emission order), the ``id`` of those emitted this run,
+    and those left for a later one; ``identified`` tells how the document lists items."""
+    if len(to_emit) > max_items_per_run:
+        # New items go first: a wave of updates (every enclosure URL of an archive
+        # changed) must not hold back this week's episode for runs. New items go oldest
+        # first: a feed that keeps publishing at the cap's pace would otherwise push its
+        # backlog back run after run until it leaves the feed. Updates go newest first:
+        # a feed that changes its whole archive on every fetch (dynamic ad insertion
+        # announcing another enclosure length) would otherwise give the same oldest
+        # items run after run and never an edit of this week's. A deferred update keeps
+        # its old hash, so it comes again next run.
+        updated = [entry for entry, kind in to_emit if kind == "updated"]
+        oldest_listed_first = _listed_oldest_first(identified)
+        to_emit = _oldest_first([c for c in to_emit if c[1] == "new"], oldest_listed_first) + [
+            (entry, "updated") for entry in _newest_first(updated, not_after, oldest_listed_first)
+        ]
+    emit_ids = {id(entry) for entry, _ in to_emit[:max_items_per_run]}
+    return emit_ids, [entry for entry, _ in to_emit[max_items_per_run:]]
+
+
+def _gap_issue(
+    identified: list[_Identified], new_count: int, newest_seen: str | None
+) -> list[Issue]:
+    """possible_gap, when the document moved on past everything it showed before: a feed
+    that publishes faster than it is read loses the items that came and went between
+    runs. For a feed with items remembered, not read as on a first run."""
+    if not (1 < len(identified) == new_count and _mostly_newer(identified, newest_seen)):
+        return []
+    return [
+        Issue(
+            "possible_gap",
+            f"none of the document's {new_count} items was seen before and most are "
+            "newer than the newest seen: items published and gone between runs may "
+            "have been missed",
+        )
+    ]
+
+
+def _count_issues(duplicates: int, deferred: int, untracked: int) -> list[Issue]:
+    """The issues of items dropped, left for a later run, or not tracked."""
+    issues: list[Issue] = []
+    if duplicates:
+        issues.append(
+            Issue("duplicate_id", f"{duplicates} items repeat an earlier item exactly (dropped)")
+        )
+    if deferred:
+        issues.append(Issue("items_deferred", f"{deferred} changes are left for a later run"))
+    if untracked:
+        issues.append(
+            Issue(
+                "state_trimmed",
+                f"{untracked} items past the newest max_state_items (by date, else document "
+                "order) are not tracked",
+            )
+        )
+    return issues
 
 
 def _newest_tracked(
@@ -546,7 +535,7 @@ def _select_for_emission(
         changed = [
             (entry, kind)
             for entry, kind in changed
-            if kind == "updated" or (_latest_date(entry.item) or start) >= start
+            if kind == "updated" or (_newest_date(entry.item, None) or start) >= start
         ]
     return changed
 

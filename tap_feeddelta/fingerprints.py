@@ -228,6 +228,56 @@ def earlier_content_hashes(item: ParsedItem, ignored: tuple[str, ...] = ()) -> l
     return hashes
 
 
+def earlier_ids(
+    item: ParsedItem,
+    item_id: str,
+    id_source: IdSourceOut,
+    digest: bytes,
+    ignored: tuple[str, ...] = (),
+) -> list[str]:
+    """The ids other than ``item_id`` (from ``id_source``; ``digest``: its fingerprint_bytes)
+    the item may have had before: its own, title and content ids (it shared its id then,
+    or no longer does), the content id as the version before computed its
+    fingerprint (before cut texts, tracking prefixes and enclosure schemes counted, and
+    before invisible characters left no spaces doubled); the title and derived ids of
+    its texts as given (before ids were made of them as read); with fields ignored,
+    those ids with the fields in (before the setting was on, or before it applied to
+    ids); for an item identified by its enclosure, the hash of its text (before
+    enclosures identified items), and its URL, with tracking prefixes (before they were
+    dropped), spelled http:// (before schemes were compared) and signed (before
+    signatures were dropped), each also as the id it shared with other items."""
+    primary, primary_source, _ = item_identity(item, ignored)
+    legacy = legacy_fingerprint(item, ignored, digest)
+    ids = [primary, title_id(item, primary, ignored), content_id(primary, digest)]
+    ids.append(content_id(primary, legacy))
+    if spaced := spaces_left_fingerprint(item, ignored):
+        ids.append(content_id(primary, spaced))
+    # Before ids were made of the texts as read: of the texts as given.
+    ids.append(title_id(item, primary, ignored, as_given=True))
+    if primary_source == "derived":
+        given = derived_id(text_parts(item, ignored, as_given=True))
+        ids += [given, title_id(item, given, ignored, as_given=True)]
+        digests = (digest, legacy, spaced)
+        ids += [content_id(given, earlier) for earlier in digests if earlier]
+    if item.authors_as_listed:  # before one person's author elements were merged
+        ids.append(content_id(primary, fingerprint_bytes(as_listed(item), ignored=ignored)))
+    own, own_source = primary, primary_source
+    if ignored:
+        own, own_source, _ = item_identity(item)
+        plain = fingerprint_bytes(item)  # before the setting was on
+        ids += [own, title_id(item, own), content_id(own, digest)]
+        ids += [content_id(own, plain), content_id(own, legacy_fingerprint(item, (), plain))]
+    if own_source == "enclosure":
+        if id_source == "enclosure" or own != primary:  # a shared one had a title id
+            ids += [derived_id(text_parts(item)), derived_id(text_parts(item, as_given=True))]
+        signed = item.enclosures[0].url
+        unsigned = unsigned_url(signed)
+        for before in dict.fromkeys((unsigned, http_spelling(unsigned), signed)):
+            if before != own:
+                ids += [before, title_id(item, before), content_id(before, legacy)]
+    return [earlier for earlier in dict.fromkeys(ids) if earlier != item_id]
+
+
 def as_listed(item: ParsedItem) -> ParsedItem:
     """The item with its authors as versions before listed them."""
     return item._replace(authors=item.authors_as_listed, authors_as_listed=())
@@ -334,10 +384,13 @@ def hashes_under_other_lists(item: ParsedItem, ignored: tuple[str, ...]) -> list
 
 
 def fingerprint(item: ParsedItem) -> str:
+    """An item's record fingerprint, nothing ignored. Reference for tests: the run
+    formats fingerprint_bytes in delta._change."""
     return f"{FINGERPRINT_VERSION}:{fingerprint_bytes(item).hex()}"
 
 
 def delivery_id(monitor_id: str, feed_url: str, item_id: str, item_fingerprint: str) -> str:
+    """Reference for tests: the run computes it via delivery_prefix (delta._change)."""
     material = SEP.join([monitor_id, feed_url, item_id, item_fingerprint])
     return hashlib.blake2b(material.encode("utf-8"), digest_size=16).hexdigest()
 

@@ -21,6 +21,9 @@ FeedFormat = Literal[
     "json-feed-1.1",
 ]
 IdSource = Literal["guid", "atom_id", "json_id"]
+# Config choices that delta and records act on (config.py documents them).
+FirstRunMode = Literal["baseline_only", "emit_recent", "emit_all"]
+ContentMode = Literal["metadata", "excerpts", "feed_content"]
 
 
 @dataclass(frozen=True, slots=True)

@@ -5,10 +5,9 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Final
 
-from tap_feeddelta.config import ContentMode
 from tap_feeddelta.delta import ItemChange, ItemCounts
 from tap_feeddelta.errors import Issue
-from tap_feeddelta.models import FetchResult, ParsedFeed, ParsedItem
+from tap_feeddelta.models import ContentMode, FetchResult, ParsedFeed, ParsedItem
 from tap_feeddelta.parse.graphemes import cluster_boundary
 from tap_feeddelta.shownurl import shown_url
 

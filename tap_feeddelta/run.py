@@ -148,7 +148,7 @@ class FeedRun:
             ):
                 if partitions is None:
                     _as_not_committed(outcome)
-                self._count(outcome)
+                self._count(outcome, commits=partitions is not None)
                 self._health.append(outcome.health_record)
                 yield outcome
                 if partitions is not None and outcome.bookmark is not None:
@@ -355,11 +355,12 @@ class FeedRun:
             )
             partitions[:] = keep
 
-    def _count(self, outcome: FeedOutcome) -> None:
+    def _count(self, outcome: FeedOutcome, *, commits: bool) -> None:
         self._statuses[outcome.status] += 1
         if outcome.error_code and outcome.status == "error":
             self._errors[outcome.error_code] += 1
-        self._emitted += len(outcome.item_records)
+        if commits:  # else feed_items is not selected: its records are built, not written
+            self._emitted += len(outcome.item_records)
 
     def _log_summary(self) -> None:
         codes = ", ".join(f"{code}={n}" for code, n in sorted(self._errors.items())) or "none"

@@ -1,6 +1,6 @@
-"""The two streams. feed_items runs first (see TapFeedDelta.load_streams): it drives the
-run, writes each feed's changes and then moves that feed's state; feed_health replays
-the health rows of the same run, so each feed is fetched once for both streams."""
+"""The two streams. feed_items runs first (see the TapFeedDelta.streams property): it
+drives the run, writes each feed's changes and then moves that feed's state; feed_health
+replays the health rows of the same run, so each feed is fetched once for both streams."""
 
 from __future__ import annotations
 

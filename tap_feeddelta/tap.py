@@ -243,6 +243,7 @@ class TapFeedDelta(Tap):
 
     @cached_property
     def feed_run(self) -> FeedRun:
+        # Imported here: --discover and --about never load the client.
         from tap_feeddelta.fetch import Fetcher
 
         settings = self.feed_settings

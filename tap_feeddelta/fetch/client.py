@@ -147,7 +147,8 @@ class Fetcher:
         budget_seconds: float | None = None,
         advertised: bool = False,
     ) -> FetchResult:
-        """``fetch_async``, waited for: for callers that are not on the fetch loop."""
+        """``fetch_async``, waited for: for callers that are not on the fetch loop. For
+        tests and benchmarks: the run awaits fetch_async."""
         if threading.current_thread() is self._thread:
             raise RuntimeError("on the fetch loop, await fetch_async instead")
         coro = self.fetch_async(

@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from tap_feeddelta.delta import Delta, DeltaSettings, diff_items
+from tap_feeddelta.fingerprints import content_id, earlier_ids, fingerprint_bytes, title_id
 from tap_feeddelta.models import Enclosure, ParsedItem
 from tap_feeddelta.state import FeedBookmark
 
@@ -281,3 +282,15 @@ def test_many_items_sharing_one_id_are_identified_in_linear_work() -> None:
     runs = Runs()
     assert len(runs.run(items).changes) == EMIT_ALL.max_items_per_run
     assert runs.run(items).counts.duplicates == 0
+
+
+def test_earlier_ids_of_an_item_that_shares_its_link_hold_that_link_not_its_own_id() -> None:
+    """fingerprints.earlier_ids, called alone (delta asks it for items it does not find)."""
+    item = incident(1)
+    digest = fingerprint_bytes(item)
+    shared_id = title_id(item, HOME, ())
+    ids = earlier_ids(item, shared_id, "derived", digest)
+    assert ids[0] == HOME  # the id it had before it shared it
+    assert shared_id not in ids
+    assert content_id(HOME, digest) in ids
+    assert len(ids) == len(set(ids))

@@ -6,10 +6,9 @@ from typing import Any
 
 import pytest
 
-from tap_feeddelta.config import ContentMode
 from tap_feeddelta.delta import DeltaSettings, diff_items
 from tap_feeddelta.fingerprints import fingerprint
-from tap_feeddelta.models import ParsedFeed, ParsedItem
+from tap_feeddelta.models import ContentMode, ParsedFeed, ParsedItem
 from tap_feeddelta.records import EXCERPT_CHARS, FeedContext, item_record
 from tap_feeddelta.shownurl import (
     advertised_url_hash,

@@ -1082,6 +1082,7 @@ def test_health_alone_reads_state_but_never_moves_it(server: FeedServer, tmp_pat
     counts = row["item_counts"]
     assert (counts["emitted"], counts["deferred"], counts["remembered"]) == (0, 1, len(ITEMS))
     assert health_only.final_state == first.final_state  # nothing moved
+    assert "0 changes emitted" in health_only.stderr  # the summary says so too
     after = run_tap(cfg, first.final_state)
     assert [r["item_id"] for r in after.items] == ["id-x"]  # the change was not lost
 
