@@ -103,13 +103,13 @@ def check_time(bookmark: FeedBookmark | None, clock: datetime, *, commits: bool 
     timed by the clock: it orders no item version, and pinned after a state that does not
     move, every such check would share one checked_at, its row's key. (The state refuses
     a last check at the last moment a date-time can name: none could follow it.)"""
-    last = _last_check(bookmark)
+    last = last_check_at(bookmark)
     if last is None or clock > last or not commits:
         return clock
     return last + CHECK_AFTER
 
 
-def _last_check(bookmark: FeedBookmark | None) -> datetime | None:
+def last_check_at(bookmark: FeedBookmark | None) -> datetime | None:
     """When the state says the feed was last checked, whatever came of it."""
     if bookmark is None:
         return None

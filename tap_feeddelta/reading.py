@@ -89,7 +89,6 @@ class Reading:
     # feed URL it advertised, unless it echoes one: a URL the page published.
     handed: frozenset[str] = frozenset()
     published: str | None = None
-    chosen: str | None = None  # the feed link of the page's that is read
     upgraded: bool = False  # the page's http:// feed link asked for over https
     # The feed the page advertised, as advertised_feeds shows it, for the bookmark.
     advertised_hash: str | None = None
@@ -162,7 +161,7 @@ async def read_feed(
         and settings.discover_from_websites
     ):
         await _read_advertised_feed(reading, feed_url, bookmark, fetcher)
-    elif error is not None and reading.feed is None:
+    elif error is not None:
         await _read_feed_led_to_before(reading, feed_url, bookmark, fetcher, settings)
     return reading
 
@@ -183,7 +182,6 @@ async def _read_advertised_feed(
         asked = upgraded_to_https(asked)
         reading.upgraded = asked != chosen
     reading.discovered_from = discovered_from
-    reading.chosen = chosen
     reading.advertised_hash = advertised_url_hash(without_echo(chosen, reading.handed))
     reading.published = None if echoes(asked, reading.handed) else asked
     page = reading.result

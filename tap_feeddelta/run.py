@@ -23,7 +23,7 @@ from typing import Any, Final
 from urllib.parse import urlsplit
 
 from tap_feeddelta.check import FeedFetcher, FeedOutcome, FeedTask, check_feed, failed_check
-from tap_feeddelta.checkfacts import check_time, utc_text
+from tap_feeddelta.checkfacts import check_time, last_check_at, utc_text
 from tap_feeddelta.config import Settings, feed_key
 from tap_feeddelta.fetch.errors import FetchError
 from tap_feeddelta.fetch.urls import parse_target
@@ -217,6 +217,7 @@ class FeedRun:
         pinned = check_time(task.bookmark, started, commits=task.commits) != started
         if not self._warned_clock_behind and pinned:
             self._warned_clock_behind = True
+            last = last_check_at(task.bookmark)
             self.logger.warning(
                 "The clock (%s) is behind the state: feed_urls[%d] was last checked later"
                 " (%s). Was the clock set back? Such feeds' checks are timed just after"
@@ -224,7 +225,7 @@ class FeedRun:
                 " Warned once a run.",
                 utc_text(started),
                 task.position,
-                task.bookmark.last_checked_at if task.bookmark else None,
+                utc_text(last, micro=True) if last else None,
             )
         try:
             return await check_feed(task, self.fetcher, self.settings, self.now)

@@ -119,11 +119,6 @@ class FeedBookmark:
     items: bytes = b""  # packed (identity hash, content hash) pairs, most relevant first
 
     @property
-    def last_checked_at(self) -> str | None:
-        """When the feed was last checked, whatever came of it."""
-        return max(self.checked_at or "", self.failed_at or "") or None
-
-    @property
     def has_baseline(self) -> bool:
         return self.success_at is not None
 
