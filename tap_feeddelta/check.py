@@ -496,7 +496,7 @@ def _delta_settings(settings: Settings, feed_url: str) -> DeltaSettings:
     )
 
 
-def failed_check(task: FeedTask, settings: Settings, started: datetime) -> FeedOutcome:
+def internal_error_outcome(task: FeedTask, settings: Settings, started: datetime) -> FeedOutcome:
     """The outcome of a check that a fault of the tap's own ended: an error row, the
     feed's state kept as it was (nothing is committed, so nothing is lost), and the
     other feeds of the run go on."""

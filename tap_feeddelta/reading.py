@@ -106,9 +106,9 @@ class Reading:
         self.redirects += result.redirects
         self.received += result.bytes_received
 
-    async def parse(self, feed_url: str) -> tuple[str, ...]:
-        """The document of the answer that counts, when it is one; the feeds it
-        advertises when it is a web page."""
+    async def read_answer(self, feed_url: str) -> tuple[str, ...]:
+        """Reads the answer that counts: ``feed`` is its document, or ``error`` says why
+        there is none. Returns the feed links it advertises when it is a web page."""
         if self.result.status != "ok":
             return ()
         base_url = shown_url(self.result.final_url, feed_url, self.published)
@@ -150,7 +150,7 @@ async def read_feed(
         assert bookmark is not None
         await _read_feed_of_unchanged_page(reading, feed_url, led_to, bookmark, fetcher)
         return reading
-    reading.advertised = await reading.parse(feed_url)
+    reading.advertised = await reading.read_answer(feed_url)
     if reading.advertised:
         reading.handed = redirect_tokens(first.final_url, feed_url)
     error = reading.error
@@ -161,8 +161,12 @@ async def read_feed(
         and settings.discover_from_websites
     ):
         await _read_advertised_feed(reading, feed_url, bookmark, fetcher)
-    elif error is not None:
-        await _read_feed_led_to_before(reading, feed_url, bookmark, fetcher, settings)
+    elif error is not None and not await _read_remembered_feed(
+        reading, feed_url, bookmark, fetcher, settings
+    ):
+        reading.error = _explained_page_error(
+            error, reading, feed_url, settings.discover_from_websites
+        )
     return reading
 
 
@@ -186,7 +190,7 @@ async def _read_advertised_feed(
     reading.published = None if echoes(asked, reading.handed) else asked
     page = reading.result
     reading.fetched(await _fetch(fetcher, asked, bookmark, feed_url, reading.published, True))
-    await reading.parse(feed_url)
+    await reading.read_answer(feed_url)
     # Not for a page a redirect hands a token (a session id): it is another URL each run.
     if (page.etag or page.last_modified) and reading.published is not None and not reading.handed:
         url_hash = final_url_hashes(page.final_url or feed_url, feed_url)[0]
@@ -211,7 +215,7 @@ async def _read_feed_of_unchanged_page(
     )
     reading.published = led_to
     reading.fetched(await _fetch(fetcher, led_to, bookmark, feed_url, led_to, True))
-    await reading.parse(feed_url)
+    await reading.read_answer(feed_url)
     assert bookmark.page_url_hash is not None
     kept = PageValidators(bookmark.page_etag, bookmark.page_last_modified, bookmark.page_url_hash)
     reading.page = _page_to_keep(kept, reading)
@@ -225,48 +229,57 @@ def _page_to_keep(page: PageValidators, reading: Reading) -> PageValidators | No
     return None if reading.result.redirected_from else page
 
 
-async def _read_feed_led_to_before(
+async def _read_remembered_feed(
     reading: Reading,
     feed_url: str,
     bookmark: FeedBookmark | None,
     fetcher: FetchesFeeds,
     settings: Settings,
-) -> None:
+) -> bool:
     """When the page ``reading`` read led to no feed (a consent wall, a page down), the
-    feed it led to before, read with ``discovery_failed``; else the page's error, which
-    says so when the URL redirected to another host."""
-    assert reading.error is not None
+    feed it led to before, read with ``discovery_failed``: whether it was read (its
+    document or a 304). When it was not, ``reading`` keeps the page's answer and error."""
     error = reading.error
-    elsewhere = on_another_host(reading.result, feed_url)
+    assert error is not None
     remembered = remembered_feed(
         bookmark, settings, error, reading.result, reading.advertised, feed_url
     )
-    if remembered is not None:
-        assert bookmark is not None
-        page = (reading.result, reading.published)
-        reading.published = remembered
-        reading.fetched(await _fetch(fetcher, remembered, bookmark, feed_url, remembered, True))
-        await reading.parse(feed_url)
-        if reading.feed is not None or reading.result.status == "not_modified":
-            cause = page_failure(error, elsewhere)
-            message = f"{cause}: the feed it led to before was read"
-            reading.page_issue = Issue("discovery_failed", message)
-            reading.error = None
-            reading.advertised_hash = bookmark.advertised_url_hash
-            return
+    if remembered is None:
+        return False
+    assert bookmark is not None
+    cause = page_failure(error, on_another_host(reading.result, feed_url))
+    page = (reading.result, reading.published)
+    reading.published = remembered
+    reading.fetched(await _fetch(fetcher, remembered, bookmark, feed_url, remembered, True))
+    await reading.read_answer(feed_url)
+    if reading.feed is None and reading.result.status != "not_modified":
         # The page's error stands, with the page's answer.
-        (reading.result, reading.published), reading.feed = page, None
-    reading.error = error
-    if error.code == "not_a_feed" and elsewhere:
-        message = f"{error.message} The configured URL redirects to another host."
-        reading.error = Issue(error.code, message)
-    elif error.code == "not_a_feed" and reading.advertised and not settings.discover_from_websites:
+        (reading.result, reading.published), reading.feed, reading.error = page, None, error
+        return False
+    reading.page_issue = Issue("discovery_failed", f"{cause}: the feed it led to before was read")
+    reading.error = None
+    reading.advertised_hash = bookmark.advertised_url_hash
+    return True
+
+
+def _explained_page_error(
+    error: Issue, reading: Reading, feed_url: str, discover_from_websites: bool
+) -> Issue:
+    """The error of the answer ``reading`` read from the configured URL, which led to no
+    feed: a not_a_feed says so when the URL redirected to another host, or how to read a
+    feed the page advertises when discovery is off."""
+    if error.code != "not_a_feed":
+        return error
+    if on_another_host(reading.result, feed_url):
+        return Issue(error.code, f"{error.message} The configured URL redirects to another host.")
+    if reading.advertised and not discover_from_websites:
         # What to change, without a URL: advertised_feeds on the row lists them.
         message = (
             f"{error.message} Set discover_from_websites to read the one it leads to, "
             "or configure one of advertised_feeds."
         )
-        reading.error = Issue(error.code, message)
+        return Issue(error.code, message)
+    return error
 
 
 async def _fetch(

@@ -22,7 +22,13 @@ from pathlib import Path
 from typing import Any, Final
 from urllib.parse import urlsplit
 
-from tap_feeddelta.check import FeedFetcher, FeedOutcome, FeedTask, check_feed, failed_check
+from tap_feeddelta.check import (
+    FeedFetcher,
+    FeedOutcome,
+    FeedTask,
+    check_feed,
+    internal_error_outcome,
+)
 from tap_feeddelta.checkfacts import check_time, last_check_at, utc_text
 from tap_feeddelta.config import Settings, feed_key
 from tap_feeddelta.fetch.errors import FetchError
@@ -233,7 +239,7 @@ class FeedRun:
             if self._stopping:
                 # A check still queued when the run ended (a signal, a target that closed
                 # its input) meets a closed fetcher: no fault, and its outcome goes nowhere.
-                return failed_check(task, self.settings, started)
+                return internal_error_outcome(task, self.settings, started)
             frame = traceback.extract_tb(exc.__traceback__)[-1]
             # The exception's type and place only: its message may quote the document.
             self.logger.error(
@@ -244,7 +250,7 @@ class FeedRun:
                 Path(frame.filename).name,
                 frame.lineno,
             )
-            return failed_check(task, self.settings, started)
+            return internal_error_outcome(task, self.settings, started)
 
     def _partition_of(
         self, index: dict[tuple[str, str], dict[str, Any]], feed_url: str

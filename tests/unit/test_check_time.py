@@ -6,7 +6,7 @@ from datetime import UTC, datetime
 
 import pytest
 
-from tap_feeddelta.check import FeedTask, failed_check
+from tap_feeddelta.check import FeedTask, internal_error_outcome
 from tap_feeddelta.checkfacts import check_time, last_check_at, utc_text
 from tap_feeddelta.config import Settings
 from tap_feeddelta.errors import StateError
@@ -87,7 +87,9 @@ def test_checks_that_move_no_state_are_timed_by_the_clock() -> None:
     assert check_time(ahead, CLOCK) == datetime(2024, 2, 11, 12, 0, 0, 1, tzinfo=UTC)
     url = "https://example.org/feed.xml"
     rows = [
-        failed_check(FeedTask(0, url, ahead), Settings(feed_urls=(url,)), clock).health_record
+        internal_error_outcome(
+            FeedTask(0, url, ahead), Settings(feed_urls=(url,)), clock
+        ).health_record
         for clock in clocks
     ]
     assert [row["checked_at"] for row in rows] == [utc_text(c, micro=True) for c in clocks]
