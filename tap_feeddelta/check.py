@@ -44,7 +44,13 @@ from tap_feeddelta.reading import (
     read_elsewhere,
     read_feed,
 )
-from tap_feeddelta.records import FeedContext, HealthFacts, health_record, item_record
+from tap_feeddelta.records import (
+    FeedContext,
+    HealthFacts,
+    KnownFacts,
+    health_record,
+    item_record,
+)
 from tap_feeddelta.shownurl import final_url_hashes, shown_url
 from tap_feeddelta.state import FeedBookmark
 
@@ -151,12 +157,17 @@ def _check_context(
 def _not_modified_outcome(check: _Check, reading: Reading) -> FeedOutcome:
     """A 304: the document is the one read before."""
     bookmark, ctx = check.bookmark, check.ctx
-    known = known_facts(bookmark, check.started, check.settings.stale_after_days)
-    known["last_success_at"] = ctx.checked_at
+    known = replace(
+        known_facts(bookmark, check.started, check.settings.stale_after_days),
+        last_success_at=ctx.checked_at,
+    )
     page_issues = (reading.page_issue,) if reading.page_issue else ()
-    issues = page_issues + stale_issues(known["is_stale"]) + reading.moved
+    issues = page_issues + stale_issues(known.is_stale) + reading.moved
     facts = HealthFacts(
-        "not_modified", issues=issues, **known, **reading.common_facts(check.task.feed_url)
+        "not_modified",
+        known=known,
+        fetched=reading.common_facts(check.task.feed_url),
+        issues=issues,
     )
     kept = replace(
         bookmark or FeedBookmark(),
@@ -200,7 +211,7 @@ def _failed_outcome(check: _Check, reading: Reading) -> FeedOutcome:
         check.settings,
         reading.moved + reading.result.notes,
         retry_after_at=wait,
-        **reading.common_facts(check.task.feed_url),
+        fetched=reading.common_facts(check.task.feed_url),
     )
     return check.outcome(facts, _bookmark_after_failure(check, wait))
 
@@ -217,8 +228,8 @@ def _read_outcome(check: _Check, reading: Reading, feed: ParsedFeed) -> FeedOutc
     """A document read: its changes as records, its row, and the bookmark after it."""
     task, result, settings = check.task, reading.result, check.settings
     read_url = result.final_url or task.feed_url
-    common = reading.common_facts(task.feed_url)
-    shown_final_url = common["final_url"] or task.feed_url
+    fetched = reading.common_facts(task.feed_url)
+    shown_final_url = fetched.final_url or task.feed_url
     read_hashes = final_url_hashes(read_url, task.feed_url, reading.published)
     adopted, adopted_bookmark = _adopted_partition(check, reading, read_hashes)
     # The partition adopted, when there is one, is what this read is compared with.
@@ -242,15 +253,18 @@ def _read_outcome(check: _Check, reading: Reading, feed: ParsedFeed) -> FeedOutc
     ]
     newest = _kept_newest_item_at(newest, bookmark)
     is_stale = judged_stale(newest, check.started, settings.stale_after_days)
-    facts = HealthFacts(
-        "ok",
-        feed=feed,
+    known = KnownFacts(
         counts=delta.counts,
         newest_item_at=newest,
         is_stale=is_stale,
         last_success_at=check.ctx.checked_at,
+    )
+    facts = HealthFacts(
+        "ok",
+        known=known,
+        fetched=fetched,
+        feed=feed,
         issues=_read_issues(check, reading, feed, delta, is_stale),
-        **common,
     )
     if kept_from is None:
         after = _bookmark_after_read(

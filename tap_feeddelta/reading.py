@@ -15,7 +15,7 @@ import asyncio
 import concurrent.futures
 import time
 from dataclasses import dataclass, replace
-from typing import Any, Final, NamedTuple, Protocol
+from typing import Final, NamedTuple, Protocol
 
 from tap_feeddelta.checkfacts import (
     feed_of_unchanged_page,
@@ -28,6 +28,7 @@ from tap_feeddelta.config import Settings
 from tap_feeddelta.errors import Issue, ParseError
 from tap_feeddelta.fetch.urls import upgraded_to_https
 from tap_feeddelta.models import FetchResult, ParsedFeed
+from tap_feeddelta.records import FetchFacts
 from tap_feeddelta.shownurl import (
     advertised_url_hash,
     echoes,
@@ -116,19 +117,19 @@ class Reading:
         self.parse_ms += parse_ms
         return advertised
 
-    def common_facts(self, feed_url: str) -> dict[str, Any]:
+    def common_facts(self, feed_url: str) -> FetchFacts:
         """The health row's facts of the fetches, whatever came of them."""
-        return {
-            "fetch": self.result,
+        return FetchFacts(
+            fetch=self.result,
             # The URL read, as records and the bookmark show it (see shown_url).
-            "final_url": shown_url(self.result.final_url, feed_url, self.published),
-            "fetch_ms": self.fetch_ms,
-            "redirects": self.redirects,
-            "bytes_received": self.received,
-            "parse_ms": self.parse_ms,
-            "discovered_from": self.discovered_from,
-            "advertised_feeds": tuple(without_echo(url, self.handed) for url in self.advertised),
-        }
+            final_url=shown_url(self.result.final_url, feed_url, self.published),
+            fetch_ms=self.fetch_ms,
+            redirects=self.redirects,
+            bytes_received=self.received,
+            parse_ms=self.parse_ms,
+            discovered_from=self.discovered_from,
+            advertised_feeds=tuple(without_echo(url, self.handed) for url in self.advertised),
+        )
 
 
 async def read_feed(
