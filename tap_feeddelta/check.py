@@ -230,7 +230,7 @@ def _read_outcome(check: _Check, reading: Reading, feed: ParsedFeed) -> FeedOutc
     read_url = result.final_url or task.feed_url
     fetched = reading.common_facts(task.feed_url)
     shown_final_url = fetched.final_url or task.feed_url
-    read_hashes = final_url_hashes(read_url, task.feed_url, reading.published)
+    read_hashes = final_url_hashes(read_url, task.feed_url, reading.asked_url)
     adopted, adopted_bookmark = _adopted_partition(check, reading, read_hashes)
     # The partition adopted, when there is one, is what this read is compared with.
     bookmark = check.bookmark if adopted_bookmark is None else adopted_bookmark
@@ -310,7 +310,7 @@ def _reads_another_feed(
         and adopted is None
         and bookmark
         and _another_feed_advertised(
-            bookmark, reading.advertised_hash, read_url, check.task.feed_url, reading.published
+            bookmark, reading.advertised_hash, read_url, check.task.feed_url, reading.asked_url
         )
     )
 
@@ -330,7 +330,7 @@ def _stale_copy_of(
         bookmark, reading.result.last_modified, delta.counts, newest, check.started
     ):
         return None
-    if read_elsewhere(bookmark, read_url, check.task.feed_url, reading.published):
+    if read_elsewhere(bookmark, read_url, check.task.feed_url, reading.asked_url):
         return None
     return bookmark
 
@@ -479,7 +479,7 @@ def _another_feed_advertised(
     advertised_hash: str | None,
     final_url: str,
     configured: str,
-    asked: str | None,
+    asked_url: str | None,
 ) -> bool:
     """Whether the web page now advertises another feed than the one the bookmark's
     document was read through, on robust evidence only: that feed's items are then read
@@ -491,9 +491,9 @@ def _another_feed_advertised(
     hash was kept, knows only the URL read, as it was shown (a query a redirect added
     left out)."""
     if bookmark.advertised_url_hash is None:
-        return bookmark.final_url not in (None, shown_url(final_url, configured, asked))
+        return bookmark.final_url not in (None, shown_url(final_url, configured, asked_url))
     return bookmark.advertised_url_hash != advertised_hash and read_elsewhere(
-        bookmark, final_url, configured, asked
+        bookmark, final_url, configured, asked_url
     )
 
 

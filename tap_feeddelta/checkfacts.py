@@ -305,11 +305,11 @@ def remembered_feed(
     settings: Settings,
     error: Issue,
     result: FetchResult,
-    advertised: tuple[str, ...],
+    page_feed_links: tuple[str, ...],
     configured: str,
 ) -> str | None:
     """The feed to read when the web page at ``configured`` led to none (``error``;
-    ``result`` is its fetch, and it advertised ``advertised``): the one the bookmark read
+    ``result`` is its fetch, and it advertised ``page_feed_links``): the one the bookmark read
     through it, when it names the whole URL read (see remembered_url). Not after a
     429/503 (the server asked us to wait), nor when the page was not asked for (its host
     rests: the check is skipped), or with the feed's time budget spent, nor when
@@ -321,7 +321,7 @@ def remembered_feed(
         not settings.discover_from_websites
         or bookmark is None
         or bookmark.advertised_url_hash is None
-        or advertised
+        or page_feed_links
         or error.code in ("rate_limited", "retry_later", "timeout")
     ):
         return None
