@@ -32,7 +32,7 @@ from tap_feeddelta.checkfacts import (
     with_failure,
 )
 from tap_feeddelta.config import Settings
-from tap_feeddelta.delta import DeltaSettings, diff_items, newest_item_at
+from tap_feeddelta.delta import Delta, DeltaSettings, diff_items, newest_item_at
 from tap_feeddelta.errors import Issue
 from tap_feeddelta.fetch.headers import usable_last_modified
 from tap_feeddelta.models import ParsedFeed
@@ -44,7 +44,13 @@ from tap_feeddelta.reading import (
     read_elsewhere,
     read_feed,
 )
-from tap_feeddelta.records import FeedContext, HealthFacts, health_record, item_record
+from tap_feeddelta.records import (
+    FeedContext,
+    HealthFacts,
+    KnownFacts,
+    health_record,
+    item_record,
+)
 from tap_feeddelta.shownurl import final_url_hashes, shown_url
 from tap_feeddelta.state import FeedBookmark
 
@@ -88,47 +94,80 @@ class FeedOutcome:
     adopted: PartitionKey | None = None
 
 
+@dataclass(frozen=True, slots=True)
+class _Check:
+    """What every outcome of one feed's check shares."""
+
+    task: FeedTask
+    ctx: FeedContext
+    # The state's; check_feed's has its dates ahead of the clock dropped.
+    bookmark: FeedBookmark | None
+    started: datetime  # the clock: what dates are judged by
+    settings: Settings
+
+    def outcome(
+        self,
+        facts: HealthFacts,
+        bookmark: FeedBookmark | None,
+        records: list[dict[str, Any]] | None = None,
+        adopted: PartitionKey | None = None,
+    ) -> FeedOutcome:
+        return FeedOutcome(
+            task=self.task,
+            item_records=records or [],
+            health_record=health_record(self.ctx, facts),
+            bookmark=bookmark,
+            error_code=facts.error.code if facts.error else None,
+            status=facts.status,
+            adopted=adopted,
+        )
+
+
 async def check_feed(
     task: FeedTask, fetcher: FetchesFeeds, settings: Settings, now: Callable[[], datetime]
 ) -> FeedOutcome:
-    started = now()  # the clock: what dates are judged by
-    checked_at = utc_text(check_time(task.bookmark, started, commits=task.commits), micro=True)
-    ctx = FeedContext(settings.monitor_id, task.feed_url, checked_at)
-    bookmark = _dates_judged_by_clock(task.bookmark, started)
+    started = now()
+    ctx = _check_context(task, settings, started, commits=task.commits)
+    check = _Check(task, ctx, _dates_judged_by_clock(task.bookmark, started), started, settings)
+    bookmark = check.bookmark
     if bookmark and still_waiting(bookmark.retry_after_at, started):
         issue = Issue(
             "retry_later",
             "not fetched before retry_after_at: the server asked to wait, or the tap waits "
             "after a 429/503 without Retry-After or a 410",
         )
-        facts = failure_facts(
-            "skipped", issue, bookmark, started, settings, retry_after_at=bookmark.retry_after_at
-        )
-        return _outcome(task, ctx, facts, with_failure(bookmark, ctx))
+        return _skipped_outcome(check, issue, bookmark.retry_after_at)
     fetcher = OneBudget(fetcher, settings.request_timeout_seconds)  # one for all its fetches
     reading = await read_feed(task.feed_url, bookmark, fetcher, settings)
     if reading.result.status == "not_modified":
-        return _not_modified_outcome(task, ctx, reading, bookmark, started, settings)
+        return _not_modified_outcome(check, reading)
     if reading.feed is None:
-        return _failed_outcome(task, ctx, reading, bookmark, started, settings)
-    return _read_outcome(task, ctx, reading, reading.feed, bookmark, started, settings)
+        return _failed_outcome(check, reading)
+    return _read_outcome(check, reading, reading.feed)
 
 
-def _not_modified_outcome(
-    task: FeedTask,
-    ctx: FeedContext,
-    reading: Reading,
-    bookmark: FeedBookmark | None,
-    started: datetime,
-    settings: Settings,
-) -> FeedOutcome:
+def _check_context(
+    task: FeedTask, settings: Settings, started: datetime, *, commits: bool
+) -> FeedContext:
+    """What every record of the check shares: its checked_at is timed by check_time."""
+    checked_at = utc_text(check_time(task.bookmark, started, commits=commits), micro=True)
+    return FeedContext(settings.monitor_id, task.feed_url, checked_at)
+
+
+def _not_modified_outcome(check: _Check, reading: Reading) -> FeedOutcome:
     """A 304: the document is the one read before."""
-    known = known_facts(bookmark, started, settings.stale_after_days)
-    known["last_success_at"] = ctx.checked_at
+    bookmark, ctx = check.bookmark, check.ctx
+    known = replace(
+        known_facts(bookmark, check.started, check.settings.stale_after_days),
+        last_success_at=ctx.checked_at,
+    )
     page_issues = (reading.page_issue,) if reading.page_issue else ()
-    issues = page_issues + stale_issues(known["is_stale"]) + reading.moved
+    issues = page_issues + stale_issues(known.is_stale) + reading.moved
     facts = HealthFacts(
-        "not_modified", issues=issues, **known, **reading.common_facts(task.feed_url)
+        "not_modified",
+        known=known,
+        fetched=reading.common_facts(check.task.feed_url),
+        issues=issues,
     )
     kept = replace(
         bookmark or FeedBookmark(),
@@ -139,139 +178,207 @@ def _not_modified_outcome(
         failed_at=None,
         stale_since=None,  # the document read before is still served
     )
-    return _outcome(task, ctx, facts, _with_page(kept, reading.page, started))
+    return check.outcome(facts, _with_page(kept, reading.page, check.started))
 
 
-def _failed_outcome(
-    task: FeedTask,
-    ctx: FeedContext,
-    reading: Reading,
-    bookmark: FeedBookmark | None,
-    started: datetime,
-    settings: Settings,
-) -> FeedOutcome:
+def _skipped_outcome(check: _Check, issue: Issue, retry_after_at: str | None) -> FeedOutcome:
+    """A check not sent (``issue``): the feed waits until ``retry_after_at``."""
+    facts = failure_facts(
+        "skipped",
+        issue,
+        check.bookmark,
+        check.started,
+        check.settings,
+        retry_after_at=retry_after_at,
+    )
+    return check.outcome(facts, _bookmark_after_failure(check, retry_after_at))
+
+
+def _failed_outcome(check: _Check, reading: Reading) -> FeedOutcome:
     """No document read: the error, and one more in the failure streak."""
     error = reading.error
     assert error is not None
-    wait = next_check_at(error.code, reading.result.retry_after_at, bookmark, started)
+    wait = next_check_at(error.code, reading.result.retry_after_at, check.bookmark, check.started)
     if error.code == "retry_later":
         # Not sent: its host answered another feed's fetch with 429 (or 503 with a
         # Retry-After). The row of a feed waiting out a Retry-After of its own.
-        facts = failure_facts("skipped", error, bookmark, started, settings, retry_after_at=wait)
-    else:
-        facts = failure_facts(
-            "error",
-            error,
-            bookmark,
-            started,
-            settings,
-            reading.moved + reading.result.notes,
-            retry_after_at=wait,
-            **reading.common_facts(task.feed_url),
-        )
-    # A failure moves only the streak, and after a 429/503 or a 410 when to ask again.
-    kept = with_failure(bookmark, ctx)
-    if wait is not None:
-        kept = replace(kept, retry_after_at=wait)
-    return _outcome(task, ctx, facts, kept)
+        return _skipped_outcome(check, error, wait)
+    facts = failure_facts(
+        "error",
+        error,
+        check.bookmark,
+        check.started,
+        check.settings,
+        reading.moved + reading.result.notes,
+        retry_after_at=wait,
+        fetched=reading.common_facts(check.task.feed_url),
+    )
+    return check.outcome(facts, _bookmark_after_failure(check, wait))
 
 
-def _read_outcome(
-    task: FeedTask,
-    ctx: FeedContext,
-    reading: Reading,
-    feed: ParsedFeed,
-    bookmark: FeedBookmark | None,
-    started: datetime,
-    settings: Settings,
-) -> FeedOutcome:
+def _bookmark_after_failure(check: _Check, retry_after_at: str | None) -> FeedBookmark:
+    """A failure moves only the streak, and after a 429/503 or a 410 when to ask again."""
+    kept = with_failure(check.bookmark, check.ctx)
+    if retry_after_at is not None:
+        kept = replace(kept, retry_after_at=retry_after_at)
+    return kept
+
+
+def _read_outcome(check: _Check, reading: Reading, feed: ParsedFeed) -> FeedOutcome:
     """A document read: its changes as records, its row, and the bookmark after it."""
-    result, discovered_from, published = reading.result, reading.discovered_from, reading.published
-    common = reading.common_facts(task.feed_url)
-    shown_final_url = common["final_url"] or task.feed_url
-    read_hashes = final_url_hashes(result.final_url or task.feed_url, task.feed_url, published)
-    read_hash = read_hashes[0]
-    adopted: PartitionKey | None = None
-    if discovered_from and task.adopt is not None:
-        # A feed URL replaced by the web page that advertises it: the feed's partition,
-        # of the very URL read, is this one's, as a page replaced by its feed keeps it.
-        # (Offered while the page has read no document: its own partition, if any, holds
-        # only the failures of its first checks, which this read ends. A partition left
-        # by an earlier version may hold the hash of the whole signed URL.)
-        for url_hash in read_hashes:
-            claimed = task.adopt(url_hash)
-            if claimed is not None:
-                adopted, bookmark = claimed[0], _dates_judged_by_clock(claimed[1], started)
-                break
+    task, result, settings = check.task, reading.result, check.settings
+    read_url = result.final_url or task.feed_url
+    fetched = reading.common_facts(task.feed_url)
+    shown_final_url = fetched.final_url or task.feed_url
+    read_hashes = final_url_hashes(read_url, task.feed_url, reading.asked_url)
+    adopted, adopted_bookmark = _adopted_partition(check, reading, read_hashes)
+    # The partition adopted, when there is one, is what this read is compared with.
+    bookmark = check.bookmark if adopted_bookmark is None else adopted_bookmark
     # Item dates past this are a typo or a wrong clock: no item is newest by them.
-    dates_not_after = utc_text(started + FUTURE_DATE_LEEWAY)
+    dates_not_after = utc_text(check.started + FUTURE_DATE_LEEWAY)
     delta = diff_items(
         bookmark,
         feed.items,
         _delta_settings(settings, task.feed_url),
-        from_another_feed=bool(
-            discovered_from
-            and adopted is None
-            and bookmark
-            and _another_feed_advertised(
-                bookmark,
-                reading.advertised_hash,
-                result.final_url or task.feed_url,
-                task.feed_url,
-                published,
-            )
-        ),
+        from_another_feed=_reads_another_feed(check, reading, bookmark, adopted, read_url),
         dates_not_after=dates_not_after,
     )
     newest = newest_item_at(feed.items, dates_not_after)
-    # The state an older copy than its document must not move back (a CDN edge, a
-    # lagging replica): compared only with a document of the same resource.
-    read_url = result.final_url or task.feed_url
-    kept_from = (
-        bookmark
-        if bookmark is not None
-        and is_stale_copy(bookmark, result.last_modified, delta.counts, newest, started)
-        and not read_elsewhere(bookmark, read_url, task.feed_url, published)
-        else None
-    )
+    kept_from = _stale_copy_of(check, reading, bookmark, delta, newest, read_url)
     if kept_from is not None:
         delta = as_stale_copy(delta, kept_from)
     records = [
-        item_record(ctx, feed, shown_final_url, change, settings.content_mode)
+        item_record(check.ctx, feed, shown_final_url, change, settings.content_mode)
         for change in delta.changes
     ]
+    newest = _kept_newest_item_at(newest, bookmark)
+    is_stale = judged_stale(newest, check.started, settings.stale_after_days)
+    known = KnownFacts(
+        counts=delta.counts,
+        newest_item_at=newest,
+        is_stale=is_stale,
+        last_success_at=check.ctx.checked_at,
+    )
+    facts = HealthFacts(
+        "ok",
+        known=known,
+        fetched=fetched,
+        feed=feed,
+        issues=_read_issues(check, reading, feed, delta, is_stale),
+    )
+    if kept_from is None:
+        after = _bookmark_after_read(
+            check, reading, feed, delta, newest, shown_final_url, read_hashes[0]
+        )
+    else:
+        after = _bookmark_after_stale_copy(check, reading, kept_from, delta)
+    after = _with_page(after, reading.page, check.started)
+    return check.outcome(facts, after, records, adopted)
+
+
+def _adopted_partition(
+    check: _Check, reading: Reading, read_hashes: tuple[str, ...]
+) -> tuple[PartitionKey | None, FeedBookmark | None]:
+    """The partition of a feed no longer configured that this check takes over, and its
+    bookmark (its dates ahead of the clock dropped); (None, None) when there is none.
+
+    A feed URL replaced by the web page that advertises it: the feed's partition, of the
+    very URL read, is this one's, as a page replaced by its feed keeps it. (Offered while
+    the page has read no document: its own partition, if any, holds only the failures of
+    its first checks, which this read ends. A partition left by an earlier version may
+    hold the hash of the whole signed URL.)"""
+    if not reading.discovered_from or check.task.adopt is None:
+        return None, None
+    for url_hash in read_hashes:
+        claimed = check.task.adopt(url_hash)
+        if claimed is not None:
+            return claimed[0], _dates_judged_by_clock(claimed[1], check.started)
+    return None, None
+
+
+def _reads_another_feed(
+    check: _Check,
+    reading: Reading,
+    bookmark: FeedBookmark | None,
+    adopted: PartitionKey | None,
+    read_url: str,
+) -> bool:
+    """Whether the feed read through a web page is another than the one ``bookmark``
+    (not an adopted partition's) was read from: its items are then a baseline."""
+    return bool(
+        reading.discovered_from
+        and adopted is None
+        and bookmark
+        and _another_feed_advertised(
+            bookmark, reading.advertised_hash, read_url, check.task.feed_url, reading.asked_url
+        )
+    )
+
+
+def _stale_copy_of(
+    check: _Check,
+    reading: Reading,
+    bookmark: FeedBookmark | None,
+    delta: Delta,
+    newest: str | None,
+    read_url: str,
+) -> FeedBookmark | None:
+    """``bookmark``, to be kept, when the document read is an older copy than the one it
+    came from (a CDN edge, a lagging replica), whose state must not move back: compared
+    only with a document of the same resource."""
+    if bookmark is None or not is_stale_copy(
+        bookmark, reading.result.last_modified, delta.counts, newest, check.started
+    ):
+        return None
+    if read_elsewhere(bookmark, read_url, check.task.feed_url, reading.asked_url):
+        return None
+    return bookmark
+
+
+def _kept_newest_item_at(newest: str | None, bookmark: FeedBookmark | None) -> str | None:
+    """The newest item seen stays so (possible_gap compares with it, staleness is judged
+    by it) when a document shows none as new: emptied, undated, or with its newest items
+    taken down."""
     if bookmark and bookmark.newest_item_at and (newest or "") < bookmark.newest_item_at:
-        # The newest item seen stays so (possible_gap compares with it, staleness is
-        # judged by it) when a document shows none as new: emptied, undated, or with
-        # its newest items taken down.
-        newest = bookmark.newest_item_at
-    is_stale = judged_stale(newest, started, settings.stale_after_days)
+        return bookmark.newest_item_at
+    return newest
+
+
+def _read_issues(
+    check: _Check, reading: Reading, feed: ParsedFeed, delta: Delta, is_stale: bool | None
+) -> tuple[Issue, ...]:
+    """The issues of a check that read a document, in the row's order."""
+    feed_url, result = check.task.feed_url, reading.result
     page_issues = (reading.page_issue,) if reading.page_issue else ()
     issues = page_issues + result.notes + feed.issues + delta.issues + stale_issues(is_stale)
     if not feed.items:
         issues += (Issue("no_items", "the feed has no items"),)
-    if discovered_from and "feed_discovered" not in {issue.code for issue in delta.issues}:
+    if reading.discovered_from and "feed_discovered" not in {i.code for i in delta.issues}:
         issues += (_feed_discovered(reading),)
     issues += reading.moved
-    if feed.new_feed_url and not names_itself(feed.new_feed_url, task.feed_url, result):
-        where = shown_where(feed.new_feed_url, task.feed_url)
+    if feed.new_feed_url and not names_itself(feed.new_feed_url, feed_url, result):
+        where = shown_where(feed.new_feed_url, feed_url)
         issues += (Issue("feed_moved", f"the feed's itunes:new-feed-url names {where}"),)
-    facts = HealthFacts(
-        "ok",
-        feed=feed,
-        counts=delta.counts,
-        newest_item_at=newest,
-        is_stale=is_stale,
-        last_success_at=ctx.checked_at,
-        issues=issues,
-        **common,
-    )
+    return issues
+
+
+def _bookmark_after_read(
+    check: _Check,
+    reading: Reading,
+    feed: ParsedFeed,
+    delta: Delta,
+    newest: str | None,
+    shown_final_url: str,
+    read_hash: str,
+) -> FeedBookmark:
+    """The bookmark after a document read (without its web page's validators)."""
+    result, checked_at, started = reading.result, check.ctx.checked_at, check.started
     # Deferred changes must be fetched again next run: drop the validators so that
     # the server cannot answer 304 before they are out. (A feed naming a new URL keeps
     # them: many such feeds stay live, and a full download every run costs the
     # publisher; the move is told whenever the document is read.)
     keep_validators = delta.counts.deferred == 0
-    new_bookmark = FeedBookmark(
+    return FeedBookmark(
         etag=result.etag if keep_validators else None,
         last_modified=usable_last_modified(result.last_modified, started)
         if keep_validators
@@ -282,29 +389,33 @@ def _read_outcome(
         advertised_url_hash=reading.advertised_hash,
         title=feed.title,
         format=feed.format,
-        checked_at=ctx.checked_at,
-        success_at=ctx.checked_at,
+        checked_at=checked_at,
+        success_at=checked_at,
         retry_after_at=None,
         newest_item_at=newest,
         largest_document=delta.largest_document,
         items=delta.remembered_items,
     )
-    if kept_from is not None:
-        # An older copy moves nothing back: the validators, the items and what else the
-        # newer document gave stay; the next read of it is then no change (or a 304).
-        new_bookmark = replace(
-            kept_from,
-            advertised_url_hash=reading.advertised_hash,
-            checked_at=ctx.checked_at,
-            success_at=ctx.checked_at,
-            retry_after_at=None,
-            failures=0,
-            failed_at=None,
-            largest_document=delta.largest_document,
-            stale_since=kept_from.stale_since or utc_text(started),
-        )
-    new_bookmark = _with_page(new_bookmark, reading.page, started)
-    return _outcome(task, ctx, facts, new_bookmark, records, adopted)
+
+
+def _bookmark_after_stale_copy(
+    check: _Check, reading: Reading, kept_from: FeedBookmark, delta: Delta
+) -> FeedBookmark:
+    """The bookmark after an older copy (see _stale_copy_of), which moves nothing back:
+    the validators, the items and what else the newer document gave stay; the next read
+    of it is then no change (or a 304)."""
+    checked_at = check.ctx.checked_at
+    return replace(
+        kept_from,
+        advertised_url_hash=reading.advertised_hash,
+        checked_at=checked_at,
+        success_at=checked_at,
+        retry_after_at=None,
+        failures=0,
+        failed_at=None,
+        largest_document=delta.largest_document,
+        stale_since=kept_from.stale_since or utc_text(check.started),
+    )
 
 
 def _feed_discovered(reading: Reading) -> Issue:
@@ -368,7 +479,7 @@ def _another_feed_advertised(
     advertised_hash: str | None,
     final_url: str,
     configured: str,
-    asked: str | None,
+    asked_url: str | None,
 ) -> bool:
     """Whether the web page now advertises another feed than the one the bookmark's
     document was read through, on robust evidence only: that feed's items are then read
@@ -380,9 +491,9 @@ def _another_feed_advertised(
     hash was kept, knows only the URL read, as it was shown (a query a redirect added
     left out)."""
     if bookmark.advertised_url_hash is None:
-        return bookmark.final_url not in (None, shown_url(final_url, configured, asked))
+        return bookmark.final_url not in (None, shown_url(final_url, configured, asked_url))
     return bookmark.advertised_url_hash != advertised_hash and read_elsewhere(
-        bookmark, final_url, configured, asked
+        bookmark, final_url, configured, asked_url
     )
 
 
@@ -399,35 +510,16 @@ def _delta_settings(settings: Settings, feed_url: str) -> DeltaSettings:
     )
 
 
-def _outcome(
-    task: FeedTask,
-    ctx: FeedContext,
-    facts: HealthFacts,
-    bookmark: FeedBookmark | None,
-    records: list[dict[str, Any]] | None = None,
-    adopted: PartitionKey | None = None,
-) -> FeedOutcome:
-    return FeedOutcome(
-        task=task,
-        item_records=records or [],
-        health_record=health_record(ctx, facts),
-        bookmark=bookmark,
-        error_code=facts.error.code if facts.error else None,
-        status=facts.status,
-        adopted=adopted,
-    )
-
-
-def failed_check(task: FeedTask, settings: Settings, started: datetime) -> FeedOutcome:
+def internal_error_outcome(task: FeedTask, settings: Settings, started: datetime) -> FeedOutcome:
     """The outcome of a check that a fault of the tap's own ended: an error row, the
     feed's state kept as it was (nothing is committed, so nothing is lost), and the
     other feeds of the run go on."""
-    checked_at = utc_text(check_time(task.bookmark, started, commits=False), micro=True)
-    ctx = FeedContext(settings.monitor_id, task.feed_url, checked_at)
+    ctx = _check_context(task, settings, started, commits=False)
+    check = _Check(task, ctx, task.bookmark, started, settings)
     issue = Issue(
         "internal_error",
         "The tap failed on this feed; its state is kept and it is checked again next run.",
     )
     facts = failure_facts("error", issue, task.bookmark, started, settings)
     # Nothing is committed, not even the streak: the fault may lie in the state's handling.
-    return _outcome(task, ctx, facts, None)
+    return check.outcome(facts, None)

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 from datetime import datetime, timedelta
-from typing import Any, Final
+from typing import Final
 from urllib.parse import urlsplit
 
 from tap_feeddelta.config import Settings
@@ -16,7 +16,7 @@ from tap_feeddelta.errors import Issue
 from tap_feeddelta.fetch.headers import RETRY_AFTER_CAP, WAIT_WITHOUT_RETRY_AFTER, http_date
 from tap_feeddelta.fetch.urls import display_url
 from tap_feeddelta.models import FetchResult
-from tap_feeddelta.records import FeedContext, HealthFacts
+from tap_feeddelta.records import FeedContext, FetchFacts, HealthFacts, KnownFacts
 from tap_feeddelta.shownurl import as_fetched, remembered_url, shown_url
 from tap_feeddelta.state import MAX_FAILURES, FeedBookmark
 
@@ -103,13 +103,13 @@ def check_time(bookmark: FeedBookmark | None, clock: datetime, *, commits: bool 
     timed by the clock: it orders no item version, and pinned after a state that does not
     move, every such check would share one checked_at, its row's key. (The state refuses
     a last check at the last moment a date-time can name: none could follow it.)"""
-    last = _last_check(bookmark)
+    last = last_check_at(bookmark)
     if last is None or clock > last or not commits:
         return clock
     return last + CHECK_AFTER
 
 
-def _last_check(bookmark: FeedBookmark | None) -> datetime | None:
+def last_check_at(bookmark: FeedBookmark | None) -> datetime | None:
     """When the state says the feed was last checked, whatever came of it."""
     if bookmark is None:
         return None
@@ -133,23 +133,21 @@ def _instant(text: str | None) -> datetime | None:
         return None
 
 
-def known_facts(
-    bookmark: FeedBookmark | None, now: datetime, stale_after_days: int
-) -> dict[str, Any]:
+def known_facts(bookmark: FeedBookmark | None, now: datetime, stale_after_days: int) -> KnownFacts:
     """What a row that read no document (not_modified, error, skipped) shows: what the
     state keeps of the document read before, and when the feed last answered (a 200
     read or a 304: the bookmark's checked_at)."""
     if bookmark is None:
-        return {"counts": ItemCounts(), "is_stale": None}
+        return KnownFacts()
     newest = usable_newest_item_at(bookmark, now)
-    return {
-        "counts": ItemCounts(remembered=bookmark.item_count),
-        "feed_title": bookmark.title,
-        "feed_format": bookmark.format,
-        "newest_item_at": newest,
-        "is_stale": judged_stale(newest, now, stale_after_days),
-        "last_success_at": bookmark.checked_at,
-    }
+    return KnownFacts(
+        counts=ItemCounts(remembered=bookmark.item_count),
+        feed_title=bookmark.title,
+        feed_format=bookmark.format,
+        newest_item_at=newest,
+        is_stale=judged_stale(newest, now, stale_after_days),
+        last_success_at=bookmark.checked_at,
+    )
 
 
 def usable_newest_item_at(bookmark: FeedBookmark, now: datetime) -> str | None:
@@ -175,19 +173,23 @@ def failure_facts(
     now: datetime,
     settings: Settings,
     moved: tuple[Issue, ...] = (),
-    **fetched: Any,
+    *,
+    retry_after_at: str | None = None,
+    fetched: FetchFacts | None = None,
 ) -> HealthFacts:
     """The row of a check that failed or was skipped: its error, the streak with it, and
     what the state keeps of the document read before (staleness included); ``moved``:
-    the URL redirects permanently."""
+    the URL redirects permanently; ``fetched``: the facts of its fetches, when any was
+    sent."""
     known = known_facts(bookmark, now, settings.stale_after_days)
     return HealthFacts(
         status,
+        known=known,
+        fetched=fetched or FetchFacts(),
         error=error,
+        retry_after_at=retry_after_at,
         consecutive_failures=failure_streak(bookmark),
-        issues=(error, *stale_issues(known["is_stale"]), *moved),
-        **known,
-        **fetched,
+        issues=(error, *stale_issues(known.is_stale), *moved),
     )
 
 
@@ -303,11 +305,11 @@ def remembered_feed(
     settings: Settings,
     error: Issue,
     result: FetchResult,
-    advertised: tuple[str, ...],
+    page_feed_links: tuple[str, ...],
     configured: str,
 ) -> str | None:
     """The feed to read when the web page at ``configured`` led to none (``error``;
-    ``result`` is its fetch, and it advertised ``advertised``): the one the bookmark read
+    ``result`` is its fetch, and it advertised ``page_feed_links``): the one the bookmark read
     through it, when it names the whole URL read (see remembered_url). Not after a
     429/503 (the server asked us to wait), nor when the page was not asked for (its host
     rests: the check is skipped), or with the feed's time budget spent, nor when
@@ -319,7 +321,7 @@ def remembered_feed(
         not settings.discover_from_websites
         or bookmark is None
         or bookmark.advertised_url_hash is None
-        or advertised
+        or page_feed_links
         or error.code in ("rate_limited", "retry_later", "timeout")
     ):
         return None

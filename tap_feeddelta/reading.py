@@ -15,7 +15,7 @@ import asyncio
 import concurrent.futures
 import time
 from dataclasses import dataclass, replace
-from typing import Any, Final, NamedTuple, Protocol
+from typing import Final, NamedTuple, Protocol
 
 from tap_feeddelta.checkfacts import (
     feed_of_unchanged_page,
@@ -28,6 +28,7 @@ from tap_feeddelta.config import Settings
 from tap_feeddelta.errors import Issue, ParseError
 from tap_feeddelta.fetch.urls import upgraded_to_https
 from tap_feeddelta.models import FetchResult, ParsedFeed
+from tap_feeddelta.records import FetchFacts
 from tap_feeddelta.shownurl import (
     advertised_url_hash,
     echoes,
@@ -84,12 +85,12 @@ class Reading:
     received: int = 0
     parse_ms: int = 0
     discovered_from: str | None = None  # the page the feed was found through
-    advertised: tuple[str, ...] = ()  # the feed links of the page read
-    # What a redirect handed the page (a session id), which its links may echo, and the
-    # feed URL it advertised, unless it echoes one: a URL the page published.
+    page_feed_links: tuple[str, ...] = ()  # the feed links of the page read
+    # What a redirect handed the page (a session id), which its links may echo.
     handed: frozenset[str] = frozenset()
-    published: str | None = None
-    chosen: str | None = None  # the feed link of the page's that is read
+    # The feed URL asked for instead of the configured one (a page's link or the
+    # remembered feed), unless it echoes a redirect's token.
+    asked_url: str | None = None
     upgraded: bool = False  # the page's http:// feed link asked for over https
     # The feed the page advertised, as advertised_feeds shows it, for the bookmark.
     advertised_hash: str | None = None
@@ -107,29 +108,29 @@ class Reading:
         self.redirects += result.redirects
         self.received += result.bytes_received
 
-    async def parse(self, feed_url: str) -> tuple[str, ...]:
-        """The document of the answer that counts, when it is one; the feeds it
-        advertises when it is a web page."""
+    async def read_answer(self, feed_url: str) -> tuple[str, ...]:
+        """Reads the answer that counts: ``feed`` is its document, or ``error`` says why
+        there is none. Returns the feed links it advertises when it is a web page."""
         if self.result.status != "ok":
             return ()
-        base_url = shown_url(self.result.final_url, feed_url, self.published)
-        self.feed, parse_ms, self.error, advertised = await _read(self.result, base_url)
+        base_url = shown_url(self.result.final_url, feed_url, self.asked_url)
+        self.feed, parse_ms, self.error, links = await _read(self.result, base_url)
         self.parse_ms += parse_ms
-        return advertised
+        return links
 
-    def common_facts(self, feed_url: str) -> dict[str, Any]:
+    def common_facts(self, feed_url: str) -> FetchFacts:
         """The health row's facts of the fetches, whatever came of them."""
-        return {
-            "fetch": self.result,
+        return FetchFacts(
+            fetch=self.result,
             # The URL read, as records and the bookmark show it (see shown_url).
-            "final_url": shown_url(self.result.final_url, feed_url, self.published),
-            "fetch_ms": self.fetch_ms,
-            "redirects": self.redirects,
-            "bytes_received": self.received,
-            "parse_ms": self.parse_ms,
-            "discovered_from": self.discovered_from,
-            "advertised_feeds": tuple(without_echo(url, self.handed) for url in self.advertised),
-        }
+            final_url=shown_url(self.result.final_url, feed_url, self.asked_url),
+            fetch_ms=self.fetch_ms,
+            redirects=self.redirects,
+            bytes_received=self.received,
+            parse_ms=self.parse_ms,
+            discovered_from=self.discovered_from,
+            advertised_feeds=tuple(without_echo(url, self.handed) for url in self.page_feed_links),
+        )
 
 
 async def read_feed(
@@ -151,19 +152,23 @@ async def read_feed(
         assert bookmark is not None
         await _read_feed_of_unchanged_page(reading, feed_url, led_to, bookmark, fetcher)
         return reading
-    reading.advertised = await reading.parse(feed_url)
-    if reading.advertised:
+    reading.page_feed_links = await reading.read_answer(feed_url)
+    if reading.page_feed_links:
         reading.handed = redirect_tokens(first.final_url, feed_url)
     error = reading.error
     if (
         error is not None
         and error.code == "not_a_feed"
-        and reading.advertised
+        and reading.page_feed_links
         and settings.discover_from_websites
     ):
         await _read_advertised_feed(reading, feed_url, bookmark, fetcher)
-    elif error is not None and reading.feed is None:
-        await _read_feed_led_to_before(reading, feed_url, bookmark, fetcher, settings)
+    elif error is not None and not await _read_remembered_feed(
+        reading, feed_url, bookmark, fetcher, settings
+    ):
+        reading.error = _explained_page_error(
+            error, reading, feed_url, settings.discover_from_websites
+        )
     return reading
 
 
@@ -175,7 +180,7 @@ async def _read_advertised_feed(
     from tap_feeddelta.parse.discovery import chosen_feed
 
     discovered_from = reading.result.final_url or feed_url
-    chosen = chosen_feed(reading.advertised, discovered_from)
+    chosen = chosen_feed(reading.page_feed_links, discovered_from)
     # A page read over https has its http:// feed link asked for over https: the feed is
     # read no less safely than the page (advertised_feeds shows the link).
     asked = chosen
@@ -183,14 +188,13 @@ async def _read_advertised_feed(
         asked = upgraded_to_https(asked)
         reading.upgraded = asked != chosen
     reading.discovered_from = discovered_from
-    reading.chosen = chosen
     reading.advertised_hash = advertised_url_hash(without_echo(chosen, reading.handed))
-    reading.published = None if echoes(asked, reading.handed) else asked
+    reading.asked_url = None if echoes(asked, reading.handed) else asked
     page = reading.result
-    reading.fetched(await _fetch(fetcher, asked, bookmark, feed_url, reading.published, True))
-    await reading.parse(feed_url)
+    reading.fetched(await _fetch(fetcher, asked, bookmark, feed_url, reading.asked_url, True))
+    await reading.read_answer(feed_url)
     # Not for a page a redirect hands a token (a session id): it is another URL each run.
-    if (page.etag or page.last_modified) and reading.published is not None and not reading.handed:
+    if (page.etag or page.last_modified) and reading.asked_url is not None and not reading.handed:
         url_hash = final_url_hashes(page.final_url or feed_url, feed_url)[0]
         reading.page = _page_to_keep(
             PageValidators(page.etag, page.last_modified, url_hash), reading
@@ -211,9 +215,9 @@ async def _read_feed_of_unchanged_page(
     reading.upgraded = led_to.startswith("https:") and (
         advertised_url_hash("http:" + led_to.removeprefix("https:")) == reading.advertised_hash
     )
-    reading.published = led_to
+    reading.asked_url = led_to
     reading.fetched(await _fetch(fetcher, led_to, bookmark, feed_url, led_to, True))
-    await reading.parse(feed_url)
+    await reading.read_answer(feed_url)
     assert bookmark.page_url_hash is not None
     kept = PageValidators(bookmark.page_etag, bookmark.page_last_modified, bookmark.page_url_hash)
     reading.page = _page_to_keep(kept, reading)
@@ -227,48 +231,57 @@ def _page_to_keep(page: PageValidators, reading: Reading) -> PageValidators | No
     return None if reading.result.redirected_from else page
 
 
-async def _read_feed_led_to_before(
+async def _read_remembered_feed(
     reading: Reading,
     feed_url: str,
     bookmark: FeedBookmark | None,
     fetcher: FetchesFeeds,
     settings: Settings,
-) -> None:
+) -> bool:
     """When the page ``reading`` read led to no feed (a consent wall, a page down), the
-    feed it led to before, read with ``discovery_failed``; else the page's error, which
-    says so when the URL redirected to another host."""
-    assert reading.error is not None
+    feed it led to before, read with ``discovery_failed``: whether it was read (its
+    document or a 304). When it was not, ``reading`` keeps the page's answer and error."""
     error = reading.error
-    elsewhere = on_another_host(reading.result, feed_url)
+    assert error is not None
     remembered = remembered_feed(
-        bookmark, settings, error, reading.result, reading.advertised, feed_url
+        bookmark, settings, error, reading.result, reading.page_feed_links, feed_url
     )
-    if remembered is not None:
-        assert bookmark is not None
-        page = (reading.result, reading.published)
-        reading.published = remembered
-        reading.fetched(await _fetch(fetcher, remembered, bookmark, feed_url, remembered, True))
-        await reading.parse(feed_url)
-        if reading.feed is not None or reading.result.status == "not_modified":
-            cause = page_failure(error, elsewhere)
-            message = f"{cause}: the feed it led to before was read"
-            reading.page_issue = Issue("discovery_failed", message)
-            reading.error = None
-            reading.advertised_hash = bookmark.advertised_url_hash
-            return
+    if remembered is None:
+        return False
+    assert bookmark is not None
+    cause = page_failure(error, on_another_host(reading.result, feed_url))
+    page = (reading.result, reading.asked_url)
+    reading.asked_url = remembered
+    reading.fetched(await _fetch(fetcher, remembered, bookmark, feed_url, remembered, True))
+    await reading.read_answer(feed_url)
+    if reading.feed is None and reading.result.status != "not_modified":
         # The page's error stands, with the page's answer.
-        (reading.result, reading.published), reading.feed = page, None
-    reading.error = error
-    if error.code == "not_a_feed" and elsewhere:
-        message = f"{error.message} The configured URL redirects to another host."
-        reading.error = Issue(error.code, message)
-    elif error.code == "not_a_feed" and reading.advertised and not settings.discover_from_websites:
+        (reading.result, reading.asked_url), reading.feed, reading.error = page, None, error
+        return False
+    reading.page_issue = Issue("discovery_failed", f"{cause}: the feed it led to before was read")
+    reading.error = None
+    reading.advertised_hash = bookmark.advertised_url_hash
+    return True
+
+
+def _explained_page_error(
+    error: Issue, reading: Reading, feed_url: str, discover_from_websites: bool
+) -> Issue:
+    """The error of the answer ``reading`` read from the configured URL, which led to no
+    feed: a not_a_feed says so when the URL redirected to another host, or how to read a
+    feed the page advertises when discovery is off."""
+    if error.code != "not_a_feed":
+        return error
+    if on_another_host(reading.result, feed_url):
+        return Issue(error.code, f"{error.message} The configured URL redirects to another host.")
+    if reading.page_feed_links and not discover_from_websites:
         # What to change, without a URL: advertised_feeds on the row lists them.
         message = (
             f"{error.message} Set discover_from_websites to read the one it leads to, "
             "or configure one of advertised_feeds."
         )
-        reading.error = Issue(error.code, message)
+        return Issue(error.code, message)
+    return error
 
 
 async def _fetch(
@@ -276,11 +289,11 @@ async def _fetch(
     url: str,
     bookmark: FeedBookmark | None,
     feed_url: str,
-    published: str | None,
+    asked_url: str | None,
     advertised: bool,
 ) -> FetchResult:
     """``url`` fetched on the bookmark's validators (``feed_url`` is the configured URL,
-    ``published`` the feed URL a web page advertised, unless it echoes a token;
+    ``asked_url`` the feed URL asked for instead, unless it echoes a token;
     ``advertised``: ``url`` is that link, a destination the page's publisher chose).
 
     They belong to the resource last read (the bookmark's ``final_url_hash``). A 304
@@ -296,7 +309,7 @@ async def _fetch(
         url, etag=bookmark.etag, last_modified=bookmark.last_modified, advertised=advertised
     )
     if result.status != "not_modified" or not read_elsewhere(
-        bookmark, result.final_url or url, feed_url, published
+        bookmark, result.final_url or url, feed_url, asked_url
     ):
         return result
     return await _fetched_again(fetcher, url, result, advertised)
@@ -335,16 +348,16 @@ async def _fetched_again(
 
 
 def read_elsewhere(
-    bookmark: FeedBookmark, final_url: str, configured: str, asked: str | None
+    bookmark: FeedBookmark, final_url: str, configured: str, asked_url: str | None
 ) -> bool:
-    """Whether ``final_url``, reached from the ``configured`` URL by asking for ``asked``
-    (the feed a page advertised), is another resource than the one the bookmark's
-    document was read from. A bookmark from before the hash was kept knows that URL only
-    as it was shown; one from before signing values were left out of it, by the hash of
-    the whole URL."""
+    """Whether ``final_url``, reached from the ``configured`` URL by asking for
+    ``asked_url`` (the feed a page advertised, or led to before), is another resource
+    than the one the bookmark's document was read from. A bookmark from before the hash
+    was kept knows that URL only as it was shown; one from before signing values were
+    left out of it, by the hash of the whole URL."""
     if bookmark.final_url_hash is not None:
-        return bookmark.final_url_hash not in final_url_hashes(final_url, configured, asked)
-    return bookmark.final_url not in (None, shown_url(final_url, configured, asked))
+        return bookmark.final_url_hash not in final_url_hashes(final_url, configured, asked_url)
+    return bookmark.final_url not in (None, shown_url(final_url, configured, asked_url))
 
 
 class OneBudget:

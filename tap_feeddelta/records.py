@@ -85,45 +85,61 @@ def excerpt(text: str) -> str:
 
 
 @dataclass(frozen=True, slots=True)
+class KnownFacts:
+    """What a row knows of the feed's document: the one just read, or for a row that
+    read none, what the state keeps of the one read before."""
+
+    counts: ItemCounts = field(default_factory=ItemCounts)
+    feed_title: str | None = None  # without a feed: the title the state remembers
+    feed_format: str | None = None  # and its format
+    newest_item_at: str | None = None
+    is_stale: bool | None = None
+    last_success_at: str | None = None  # the last check that read the feed or got a 304
+
+
+@dataclass(frozen=True, slots=True)
+class FetchFacts:
+    """What a row shows of the check's fetches, whatever came of them."""
+
+    fetch: FetchResult | None = None  # the answer that counts
+    final_url: str | None = None  # the fetch's, as shown_url shows it
+    fetch_ms: int = 0
+    redirects: int = 0
+    bytes_received: int = 0
+    parse_ms: int = 0
+    discovered_from: str | None = None
+    advertised_feeds: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
 class HealthFacts:
     """Everything a feed_health row reports beyond the shared context."""
 
     status: str
-    fetch: FetchResult | None = None
-    final_url: str | None = None  # the fetch's, as shown_url shows it
+    known: KnownFacts = field(default_factory=KnownFacts)
+    fetched: FetchFacts = field(default_factory=FetchFacts)
     feed: ParsedFeed | None = None
-    feed_title: str | None = None  # without a feed: the title the state remembers
-    feed_format: str | None = None  # and its format
-    counts: ItemCounts = field(default_factory=ItemCounts)
     error: Issue | None = None
-    parse_ms: int = 0
-    fetch_ms: int = 0
-    redirects: int = 0
-    bytes_received: int = 0
-    is_stale: bool | None = None
-    newest_item_at: str | None = None
-    discovered_from: str | None = None
-    advertised_feeds: tuple[str, ...] = ()
     retry_after_at: str | None = None
-    last_success_at: str | None = None  # the last check that read the feed or got a 304
     consecutive_failures: int = 0
     issues: tuple[Issue, ...] = ()
 
 
 def health_record(ctx: FeedContext, facts: HealthFacts) -> dict[str, Any]:
-    fetch, feed, counts = facts.fetch, facts.feed, facts.counts
+    known, fetched, feed = facts.known, facts.fetched, facts.feed
+    fetch, counts = fetched.fetch, known.counts
     return {
         "schema_version": HEALTH_SCHEMA_VERSION,
         "monitor_id": ctx.monitor_id,
         "feed_url": ctx.feed_url,
-        "final_url": facts.final_url,
+        "final_url": fetched.final_url,
         "checked_at": ctx.checked_at,
         "status": facts.status,
         "http_status": fetch.http_status if fetch else None,
         "error_code": facts.error.code if facts.error else None,
         "error_message": facts.error.message if facts.error else None,
-        "feed_title": feed.title if feed else facts.feed_title,
-        "feed_format": feed.format if feed else facts.feed_format,
+        "feed_title": feed.title if feed else known.feed_title,
+        "feed_format": feed.format if feed else known.feed_format,
         "item_counts": {
             "seen": counts.seen,
             "new": counts.new,
@@ -139,17 +155,17 @@ def health_record(ctx: FeedContext, facts: HealthFacts) -> dict[str, Any]:
             "last_modified_sent": bool(fetch and fetch.last_modified_sent),
             "not_modified": bool(fetch and fetch.status == "not_modified"),
         },
-        "redirects": facts.redirects,
-        "bytes_received": facts.bytes_received,
-        "fetch_ms": facts.fetch_ms,
-        "parse_ms": facts.parse_ms,
-        "is_stale": facts.is_stale,
-        "newest_item_at": facts.newest_item_at,
+        "redirects": fetched.redirects,
+        "bytes_received": fetched.bytes_received,
+        "fetch_ms": fetched.fetch_ms,
+        "parse_ms": fetched.parse_ms,
+        "is_stale": known.is_stale,
+        "newest_item_at": known.newest_item_at,
         "is_truncated": bool(feed and feed.is_truncated),
-        "discovered_from": shown_url(facts.discovered_from, ctx.feed_url),
-        "advertised_feeds": list(facts.advertised_feeds),
+        "discovered_from": shown_url(fetched.discovered_from, ctx.feed_url),
+        "advertised_feeds": list(fetched.advertised_feeds),
         "retry_after_at": facts.retry_after_at,
-        "last_success_at": facts.last_success_at,
+        "last_success_at": known.last_success_at,
         "consecutive_failures": facts.consecutive_failures,
         "issues": [issue.as_record() for issue in facts.issues],
     }

@@ -22,8 +22,14 @@ from pathlib import Path
 from typing import Any, Final
 from urllib.parse import urlsplit
 
-from tap_feeddelta.check import FeedFetcher, FeedOutcome, FeedTask, check_feed, failed_check
-from tap_feeddelta.checkfacts import check_time, utc_text
+from tap_feeddelta.check import (
+    FeedFetcher,
+    FeedOutcome,
+    FeedTask,
+    check_feed,
+    internal_error_outcome,
+)
+from tap_feeddelta.checkfacts import check_time, last_check_at, utc_text
 from tap_feeddelta.config import Settings, feed_key
 from tap_feeddelta.fetch.errors import FetchError
 from tap_feeddelta.fetch.urls import parse_target
@@ -217,6 +223,7 @@ class FeedRun:
         pinned = check_time(task.bookmark, started, commits=task.commits) != started
         if not self._warned_clock_behind and pinned:
             self._warned_clock_behind = True
+            last = last_check_at(task.bookmark)
             self.logger.warning(
                 "The clock (%s) is behind the state: feed_urls[%d] was last checked later"
                 " (%s). Was the clock set back? Such feeds' checks are timed just after"
@@ -224,7 +231,7 @@ class FeedRun:
                 " Warned once a run.",
                 utc_text(started),
                 task.position,
-                task.bookmark.last_checked_at if task.bookmark else None,
+                utc_text(last, micro=True) if last else None,
             )
         try:
             return await check_feed(task, self.fetcher, self.settings, self.now)
@@ -232,7 +239,7 @@ class FeedRun:
             if self._stopping:
                 # A check still queued when the run ended (a signal, a target that closed
                 # its input) meets a closed fetcher: no fault, and its outcome goes nowhere.
-                return failed_check(task, self.settings, started)
+                return internal_error_outcome(task, self.settings, started)
             frame = traceback.extract_tb(exc.__traceback__)[-1]
             # The exception's type and place only: its message may quote the document.
             self.logger.error(
@@ -243,7 +250,7 @@ class FeedRun:
                 Path(frame.filename).name,
                 frame.lineno,
             )
-            return failed_check(task, self.settings, started)
+            return internal_error_outcome(task, self.settings, started)
 
     def _partition_of(
         self, index: dict[tuple[str, str], dict[str, Any]], feed_url: str

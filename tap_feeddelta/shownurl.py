@@ -18,19 +18,19 @@ from tap_feeddelta.fetch.urls import parse_target
 from tap_feeddelta.signed_urls import unsigned_url, without_signing_values
 
 
-def shown_url(url: str | None, configured: str, advertised: str | None = None) -> str | None:
+def shown_url(url: str | None, configured: str, asked_url: str | None = None) -> str | None:
     """``url`` as the records show it. A redirect can hand out credentials, a signed
     query (a token) or a session id in path parameters: a URL that adds a query to the
-    configured one, or to the feed URL its web page ``advertised`` (discovery), is shown
-    as scheme, host and path only, and one that adds ``;parameters`` to their path
-    without them. Those two, the user's own and the one the page published
-    (``advertised_feeds`` shows it), are shown whole: feeds that differ only in their
-    query (``/?feed=rss2``, ``/?feed=comments-rss2``) stay apart. They are compared as
-    the fetcher asked for them (``/?cat=новости`` is sent, and read, as
-    ``/?cat=%D0%BD…``)."""
-    if url is None or url in (configured, advertised):
+    configured one, or to ``asked_url`` (the feed URL asked for instead: a web page's
+    link, or the feed it led to before), is shown as scheme, host and path only, and one
+    that adds ``;parameters`` to their path without them. Those two, the user's own and
+    the one a page published (``advertised_feeds`` shows it), are shown whole: feeds
+    that differ only in their query (``/?feed=rss2``, ``/?feed=comments-rss2``) stay
+    apart. They are compared as the fetcher asked for them (``/?cat=новости`` is sent,
+    and read, as ``/?cat=%D0%BD…``)."""
+    if url is None or url in (configured, asked_url):
         return url
-    asked = _asked(configured, advertised)
+    asked = _asked(configured, asked_url)
     if url in asked:
         return url
     parts = urlsplit(url)
@@ -80,24 +80,24 @@ def without_echo(url: str, tokens: frozenset[str]) -> str:
     return _bare(parts, "/".join(seg.split(";", 1)[0] for seg in parts.path.split("/")))
 
 
-def final_url_hash(url: str, configured: str, advertised: str | None = None) -> str:
+def final_url_hash(url: str, configured: str, asked_url: str | None = None) -> str:
     """Which resource was read, for the bookmark: a short hash of the whole URL, query
     included, so that feeds shown alike (a query a redirect added is not shown) stay
     apart without the URL, which may hold a token, being stored. What a redirect adds
     anew on every visit is left out, the resource staying the same: path parameters (a
     session id), and the values of signing parameters in a query it added (a pre-signed
     download: their names stay, so a signed URL is not its bare form)."""
-    return final_url_hashes(url, configured, advertised)[0]
+    return final_url_hashes(url, configured, asked_url)[0]
 
 
-def final_url_hashes(url: str, configured: str, advertised: str | None = None) -> tuple[str, ...]:
+def final_url_hashes(url: str, configured: str, asked_url: str | None = None) -> tuple[str, ...]:
     """``final_url_hash``, then, when it left signing values out, the hash of the whole
     URL, which bookmarks written before they were left out hold."""
     parts = urlsplit(url)
     path, query = parts.path, parts.query
     unsigned = without_signing_values(query)
     # Only then do the URLs asked for matter (normalizing them is slow).
-    asked = _asked(configured, advertised) if ";" in path or unsigned is not query else []
+    asked = _asked(configured, asked_url) if ";" in path or unsigned is not query else []
     if ";" in path:
         path = _path_without_added_params(path, asked)
     whole = _hash(urlunsplit((parts.scheme, parts.netloc, path, query, "")))
@@ -143,8 +143,8 @@ def _hash(url: str) -> str:
     return "v1:" + hashlib.sha256(url.encode("utf-8")).hexdigest()[:16]
 
 
-def _asked(configured: str, advertised: str | None) -> list[str]:
-    return [as_fetched(u) for u in (configured, advertised) if u is not None]
+def _asked(configured: str, asked_url: str | None) -> list[str]:
+    return [as_fetched(u) for u in (configured, asked_url) if u is not None]
 
 
 def _path_without_added_params(path: str, asked: list[str]) -> str:

@@ -99,7 +99,11 @@ class FeedBookmark:
     # written before it was kept.
     title: str | None = None
     format: str | None = None
-    checked_at: str | None = None  # last run that fetched it successfully (200 or 304)
+    # Not a record's checked_at (every check's time): the last check that read the
+    # feed's document or got a 304 (a 200 that is no feed does not set it). A row that
+    # reads no document shows it as last_success_at; backoff_wait reads it as when the
+    # feed last answered. (success_at: the last that read a document, no 304.)
+    checked_at: str | None = None
     success_at: str | None = None  # last run that read a document
     # Last check that failed or was skipped, while failures > 0 (None once it answers): with
     # checked_at, when the feed was last checked at all (how long a removed feed is kept).
@@ -117,11 +121,6 @@ class FeedBookmark:
     # move the state count them). 0, and no key, in partitions written before it was kept.
     failures: int = 0
     items: bytes = b""  # packed (identity hash, content hash) pairs, most relevant first
-
-    @property
-    def last_checked_at(self) -> str | None:
-        """When the feed was last checked, whatever came of it."""
-        return max(self.checked_at or "", self.failed_at or "") or None
 
     @property
     def has_baseline(self) -> bool:

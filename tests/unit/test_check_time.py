@@ -6,8 +6,8 @@ from datetime import UTC, datetime
 
 import pytest
 
-from tap_feeddelta.check import FeedTask, failed_check
-from tap_feeddelta.checkfacts import check_time, utc_text
+from tap_feeddelta.check import FeedTask, internal_error_outcome
+from tap_feeddelta.checkfacts import check_time, last_check_at, utc_text
 from tap_feeddelta.config import Settings
 from tap_feeddelta.errors import StateError
 from tap_feeddelta.state import FeedBookmark, decode_bookmark, encode_bookmark
@@ -52,6 +52,30 @@ def test_check_time(bookmark: FeedBookmark | None, expected: datetime) -> None:
     assert check_time(bookmark, CLOCK) == expected
 
 
+@pytest.mark.parametrize(
+    ("bookmark", "expected"),
+    [
+        (None, None),
+        (FeedBookmark(), None),
+        (
+            FeedBookmark(checked_at="2024-02-11T00:00:00Z", failed_at="2024-02-11T00:00:00.5Z"),
+            datetime(2024, 2, 11, 0, 0, 0, 500_000, tzinfo=UTC),
+        ),
+        (
+            FeedBookmark(checked_at="2024-02-11T00:00:00.5Z", failed_at="2024-02-11T00:00:00Z"),
+            datetime(2024, 2, 11, 0, 0, 0, 500_000, tzinfo=UTC),
+        ),
+        (FeedBookmark(failed_at="2024-02-31T00:00:00Z"), None),  # no such day
+    ],
+    ids=["no-state", "never-checked", "failure-later", "success-later", "bad"],
+)
+def test_last_check_at(bookmark: FeedBookmark | None, expected: datetime | None) -> None:
+    """The one answer to "when was the feed last checked" (check_time, the clock-behind
+    warning): the later of the last answer and the last failure, as instants, since
+    "…:00Z" sorts after "…:00.5Z" as text."""
+    assert last_check_at(bookmark) == expected
+
+
 def test_checks_that_move_no_state_are_timed_by_the_clock() -> None:
     """A run of feed_health alone, or a check ending in internal_error, commits nothing:
     pinned after the state's last check, which does not move, every such check of the
@@ -63,7 +87,9 @@ def test_checks_that_move_no_state_are_timed_by_the_clock() -> None:
     assert check_time(ahead, CLOCK) == datetime(2024, 2, 11, 12, 0, 0, 1, tzinfo=UTC)
     url = "https://example.org/feed.xml"
     rows = [
-        failed_check(FeedTask(0, url, ahead), Settings(feed_urls=(url,)), clock).health_record
+        internal_error_outcome(
+            FeedTask(0, url, ahead), Settings(feed_urls=(url,)), clock
+        ).health_record
         for clock in clocks
     ]
     assert [row["checked_at"] for row in rows] == [utc_text(c, micro=True) for c in clocks]
