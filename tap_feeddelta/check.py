@@ -16,7 +16,6 @@ from typing import Any, Protocol, TypeVar
 
 from tap_feeddelta.checkfacts import (
     FUTURE_DATE_LEEWAY,
-    as_stale_copy,
     check_time,
     failure_facts,
     is_stale_copy,
@@ -32,7 +31,7 @@ from tap_feeddelta.checkfacts import (
     with_failure,
 )
 from tap_feeddelta.config import Settings
-from tap_feeddelta.delta import Delta, DeltaSettings, diff_items, newest_item_at
+from tap_feeddelta.delta import Delta, DeltaSettings, as_stale_copy, diff_items, newest_item_at
 from tap_feeddelta.errors import Issue
 from tap_feeddelta.fetch.headers import usable_last_modified
 from tap_feeddelta.models import ParsedFeed

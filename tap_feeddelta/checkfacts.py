@@ -11,7 +11,7 @@ from typing import Final
 from urllib.parse import urlsplit
 
 from tap_feeddelta.config import Settings
-from tap_feeddelta.delta import Delta, ItemCounts
+from tap_feeddelta.delta import ItemCounts
 from tap_feeddelta.errors import Issue
 from tap_feeddelta.fetch.headers import RETRY_AFTER_CAP, WAIT_WITHOUT_RETRY_AFTER, http_date
 from tap_feeddelta.fetch.urls import display_url
@@ -264,33 +264,6 @@ def is_stale_copy(
         if since is None or not since <= now < since + STALE_COPY_WINDOW:
             return False
     return last_modified_before(last_modified, bookmark.last_modified)
-
-
-def as_stale_copy(delta: Delta, bookmark: FeedBookmark) -> Delta:
-    """The delta of a stale copy: no changes, the state's memory kept, and its items
-    counted unchanged (none moves); a ``stale_copy`` issue in place of deferrals."""
-    counts = delta.counts
-    older = counts.updated
-    issue = Issue(
-        "stale_copy",
-        f"the document is older than the one read before (an earlier Last-Modified): "
-        f"{older} items in it show an earlier version, not sent and not remembered",
-    )
-    kept = tuple(issue for issue in delta.issues if issue.code != "items_deferred")
-    return Delta(
-        changes=(),
-        counts=replace(
-            counts,
-            updated=0,
-            unchanged=counts.unchanged + older,
-            emitted=0,
-            deferred=0,
-            remembered=bookmark.item_count,
-        ),
-        remembered_items=bookmark.items,
-        issues=(*kept, issue),
-        largest_document=delta.largest_document,
-    )
 
 
 def stale_issues(is_stale: bool | None) -> tuple[Issue, ...]:

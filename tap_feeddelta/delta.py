@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import hashlib
 from collections.abc import Hashable, Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import partial
 from typing import Final, Literal, NamedTuple, TypeVar
 
@@ -582,3 +582,30 @@ def _remember(
         if key not in current:
             pairs.append((key, content))
     return pack_items(pairs[:max_items])
+
+
+def as_stale_copy(delta: Delta, bookmark: FeedBookmark) -> Delta:
+    """The delta of a stale copy: no changes, the state's memory kept, and its items
+    counted unchanged (none moves); a ``stale_copy`` issue in place of deferrals."""
+    counts = delta.counts
+    older = counts.updated
+    issue = Issue(
+        "stale_copy",
+        f"the document is older than the one read before (an earlier Last-Modified): "
+        f"{older} items in it show an earlier version, not sent and not remembered",
+    )
+    kept = tuple(issue for issue in delta.issues if issue.code != "items_deferred")
+    return Delta(
+        changes=(),
+        counts=replace(
+            counts,
+            updated=0,
+            unchanged=counts.unchanged + older,
+            emitted=0,
+            deferred=0,
+            remembered=bookmark.item_count,
+        ),
+        remembered_items=bookmark.items,
+        issues=(*kept, issue),
+        largest_document=delta.largest_document,
+    )
