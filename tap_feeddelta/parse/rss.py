@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+
 from lxml import etree
 
 from tap_feeddelta.errors import Issue, ParseError
@@ -173,25 +175,28 @@ def _item_elements(
     prefix, is none: ``?:item``)."""
     found: list[etree._Element] = []
     misplaced = 0
-    is_root_channel = bool(channels) and channels[0] is root
-    for child in root:
-        name = key[child.tag]
-        if name == "channel" and not is_root_channel:
-            for grandchild in child:
-                name = key[grandchild.tag]
-                if name == "item":
-                    if len(found) == MAX_ITEMS_READ:
-                        return found, True, misplaced
-                    found.append(grandchild)
-                elif name[-5:] == ":item" and name[0] != "?":
-                    misplaced += 1
-        elif name == "item":
+    for element in _channels_opened(key, root, channels):
+        name = key[element.tag]
+        if name == "item":
             if len(found) == MAX_ITEMS_READ:
                 return found, True, misplaced
-            found.append(child)
+            found.append(element)
         elif name[-5:] == ":item" and name[0] != "?":
             misplaced += 1
     return found, False, misplaced
+
+
+def _channels_opened(
+    key: TagKey, root: etree._Element, channels: list[etree._Element]
+) -> Iterator[etree._Element]:
+    """The root's children in document order, each channel's children in its place (a
+    channel that is the root is not opened twice)."""
+    is_root_channel = bool(channels) and channels[0] is root
+    for child in root:
+        if not is_root_channel and key[child.tag] == "channel":
+            yield from child
+        else:
+            yield child
 
 
 def _channel(
