@@ -18,7 +18,6 @@ import subprocess
 import sys
 import time
 from collections.abc import Iterator
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -35,16 +34,6 @@ from tests.e2e.harness import (
 
 IS_REQUIRED = os.environ.get("FEEDDELTA_E2E") == "1"
 _PROJECTS: list[MeltanoProject] = []  # for the timing report
-
-
-def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
-    """Under pytest-xdist (scripts/test runs two workers) the end-to-end tests all run on
-    one worker: they share one Meltano project, the demo server and PostgreSQL (session
-    fixtures), and each would otherwise set them up again."""
-    here = Path(__file__).parent
-    for item in items:
-        if here in item.path.parents and item.config.pluginmanager.hasplugin("xdist"):
-            item.add_marker(pytest.mark.xdist_group("e2e"))
 
 
 def _missing(reason: str) -> None:
