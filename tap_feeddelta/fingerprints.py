@@ -191,7 +191,7 @@ def _as_read(item: ParsedItem) -> ParsedItem:
         item.source_pointer,
         item.issues,
         item.cut_digests,
-        item.authors_as_listed,
+        item.read_before,
     )
 
 
@@ -216,15 +216,15 @@ def _as_given(url: str) -> str:
 def earlier_content_hashes(item: ParsedItem, ignored: tuple[str, ...] = ()) -> list[int]:
     """What runs with another ignored_changes and earlier versions of the tap remembered
     of this content, where it differs from this run's hash (see _earlier_hashes); for an
-    item whose authors versions before listed otherwise (``ParsedItem.authors_as_listed``:
-    one person named by several elements, once per element), those of the item as they
-    listed them too. Only for items that look changed or renamed, so it costs nothing on
-    unchanged ones."""
+    item that versions before read otherwise (``ParsedItem.read_before``: one person
+    named by several elements listed once per element, markup kept in a JSON Feed title
+    or a tag), those of the item as they read it too. Only for items that look changed
+    or renamed, so it costs nothing on unchanged ones."""
     hashes = _earlier_hashes(item, ignored)
-    if item.authors_as_listed:
-        listed = as_listed(item)
-        hashes.append(short_hash(fingerprint_bytes(listed, ignored=ignored)))
-        hashes += _earlier_hashes(listed, ignored)
+    if item.read_before:
+        before = item.as_read_before()
+        hashes.append(short_hash(fingerprint_bytes(before, ignored=ignored)))
+        hashes += _earlier_hashes(before, ignored)
     return hashes
 
 
@@ -259,8 +259,14 @@ def earlier_ids(
         ids += [given, title_id(item, given, ignored, as_given=True)]
         digests = (digest, legacy, spaced)
         ids += [content_id(given, earlier) for earlier in digests if earlier]
-    if item.authors_as_listed:  # before one person's author elements were merged
-        ids.append(content_id(primary, fingerprint_bytes(as_listed(item), ignored=ignored)))
+    if item.read_before:  # before authors were merged or markup was read
+        earlier = item.as_read_before()
+        ids.append(content_id(primary, fingerprint_bytes(earlier, ignored=ignored)))
+        ids.append(title_id(earlier, primary, ignored))
+        ids.append(title_id(earlier, primary, ignored, as_given=True))
+        if primary_source == "derived":  # a derived id is made of the title too
+            for as_given in (False, True):
+                ids.append(derived_id(text_parts(earlier, ignored, as_given=as_given)))
     own, own_source = primary, primary_source
     if ignored:
         own, own_source, _ = item_identity(item)
@@ -276,11 +282,6 @@ def earlier_ids(
             if before != own:
                 ids += [before, title_id(item, before), content_id(before, legacy)]
     return [earlier for earlier in dict.fromkeys(ids) if earlier != item_id]
-
-
-def as_listed(item: ParsedItem) -> ParsedItem:
-    """The item with its authors as versions before listed them."""
-    return item._replace(authors=item.authors_as_listed, authors_as_listed=())
 
 
 def _earlier_hashes(item: ParsedItem, ignored: tuple[str, ...]) -> list[int]:

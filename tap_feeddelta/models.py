@@ -7,7 +7,7 @@ seconds), so that they compare correctly as strings and serialize without work.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Final, Literal, NamedTuple
+from typing import Any, Final, Literal, NamedTuple
 
 from tap_feeddelta.errors import Issue
 
@@ -65,10 +65,22 @@ class ParsedItem(NamedTuple):
     # for each text field cut to its cap (title, summary, content_text): the fingerprint
     # covers what was cut off too. Not in records.
     cut_digests: tuple[tuple[str, str, str], ...] = ()
-    # The authors as versions before listed them, when that differs: one person named by
-    # several RSS elements (<author> and <dc:creator>) once per element. The fingerprint
-    # they remembered is made from these (delta.py). Not in records.
-    authors_as_listed: tuple[Author, ...] = ()
+    # The fields versions before this one read otherwise, with their values then: one
+    # person named by several RSS elements (<author> and <dc:creator>) listed once per
+    # element, markup kept in a JSON Feed title or a tag ("title", "title_cuts": the
+    # title's cut_digests entries, "authors", "tags"). The fingerprints and ids they
+    # remembered are made of ``as_read_before()`` too (fingerprints.py). Not in records.
+    read_before: tuple[tuple[str, Any], ...] = ()
+
+    def as_read_before(self) -> ParsedItem:
+        """The item as versions before read it (``read_before``)."""
+        earlier = dict(self.read_before)
+        title_cuts = earlier.pop("title_cuts", None)
+        item = self._replace(read_before=(), **earlier)
+        if title_cuts is None:
+            return item
+        others = tuple(cut for cut in self.cut_digests if cut[0] != "title")
+        return item._replace(cut_digests=others + title_cuts)
 
 
 # The fields of an item a user can see, which its fingerprint covers (fingerprints.py), in this

@@ -311,7 +311,10 @@ def _entry(
     if original_enclosures:
         enclosures = fields.with_original_urls(enclosures, original_enclosures, base)
     # Atom text constructs say how they are escaped: read as typed, not unescaped twice.
-    item_title = fields.title(title[0], title[1], issues, unescape_twice=False, cuts=cuts)
+    before: fields.ReadBefore = {}
+    item_title = fields.title(
+        title[0], title[1], issues, unescape_twice=False, cuts=cuts, before=before
+    )
     if item_title is None:  # no title, or one without words
         has_title = any(key[child.tag] == "title" for child in element)
         item_title = fallback_title(
@@ -322,6 +325,7 @@ def _entry(
             unescape_twice=False,
             has_title=has_title,
             cuts=cuts,
+            before=before,
         )
     if summary[0] is None and media_elements:
         summary = media_text(key, media_elements, "media:description")
@@ -331,7 +335,7 @@ def _entry(
     if link is None and native_id and native_id.startswith(("http://", "https://")):
         link = fields.url(native_id, None, "item", issues)  # the id is the permalink
     # Positional (faster than keywords); the order is checked by test_fields.py.
-    return ParsedItem(
+    item = ParsedItem(
         native_id,  # native_id
         "atom_id" if native_id is not None else None,  # native_id_source
         fields.item_url(link),  # url (Google Alerts: the page, not the redirect)
@@ -339,7 +343,7 @@ def _entry(
         fields.summary(summary[0], summary[1], issues, cuts),  # summary
         fields.content(content[0], content[1], issues, cuts),  # content_text
         fields.first_authors(authors, issues) or source_authors or feed_authors,  # RFC 4287 4.2.1
-        fields.item_tags(tags, issues),  # tags
+        fields.tags_without_markup(fields.item_tags(tags, issues), before),  # tags
         fields.date(published or issued or created, "published", issues),  # published_at
         fields.date(updated, "updated", issues),  # updated_at
         fields.first_enclosures(enclosures or media, issues),  # enclosures
@@ -347,3 +351,4 @@ def _entry(
         tuple(issues) if len(issues) < 2 else fields.distinct_issues(issues),  # issues
         tuple(cuts) if cuts else (),  # cut_digests
     )
+    return fields.with_read_before(item, before) if before else item

@@ -12,7 +12,7 @@ from dataclasses import replace
 from typing import Any, Final, Literal
 
 from tap_feeddelta.errors import Issue
-from tap_feeddelta.models import Author, Enclosure
+from tap_feeddelta.models import Author, Enclosure, ParsedItem
 from tap_feeddelta.parse.bylines import byline_names
 from tap_feeddelta.parse.dates import rfc3339
 from tap_feeddelta.parse.limits import (
@@ -52,6 +52,10 @@ TextKind = Literal["html", "text"]
 # text fields of an item cut to their cap (ParsedItem.cut_digests): passed as ``cuts``
 # by the readers, which fill it.
 Cuts = list[tuple[str, str, str]]
+# What versions before this one read of an item's fields, where it differs ("title" with
+# its "title_cuts", "tags", "authors"): passed as ``before`` by the readers, which fill
+# it; ``with_read_before`` makes ParsedItem.read_before of it.
+ReadBefore = dict[str, Any]
 
 _MEDIA_TYPE: Final = re.compile(r"[A-Za-z0-9][\w.+-]*/[\w.+-]+(?:\s*;.*)?")
 _EMAIL: Final = re.compile(r"[^\s@<>()\"',;]+@[^\s@<>()\"',;]+")
@@ -87,12 +91,64 @@ def title(
     *,
     unescape_twice: bool = True,
     cuts: Cuts | None = None,
+    before: ReadBefore | None = None,
 ) -> str | None:
-    # Titles are unescaped twice by default: RSS titles, whose level of escaping is not
-    # declared, are often double-escaped. An Atom title declares it: pass False.
-    return _capped_text(
-        raw, kind, issues, MAX_TITLE_BYTES, _TITLE_CUT, unescape_twice=unescape_twice, cuts=cuts
-    )
+    """A title as plain text that shows no markup.
+
+    Titles are unescaped twice by default: RSS titles, whose level of escaping is not
+    declared, are often double-escaped. An Atom title declares it: pass False. A title
+    whose text still shows markup by an RSS title's rules (``_shows_tags``: markup
+    escaped once more than declared, or a plain-text title holding it, such as
+    ``<script>…</script>Hi``) is read once more as HTML: nothing active reaches a
+    record. Versions before kept that markup: ``before`` gets their reading."""
+    if not raw:
+        return None
+    value = _read_text(raw, kind, issues, unescape_twice=unescape_twice)
+    if "<" in value and _shows_tags(value):
+        if before is not None:
+            before_cuts: Cuts = []
+            before["title"] = _capped(value, [], MAX_TITLE_BYTES, _TITLE_CUT, before_cuts)
+            before["title_cuts"] = tuple(before_cuts)
+        value = html_text(value)
+    if len(value) * 4 <= MAX_TITLE_BYTES:  # it cannot be over the cap (most titles)
+        return value or None
+    return _capped(value, issues, MAX_TITLE_BYTES, _TITLE_CUT, cuts)
+
+
+def title_read_before(text: str | None, title_now: str | None, before: ReadBefore) -> None:
+    """Puts in ``before`` the title versions before read of ``text`` (taken from the
+    document as plain text, its markup kept), where that differs from ``title_now``: a
+    JSON Feed title, read as an RSS title is since."""
+    if not text:
+        return
+    before_cuts: Cuts = []
+    earlier = _capped(plain_text(text), [], MAX_TITLE_BYTES, _TITLE_CUT, before_cuts)
+    if earlier != title_now:
+        before["title"] = earlier
+        before["title_cuts"] = tuple(before_cuts)
+
+
+def tags_without_markup(tags: tuple[str, ...], before: ReadBefore) -> tuple[str, ...]:
+    """The tags, each that shows markup by a title's rules (``_shows_tags``) read as
+    HTML for its words (none left: the tag is dropped); ``tags`` itself when none shows
+    any, as in nearly every item. Versions before kept the markup: ``before`` gets their
+    tags when they differ."""
+    for tag in tags:
+        if "<" in tag:
+            break
+    else:
+        return tags
+    read = [html_text(tag) if "<" in tag and _shows_tags(tag) else tag for tag in tags]
+    if read == list(tags):
+        return tags
+    before["tags"] = tags
+    return tuple(dict.fromkeys(filter(None, read)))
+
+
+def with_read_before(item: ParsedItem, before: ReadBefore) -> ParsedItem:
+    """The item with ``read_before`` (the fields versions before read otherwise) made of
+    ``before``; ``item`` when ``before`` is empty."""
+    return item._replace(read_before=tuple(before.items())) if before else item
 
 
 def rss_title_kind(raw: str | None) -> TextKind:
@@ -212,6 +268,25 @@ def _capped_text(
             issues.append(REFERENCE_REPLACED)
     else:
         value = plain_text(raw)
+    if len(value) * 4 <= max_bytes:  # it cannot be over the cap
+        return value or None
+    return _capped(value, issues, max_bytes, when_cut, cuts)
+
+
+def _read_text(raw: str, kind: TextKind, issues: list[Issue], *, unescape_twice: bool) -> str:
+    """The plain text of ``raw`` read as ``kind``."""
+    if kind == "html":
+        value = html_text(raw, unescape_twice=unescape_twice)
+        if references_replaced(raw, value):
+            issues.append(REFERENCE_REPLACED)
+        return value
+    return plain_text(raw)
+
+
+def _capped(
+    value: str, issues: list[Issue], max_bytes: int, when_cut: Issue, cuts: Cuts | None
+) -> str | None:
+    """``value`` cut to ``max_bytes`` (``_capped_text``), ``None`` when empty."""
     if len(value) * 4 > max_bytes:  # else it cannot be over the cap
         whole = value
         value, was_cut = capped(value, max_bytes)

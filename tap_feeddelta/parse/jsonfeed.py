@@ -177,7 +177,7 @@ def json_feed(
     )
     return ParsedFeed(
         format=feed_format,
-        title=fields.title(_words(document.get("title"), "feed title", issues), "text", issues),
+        title=_title(document.get("title"), "feed title", issues),
         link=fields.url(
             _string(document.get("home_page_url"), "home page url", issues), url, "feed", issues
         ),
@@ -243,16 +243,19 @@ def _item(
                 tags.append(tag)
     elif raw_tags is not None:
         issues.append(Issue("invalid_value", "The tags are not a list; ignored."))
+    before: fields.ReadBefore = {}
+    raw_title = raw.get("title")
+    title = _title(raw_title, "title", issues, cuts, before)
     # Positional (faster than keywords); the order is checked by test_fields.py.
-    return ParsedItem(
+    item = ParsedItem(
         native_id,  # native_id
         "json_id" if native_id is not None else None,  # native_id_source
         fields.item_url(url),  # url (Google Alerts: the page, not the redirect)
-        fields.title(_words(raw.get("title"), "title", issues), "text", issues, cuts=cuts),
+        title,  # title
         _summary(raw.get("summary"), issues, cuts),
         content,  # content_text
         _authors(raw, base, issues) or feed_authors,  # authors
-        fields.item_tags(tags, issues),  # tags
+        fields.tags_without_markup(fields.item_tags(tags, issues), before),  # tags
         fields.date(
             _string(raw.get("date_published"), "date_published", issues), "published", issues
         ),  # published_at
@@ -264,6 +267,25 @@ def _item(
         tuple(issues) if len(issues) < 2 else fields.distinct_issues(issues),  # issues
         tuple(cuts) if cuts else (),  # cut_digests
     )
+    return fields.with_read_before(item, before) if before else item
+
+
+def _title(
+    value: object,
+    what: str,
+    issues: list[Issue],
+    cuts: fields.Cuts | None = None,
+    before: fields.ReadBefore | None = None,
+) -> str | None:
+    """A title, read as an RSS title is (``fields.rss_title_kind``): plain text by the
+    spec, but generators put escaped text (``Tom &amp; Jerry``, double-escaped too) and
+    markup (``<em>New</em>``) there. Versions before read it as plain text with its
+    references decoded once: ``before`` gets that reading where it differs."""
+    raw = _text(value, what, issues)
+    title = fields.title(raw, fields.rss_title_kind(raw), issues, cuts=cuts)
+    if before is not None and raw and ("<" in raw or "&" in raw):  # else read alike
+        fields.title_read_before(_decoded(raw, []), title, before)
+    return title
 
 
 def _summary(value: object, issues: list[Issue], cuts: fields.Cuts) -> str | None:

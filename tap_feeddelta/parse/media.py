@@ -160,6 +160,7 @@ def fallback_title(
     unescape_twice: bool,
     has_title: bool,
     cuts: fields.Cuts | None = None,
+    before: fields.ReadBefore | None = None,
 ) -> str | None:
     """The title of an item whose own title (RSS ``title`` or ``dc:title``, Atom ``title``)
     is missing or has no words: its ``itunes:title``, else its Media RSS title.
@@ -181,13 +182,14 @@ def fallback_title(
             issues,
             unescape_twice=unescape_twice,
             cuts=cuts,
+            before=before,
         )
         if found is not None:
             return found
     if not elements:
         return None
     raw, kind = media_text(key, elements, "media:title", in_contents=not has_title)
-    return fields.title(raw, kind, issues, unescape_twice=unescape_twice, cuts=cuts)
+    return fields.title(raw, kind, issues, unescape_twice=unescape_twice, cuts=cuts, before=before)
 
 
 _FLICKR_TAGS: Final = "urn:flickr:tags"

@@ -423,8 +423,11 @@ def _item(
         tags = media_tags(key, media_elements, issues)
     if not tags and itunes_keywords:  # podcasts often have no other
         tags = keyword_tags(itunes_keywords, issues)
+    before: fields.ReadBefore = {}
     item_title = (
-        fields.title(title, fields.rss_title_kind(title), issues, cuts=cuts) if title else None
+        fields.title(title, fields.rss_title_kind(title), issues, cuts=cuts, before=before)
+        if title
+        else None
     )
     if item_title is None:  # no title, or one without words
         has_title = any(key[child.tag] in ("title", "dc:title") for child in element)
@@ -436,11 +439,14 @@ def _item(
             unescape_twice=True,
             has_title=has_title,
             cuts=cuts,
+            before=before,
         )
     listed = authors or itunes_authors
     merged = merged_authors(listed) if len(listed) > 1 else listed
+    if merged is not listed:  # versions before listed one person once per element
+        before["authors"] = fields.first_authors(listed, [])
     # Positional (faster than keywords); the order is checked by test_fields.py.
-    return ParsedItem(
+    item = ParsedItem(
         native_id,  # native_id
         "guid" if native_id is not None else None,  # native_id_source
         fields.item_url(url),  # url (Google Alerts: the page, not the redirect)
@@ -448,15 +454,15 @@ def _item(
         summary,  # summary
         fields.content(encoded, "html", issues, cuts),  # content_text
         fields.first_authors(merged, issues) or feed_authors,  # authors
-        fields.item_tags(tags, issues),  # tags
+        fields.tags_without_markup(fields.item_tags(tags, issues), before),  # tags
         fields.date(published, "published", issues),  # published_at
         fields.date(updated, "updated", issues),  # updated_at
         fields.first_enclosures(enclosures or media, issues),  # enclosures
         pointer,  # source_pointer
         tuple(issues) if len(issues) < 2 else fields.distinct_issues(issues),  # issues
         tuple(cuts) if cuts else (),  # cut_digests
-        () if merged is listed else fields.first_authors(listed, []),  # authors_as_listed
     )
+    return fields.with_read_before(item, before) if before else item
 
 
 def _element_authors(

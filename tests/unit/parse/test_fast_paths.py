@@ -215,7 +215,7 @@ def test_parsed_item_fields_are_in_the_order_the_readers_pass_them() -> None:
     assert list(ParsedItem._fields) == [
         "native_id", "native_id_source", "url", "title", "summary", "content_text", "authors",
         "tags", "published_at", "updated_at", "enclosures", "source_pointer", "issues",
-        "cut_digests", "authors_as_listed",
+        "cut_digests", "read_before",
     ]  # fmt: skip
 
 

@@ -1,0 +1,127 @@
+"""No markup reaches a title or a tag: a JSON Feed title is read as an RSS title is
+(HTML when it shows markup), and a title or tag whose text still shows markup after its
+declared unescaping (escaped once more, or a plain-text field holding it) is read once
+more as HTML. Text that names a tag ("Why the </script> tag breaks") keeps its words."""
+
+from __future__ import annotations
+
+import json
+from xml.sax.saxutils import escape
+
+import pytest
+
+from tap_feeddelta.models import ParsedItem
+from tap_feeddelta.parse import parse_feed
+
+URL = "https://m.example/feed"
+
+# (title as the publisher wrote it, the title read)
+TITLES = [
+    ("<script>alert(1)</script>Hi", "Hi"),
+    ("<em>New</em> post", "New post"),
+    ("<img src=x onerror=alert(1)>Pic", "Pic"),
+    ("AT&amp;amp;T", "AT&T"),
+    ("Tom &amp; Jerry", "Tom & Jerry"),
+    ("Don&#8217;t", "Don\u2019t"),
+    ("x &lt;b&gt; y", "x <b> y"),  # a tag named, escaped once: the topic
+    ("Why the </script> tag breaks", "Why the </script> tag breaks"),
+    ("When to use <hr> vs. borders", "When to use <hr> vs. borders"),
+    ("Vec<String> and Option<T>", "Vec<String> and Option<T>"),
+    ("a<b and c>d", "a<b and c>d"),
+    ("Plain", "Plain"),
+]
+
+
+def _json(title: str, tags: list[str] | None = None) -> bytes:
+    item = {"id": "1", "title": title, "content_text": "c", "tags": tags or []}
+    return json.dumps(
+        {"version": "https://jsonfeed.org/version/1.1", "title": title, "items": [item]}
+    ).encode()
+
+
+def _rss(title_xml: str, tags_xml: str = "") -> bytes:
+    return (
+        f'<rss version="2.0"><channel><title>{title_xml}</title><item><guid>1</guid>'
+        f"<title>{title_xml}</title>{tags_xml}</item></channel></rss>"
+    ).encode()
+
+
+def _only_item(body: bytes) -> ParsedItem:
+    (item,) = parse_feed(body, None, URL).items
+    return item
+
+
+@pytest.mark.parametrize(("written", "read"), TITLES, ids=[t for t, _ in TITLES])
+def test_a_json_feed_title_is_read_as_an_rss_title(written: str, read: str) -> None:
+    feed = parse_feed(_json(written), "application/feed+json", URL)
+    rss = parse_feed(_rss(escape(written)), None, URL)
+    assert (feed.title, feed.items[0].title) == (read, read)
+    assert (rss.title, rss.items[0].title) == (read, read)
+
+
+@pytest.mark.parametrize(
+    ("title_xml", "read"),
+    [
+        ("&amp;lt;script&amp;gt;alert(1)&amp;lt;/script&amp;gt;Hi", "Hi"),
+        ("&amp;lt;b&amp;gt;New&amp;lt;/b&amp;gt; post", "New post"),
+        ("&amp;lt;img src=x onerror=alert(1)&amp;gt;Pic", "Pic"),
+        ("The &amp;lt;b&amp;gt; tag", "The <b> tag"),  # one tag named: the topic
+    ],
+)
+def test_markup_escaped_once_more_than_read_leaves_no_tag(title_xml: str, read: str) -> None:
+    assert _only_item(_rss(title_xml)).title == read
+
+
+def test_an_atom_text_title_holding_markup_keeps_its_words_only() -> None:
+    body = (
+        b'<feed xmlns="http://www.w3.org/2005/Atom"><title>F</title><entry><id>1</id>'
+        b'<title type="text">&lt;b onclick="x()"&gt;Bold&lt;/b&gt; move</title>'
+        b'<title type="html">&amp;lt;i&amp;gt;second&amp;lt;/i&amp;gt;</title></entry></feed>'
+    )
+    assert _only_item(body).title == "Bold move"
+
+
+def test_a_title_of_markup_alone_is_no_title() -> None:
+    assert _only_item(_json("<script>alert(1)</script>")).title is None
+
+
+TAGS = [
+    ("<b>News</b>", "News"),
+    ('<a href="javascript:x()">Link</a>', "Link"),
+    ("Vec<String>", "Vec<String>"),
+    ("c<d", "c<d"),
+    ("</script>", "</script>"),  # an end tag alone: a name
+]
+
+
+@pytest.mark.parametrize(("written", "read"), TAGS, ids=[t for t, _ in TAGS])
+def test_a_tag_showing_markup_keeps_its_words(written: str, read: str) -> None:
+    atom = (
+        '<feed xmlns="http://www.w3.org/2005/Atom"><title>F</title><entry><id>1</id>'
+        f'<title>T</title><category term="{escape(written, {chr(34): "&quot;"})}"/></entry></feed>'
+    ).encode()
+    rss = _rss("T", f"<category>{escape(written)}</category>")
+    media = _rss(
+        "T",
+        '<media:keywords xmlns:media="http://search.yahoo.com/mrss/">'
+        f"{escape(written)}</media:keywords>",
+    )
+    for body in (_json("T", [written]), rss, atom, media):
+        assert _only_item(body).tags == (read,)
+
+
+def test_tags_that_read_alike_are_one_and_one_without_words_is_none() -> None:
+    item = _only_item(_json("T", ["<b>News</b>", "News", "<script>x()</script>", "Other"]))
+    assert item.tags == ("News", "Other")
+
+
+def test_items_read_as_versions_before_read_them_carry_nothing_more() -> None:
+    # read_before is only for items some field of which reads otherwise now.
+    assert _only_item(_json("Plain <hr> title", ["a", "b"])).read_before == ()
+    assert _only_item(_rss("Tom &amp;amp; Jerry", "<category>x</category>")).read_before == ()
+    json_item = _only_item(_json("<em>New</em>", ["<b>x</b>"]))
+    assert dict(json_item.read_before) == {
+        "title": "<em>New</em>",
+        "title_cuts": (),
+        "tags": ("<b>x</b>",),
+    }
