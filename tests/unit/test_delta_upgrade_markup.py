@@ -7,6 +7,8 @@ from __future__ import annotations
 
 import dataclasses
 import json
+from collections.abc import Mapping
+from typing import Any
 
 import pytest
 
@@ -30,7 +32,7 @@ URL = "https://m.example/feed"
 SETTINGS = DeltaSettings("m", URL)
 
 
-def _json_items(*items: dict[str, object]) -> list[ParsedItem]:
+def _json_items(*items: Mapping[str, object]) -> list[ParsedItem]:
     body = json.dumps({"version": "https://jsonfeed.org/version/1.1", "items": list(items)})
     return list(parse_feed(body.encode(), None, URL).items)
 
@@ -67,7 +69,7 @@ BEFORE = {
 @pytest.mark.parametrize(("raw", "fields_before"), BEFORE.values(), ids=BEFORE.keys())
 @pytest.mark.parametrize("ignored", [(), ("updated_at",)], ids=["default", "ignoring"])
 def test_a_state_from_before_markup_was_read_sends_nothing_again(
-    raw: dict[str, object], fields_before: dict[str, object], ignored: tuple[str, ...]
+    raw: dict[str, object], fields_before: dict[str, Any], ignored: tuple[str, ...]
 ) -> None:
     (item,) = _json_items(raw)
     before = item._replace(read_before=(), **fields_before)
