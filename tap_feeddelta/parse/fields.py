@@ -109,7 +109,7 @@ def title(
             before_cuts: Cuts = []
             before["title"] = _capped(value, [], MAX_TITLE_BYTES, _TITLE_CUT, before_cuts)
             before["title_cuts"] = tuple(before_cuts)
-        value = html_text(value)
+        value = _without_markup(value)
     if len(value) * 4 <= MAX_TITLE_BYTES:  # it cannot be over the cap (most titles)
         return value or None
     return _capped(value, issues, MAX_TITLE_BYTES, _TITLE_CUT, cuts)
@@ -138,11 +138,22 @@ def tags_without_markup(tags: tuple[str, ...], before: ReadBefore) -> tuple[str,
             break
     else:
         return tags
-    read = [html_text(tag) if "<" in tag and _shows_tags(tag) else tag for tag in tags]
+    read = [_without_markup(tag) if "<" in tag and _shows_tags(tag) else tag for tag in tags]
     if read == list(tags):
         return tags
     before["tags"] = tags
     return tuple(dict.fromkeys(filter(None, read)))
+
+
+def _without_markup(text: str) -> str:
+    """``text``, which shows markup, read as HTML until it shows none: each reading takes
+    one level of escaping off (``&amp;lt;b&amp;gt;`` escaped twice more than read) and
+    makes the text shorter, and each level takes four times the characters, so few
+    readings are ever needed."""
+    text = html_text(text)
+    while "<" in text and _shows_tags(text):
+        text = html_text(text)
+    return text
 
 
 def with_read_before(item: ParsedItem, before: ReadBefore) -> ParsedItem:

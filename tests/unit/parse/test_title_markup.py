@@ -72,6 +72,23 @@ def test_markup_escaped_once_more_than_read_leaves_no_tag(title_xml: str, read: 
     assert _only_item(_rss(title_xml)).title == read
 
 
+def _nested(depth: int) -> str:
+    """Markup holding markup escaped once more, ``depth`` levels deep, around "Deep"."""
+    text = "Deep"
+    for level in range(depth):
+        text = f"<i{level}>{escape(text)}</i{level}>"
+    return text
+
+
+@pytest.mark.parametrize("depth", range(1, 7))
+def test_markup_nested_at_each_level_of_escaping_leaves_no_tag(depth: int) -> None:
+    # Each reading as HTML takes one level off: read until no markup shows.
+    written = _nested(depth)
+    assert _only_item(_json(written, [written])).title == "Deep"
+    assert _only_item(_json("T", [written])).tags == ("Deep",)
+    assert _only_item(_rss(escape(written))).title == "Deep"
+
+
 def test_an_atom_text_title_holding_markup_keeps_its_words_only() -> None:
     body = (
         b'<feed xmlns="http://www.w3.org/2005/Atom"><title>F</title><entry><id>1</id>'
@@ -87,6 +104,7 @@ def test_a_title_of_markup_alone_is_no_title() -> None:
 
 TAGS = [
     ("<b>News</b>", "News"),
+    ("<b>&lt;i&gt;Nested&lt;/i&gt;</b>", "Nested"),
     ('<a href="javascript:x()">Link</a>', "Link"),
     ("Vec<String>", "Vec<String>"),
     ("c<d", "c<d"),
