@@ -57,7 +57,13 @@ Cuts = list[tuple[str, str, str]]
 # it; ``with_read_before`` makes ParsedItem.read_before of it.
 ReadBefore = dict[str, Any]
 
-_MEDIA_TYPE: Final = re.compile(r"[A-Za-z0-9][\w.+-]*/[\w.+-]+(?:\s*;.*)?")
+# A media type, then its parameters as RFC 9110 writes them (a token, "=", a token or a
+# quoted string), each after a ";"; a quoted value holds no markup ("<", ">").
+_PARAMETER_WORD: Final = r"[!#$%&'*+.^_`|~\w-]+"
+_MEDIA_TYPE: Final = re.compile(r"[A-Za-z0-9][\w.+-]*/[\w.+-]+")
+_MEDIA_TYPE_PARAMETERS: Final = re.compile(
+    rf"(?:\s*;\s*(?:{_PARAMETER_WORD}\s*=\s*(?:{_PARAMETER_WORD}|\"[^\"\\<>]*\"))?)*\s*"
+)
 _EMAIL: Final = re.compile(r"[^\s@<>()\"',;]+@[^\s@<>()\"',;]+")
 _LANGUAGE: Final = re.compile(r"[A-Za-z]{1,8}(?:[-_][A-Za-z0-9]{1,8})*")
 
@@ -74,6 +80,20 @@ _SHOWS_HTML: Final = re.compile(
 # A start or end tag: "/" for an end tag, the name, then what follows the name.
 _TITLE_TAG: Final = re.compile(r"<(/?)([A-Za-z][\w:.-]*)(\s[^<>]*|/)?>")
 _VOID_NAMES: Final = frozenset({"br", "hr", "img", "wbr"})
+# A script or style start tag in any shape, with any prefix: what follows it is code.
+_RUNNING_START: Final = re.compile(r"<(?:[A-Za-z_][\w.-]*:)?(?:script|style)(?![\w.:-])", re.I)
+# A start tag's name followed by a space or "/": what may go on with an attribute.
+_OPEN_START_TAG: Final = re.compile(r"<[A-Za-z][\w:.-]*(?=[\s/])")
+# An attribute whose value runs script or loads something (an event handler, a URL, a
+# style, a meta refresh, SVG's animation of another attribute), spaces around its "="
+# and any prefix (xlink:href) allowed. Other attributes hold nothing active: "x<y means
+# x = y - 1" is no tag to read away.
+_ACTIVE_ATTRIBUTE: Final = re.compile(
+    r"[\s/](?:[\w-]+:)?(?:on\w+|href|src|srcset|action|formaction|data|srcdoc|style"
+    r"|background|poster|content|http-equiv|codebase|archive|lowsrc|dynsrc|ping"
+    r"|attributename|values|to|from|by)\s*=",
+    re.I,
+)
 
 
 REFERENCE_REPLACED: Final = Issue(
@@ -149,11 +169,11 @@ def _without_markup(text: str) -> str:
     """``text``, which shows markup, read as HTML until it shows none: each reading takes
     one level of escaping off (``&amp;lt;b&amp;gt;`` escaped twice more than read) and
     makes the text shorter, and each level takes four times the characters, so few
-    readings are ever needed."""
-    text = html_text(text)
-    while "<" in text and _shows_tags(text):
-        text = html_text(text)
-    return text
+    readings are ever needed. A reading that changes nothing ends it."""
+    read = html_text(text)
+    while read != text and "<" in read and _shows_tags(read):
+        text, read = read, html_text(read)
+    return read
 
 
 def with_read_before(item: ParsedItem, before: ReadBefore) -> ParsedItem:
@@ -204,9 +224,10 @@ def json_summary_kind(raw: str | None) -> TextKind:
 
 
 def text_shows_html(raw: str) -> bool:
-    """Whether the text of a field of no declared kind (podcast show notes) shows HTML.
+    """Whether the text of a field of no declared kind (podcast show notes) shows HTML:
+    ``_SHOWS_HTML``, or a tag active as written (``_shows_active_tag``).
     (``sniff.looks_like_html`` tells whether a whole document is an HTML page.)"""
-    return _SHOWS_HTML.search(raw) is not None
+    return _SHOWS_HTML.search(raw) is not None or ("<" in raw and _shows_active_tag(raw))
 
 
 def _rss_title_is_html(raw: str) -> bool:
@@ -222,8 +243,44 @@ def _rss_title_is_html(raw: str) -> bool:
     return _shows_tags(raw)
 
 
+def rss_title_read_as_text_before(raw: str) -> bool:
+    """Whether versions before read this RSS title, which shows markup, as plain text:
+    it shows only a tag active as written (``_shows_active_tag``), which they did not
+    count."""
+    if "&" in raw and CHARACTER_REFERENCE.search(raw):
+        return False
+    return not _shows_element_tags(raw)
+
+
 def _shows_tags(raw: str) -> bool:
-    """Whether text shows a tag as markup (``_rss_title_is_html``'s rules but references)."""
+    """Whether text shows a tag as markup (``_rss_title_is_html``'s rules but references):
+    an element closed after it opened, a void tag written as markup, or a tag active as
+    written (``_shows_active_tag``)."""
+    return _shows_element_tags(raw) or _shows_active_tag(raw)
+
+
+def _shows_active_tag(raw: str) -> bool:
+    """Whether text holds a tag that is active as written, closed or not: a script or
+    style start tag (``<script>alert(1)``), or a start tag with an active attribute
+    (``_ACTIVE_ATTRIBUTE``: ``<svg onload=…>``, ``<img/src/onerror=…>``, ``<a href="…">``
+    cut at the end). HTML lets attribute names hold "<", so a tag is scanned to its ">";
+    the text is split there, so each character is scanned once. "a<b and c>d",
+    "x<y means x = y - 1" show none."""
+    if _RUNNING_START.search(raw) is not None:
+        return True
+    if "=" not in raw:
+        return False
+    for part in raw.split(">"):
+        if "=" in part:
+            match = _OPEN_START_TAG.search(part)
+            if match is not None and _ACTIVE_ATTRIBUTE.search(part, match.end()):
+                return True
+    return False
+
+
+def _shows_element_tags(raw: str) -> bool:
+    """Whether text shows an element closed after it opened or a void tag written as
+    markup (with attributes or a "/", or glued to a word)."""
     opened: set[str] = set()
     for match in _TITLE_TAG.finditer(raw):
         is_end, name, rest = match.groups()
@@ -459,10 +516,14 @@ def _author(
 
 def _name_text(raw: str) -> str:
     """The plain text of a name: HTML when it shows HTML (an author page link), else
-    text with references in it (names come CDATA-wrapped from WordPress)."""
+    text with references in it (names come CDATA-wrapped from WordPress). Like a title,
+    a name whose text still shows markup (escaped once more, or put together again by
+    removing a tag: ``<<b></b>script>``) is read as HTML until it shows none."""
     if "<" in raw and text_shows_html(raw):
-        return html_text(raw)
-    return plain_text(decoded_references(raw))
+        text = html_text(raw)
+    else:
+        text = plain_text(decoded_references(raw))
+    return _without_markup(text) if "<" in text and _shows_tags(text) else text
 
 
 # Names that are each a link, separated by commas, semicolons or "and" (arXiv's listings).
@@ -569,8 +630,14 @@ def enclosure(
         if not media_type.isprintable():  # a tab or line break in its parameters, a control
             media_type = collapsed(without_controls(media_type))
         media_type = media_type.strip()
-        if len(media_type) <= MAX_MEDIA_TYPE_CHARS and _MEDIA_TYPE.fullmatch(media_type):
+        essence = _MEDIA_TYPE.match(media_type) if len(media_type) <= MAX_MEDIA_TYPE_CHARS else None
+        rest = media_type[essence.end() :].lstrip() if essence is not None else None
+        if rest == "":
             clean_type = media_type.lower()
+        elif essence is not None and rest is not None and rest.startswith(";"):
+            # Parameters that are no parameters (markup, a stray word) are left out.
+            has_parameters = _MEDIA_TYPE_PARAMETERS.fullmatch(media_type, essence.end())
+            clean_type = (media_type if has_parameters else essence.group()).lower()
     return Enclosure(url=href, type=clean_type, length_bytes=_length(length, issues))
 
 

@@ -424,11 +424,12 @@ def _item(
     if not tags and itunes_keywords:  # podcasts often have no other
         tags = keyword_tags(itunes_keywords, issues)
     before: fields.ReadBefore = {}
-    item_title = (
-        fields.title(title, fields.rss_title_kind(title), issues, cuts=cuts, before=before)
-        if title
-        else None
-    )
+    item_title = None
+    if title:
+        title_kind = fields.rss_title_kind(title)
+        item_title = fields.title(title, title_kind, issues, cuts=cuts, before=before)
+        if title_kind == "html" and fields.rss_title_read_as_text_before(title):
+            fields.title_read_before(title, item_title, before)
     if item_title is None:  # no title, or one without words
         has_title = any(key[child.tag] in ("title", "dc:title") for child in element)
         item_title = fallback_title(

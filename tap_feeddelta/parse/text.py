@@ -124,6 +124,7 @@ _USUAL_MARKUP: Final = re.compile(
 # C0 controls and DEL (those Python counts as whitespace are collapsed instead), the C1
 # range, lone surrogates and non-characters that JSON or entity decoding can produce.
 _CONTROL: Final = re.compile(r"[\x00-\x08\x0e-\x1b\x7f-\x84\x86-\x9f\ud800-\udfff\ufffe\uffff]")
+_CONTROL_AFTER_LT: Final = re.compile("<(?:" + _CONTROL.pattern + ")+")
 _C1_BYTES: Final = bytes(range(0x80, 0xA0))
 _SPACE_RUN: Final = re.compile("  +")
 # A character or entity reference, ";" and all: what a text still holds after one
@@ -383,6 +384,11 @@ def html_text(text: str, *, unescape_twice: bool = False) -> str:
     if "<" in text:
         stripped = _simple_tags_removed(text)  # None for any comment: "<!" is no plain tag
         if stripped is None:
+            if _CONTROL_AFTER_LT.search(text) is not None:
+                # "<\x7fimg …>": the control goes at the end, so a tag would be left
+                # there; removed first, as a JSON reader removes it (the fast path
+                # above saw every "<" start a tag: none is followed by a control).
+                text = _CONTROL_AFTER_LT.sub("<", text)
             if "<!--" in text:
                 text = _COMMENT.sub(" ", text)
             text = _DROPPED.sub(" ", text)

@@ -136,3 +136,14 @@ def test_an_item_without_id_or_link_keeps_the_id_derived_from_its_title_then() -
     upgraded = diff_items(_state([(old_id, fingerprint_bytes(before))]), [item], SETTINGS)
     assert (upgraded.changes, upgraded.counts.unchanged) == ((), 1)
     assert upgraded.counts.new == 0
+
+
+def test_an_rss_title_read_as_html_for_an_active_tag_keeps_its_memory() -> None:
+    # Versions before read it as plain text: it showed no element closed after it opened.
+    (item,) = _rss_items(
+        '<item><guid>g</guid><title>&lt;a href="https://x.example/"&gt;Read more</title></item>'
+    )
+    assert item.title == "Read more"
+    before = item._replace(read_before=(), title='<a href="https://x.example/">Read more')
+    upgraded = diff_items(_state([("g", fingerprint_bytes(before))]), [item], SETTINGS)
+    assert (upgraded.changes, upgraded.counts.unchanged) == ((), 1)

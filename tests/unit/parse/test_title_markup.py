@@ -143,3 +143,99 @@ def test_items_read_as_versions_before_read_them_carry_nothing_more() -> None:
         "title_cuts": (),
         "tags": ("<b>x</b>",),
     }
+
+
+# Tags active as written, closed or not: read away in titles, tags and names alike.
+ACTIVE = [
+    ('<a href="javascript:alert(1)">Read', "Read"),
+    ("<img/src/onerror=alert(1)>Hi", "Hi"),
+    ("<b onclick = x()>Bold", "Bold"),
+    ("Hi <img src=x onerror=alert(1)//", "Hi"),  # cut before its ">"
+    ("Hi <script>alert(1)", "Hi"),  # unclosed: the rest is code
+    ("Hi <svg:style>x{}", "Hi"),
+    ('Hi <math><mi xlink:href="javascript:x()">', "Hi"),
+]
+# Text that only looks like a tag stays as it is.
+INERT = ["x<y means x = y - 1", "a<b and c>d", "Vec<T> = Vec::new()", "Use <details open>"]
+
+
+@pytest.mark.parametrize(("written", "read"), ACTIVE, ids=[t for t, _ in ACTIVE])
+def test_a_tag_active_as_written_leaves_titles_tags_and_names(written: str, read: str) -> None:
+    item = _only_item(_json(written, [written]))
+    assert (item.title, item.tags) == (read, (read,))
+    assert _only_item(_rss(escape(written))).title == read
+    creator = (
+        f'<dc:creator xmlns:dc="http://purl.org/dc/elements/1.1/">{escape(written)}</dc:creator>'
+    )
+    (author,) = _only_item(_rss("T", creator)).authors
+    assert author.name == read
+
+
+@pytest.mark.parametrize("written", INERT)
+def test_text_that_only_looks_like_a_tag_keeps_it(written: str) -> None:
+    item = _only_item(_json(written, [written]))
+    assert (item.title, item.tags) == (written, (written,))
+    assert _only_item(_rss(escape(written))).title == written
+
+
+@pytest.mark.parametrize(
+    "name_xml",
+    [
+        "&amp;lt;script&amp;gt;alert(1)&amp;lt;/script&amp;gt;Jo",  # escaped once more
+        "&lt;&lt;b&gt;&lt;/b&gt;script&gt;alert(1)&lt;&lt;/b&gt;/script&gt;Jo",  # rejoined
+    ],
+)
+def test_an_author_name_is_read_until_no_markup_shows(name_xml: str) -> None:
+    creator = f'<dc:creator xmlns:dc="http://purl.org/dc/elements/1.1/">{name_xml}</dc:creator>'
+    (author,) = _only_item(_rss("T", creator)).authors
+    assert author.name == "Jo"
+
+
+def test_fields_of_no_declared_kind_read_an_active_tag_as_html() -> None:
+    itunes = (
+        '<itunes:summary xmlns:itunes="http://www.itunes.com/dtds/podcast-1.0.dtd">'
+        '&lt;a href="javascript:x()"&gt;Show notes</itunes:summary>'
+    )
+    assert _only_item(_rss("T", itunes)).summary == "Show notes"
+    body = json.dumps(
+        {
+            "version": "https://jsonfeed.org/version/1.1",
+            "items": [{"id": "1", "summary": '<a href="javascript:x()">Summary'}],
+        }
+    ).encode()
+    assert _only_item(body).summary == "Summary"
+
+
+@pytest.mark.parametrize("control", ["\x7f", "&#127;", "&#1;", "&#x1b;"])
+def test_a_control_after_a_less_than_sign_makes_no_tag(control: str) -> None:
+    # Removed before the tags are read (as a JSON reader removes it), not after.
+    description = f"<description>&lt;{control}img src=x onerror=alert(1)&gt;Hi</description>"
+    assert _only_item(_rss("T", description)).summary == "Hi"
+    content = (
+        '<content:encoded xmlns:content="http://purl.org/rss/1.0/modules/content/">'
+        f"&lt;p&gt;&lt;{control}img src=x onerror=alert(1)&gt;Hi&lt;/p&gt;</content:encoded>"
+    )
+    assert _only_item(_rss("T", content)).content_text == "Hi"
+
+
+@pytest.mark.parametrize(
+    ("written", "read"),
+    [
+        ("audio/mpeg", "audio/mpeg"),
+        ("Audio/MPEG; charset=UTF-8", "audio/mpeg; charset=utf-8"),
+        (
+            'video/mp4; codecs="avc1.42E01E, mp4a.40.2"',
+            'video/mp4; codecs="avc1.42e01e, mp4a.40.2"',
+        ),
+        ("audio/mpeg;<svg onload=alert(1)>", "audio/mpeg"),
+        ('audio/mpeg; x="<script>alert(1)</script>"', "audio/mpeg"),
+        ("audio/mpeg; \u202e", "audio/mpeg"),
+        ("audio/mpeg<script>", None),  # no type followed by markup
+        ("mpeg", None),
+    ],
+)
+def test_an_enclosure_type_keeps_only_real_parameters(written: str, read: str | None) -> None:
+    quoted = escape(written, {'"': "&quot;"})
+    enclosure = f'<enclosure url="https://m.example/a.mp3" length="5" type="{quoted}"/>'
+    (found,) = _only_item(_rss("T", enclosure)).enclosures
+    assert found.type == read
