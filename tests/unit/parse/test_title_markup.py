@@ -6,9 +6,12 @@ more as HTML. Text that names a tag ("Why the </script> tag breaks") keeps its w
 from __future__ import annotations
 
 import json
+import re
 from xml.sax.saxutils import escape
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from tap_feeddelta.models import ParsedItem
 from tap_feeddelta.parse import parse_feed
@@ -239,3 +242,31 @@ def test_an_enclosure_type_keeps_only_real_parameters(written: str, read: str | 
     enclosure = f'<enclosure url="https://m.example/a.mp3" length="5" type="{quoted}"/>'
     (found,) = _only_item(_rss("T", enclosure)).enclosures
     assert found.type == read
+
+
+_PIECES = [
+    "<", ">", "/", "=", " ", "&", "amp;", "lt;", "gt;", "#127;", "\x7f", '"', "x", "a", "b",
+    "script", "style", "svg", "img", "on", "load", "href", "src", "javascript:", "</",
+]  # fmt: skip
+# An oracle apart from the parser's own rules: a script or style start tag, or a tag
+# holding an event handler or a URL attribute before its ">" (or the end).
+_RUNNING = re.compile(r"<(?:\w+:)?(?:script|style)(?![\w.:-])", re.I)
+_HANDLER = re.compile(r"<[A-Za-z][^>]*?[\s/](?:on\w+|href|src)\s*=", re.I)
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.sampled_from(_PIECES), max_size=14).map("".join))
+def test_no_title_tag_or_name_shows_an_active_tag(written: str) -> None:
+    creator = '<dc:creator xmlns:dc="http://purl.org/dc/elements/1.1/">{}</dc:creator>'
+    json_item = _only_item(_json(written, [written]))
+    body = {"version": "https://jsonfeed.org/version/1.1", "items": [
+        {"id": "1", "title": "t", "authors": [{"name": written}]}
+    ]}  # fmt: skip
+    json_names = [a.name for a in _only_item(json.dumps(body).encode()).authors]
+    xml = escape(written).replace("\x7f", "&#127;")
+    rss_item = _only_item(_rss(xml, creator.format(xml)))
+    texts = [json_item.title, *json_item.tags, rss_item.title, *rss_item.tags, *json_names]
+    texts += [author.name for author in rss_item.authors]
+    for text in filter(None, texts):
+        assert not _RUNNING.search(text), text
+        assert not _HANDLER.search(text), text
