@@ -494,6 +494,8 @@ def _author(
     if name and len(name) > MAX_PERSON_TEXT_CHARS:
         name, was_cut = name[:MAX_PERSON_TEXT_CHARS], True
     clean_name = _name_text(name) if name else None
+    if clean_name and not clean_name.isascii() and not as_read(clean_name):
+        clean_name = None  # only invisible characters: no name a reader sees
     if clean_name and references_replaced(name or "", clean_name):
         issues.append(REFERENCE_REPLACED)
     if clean_name:
@@ -688,6 +690,8 @@ def tag(raw: str | None, issues: list[Issue]) -> str | None:
     value = _TAGS.get(raw)
     if value is None:
         value = plain_text(decoded_references(raw))
+        if not value.isascii() and not as_read(value):
+            value = ""  # only invisible characters: no tag a reader sees
         # Issues are not remembered: a cache hit would not report them.
         remember = True
         if references_replaced(raw, value):

@@ -270,3 +270,13 @@ def test_no_title_tag_or_name_shows_an_active_tag(written: str) -> None:
     for text in filter(None, texts):
         assert not _RUNNING.search(text), text
         assert not _HANDLER.search(text), text
+
+
+def test_a_tag_or_name_of_invisible_characters_only_is_none() -> None:
+    body = {"version": "https://jsonfeed.org/version/1.1", "items": [
+        {"id": "1", "title": "t", "tags": ["\u200b", "\u200b\u00ad", "a\u200b"],
+         "authors": [{"name": "\u200b\u2060"}, {"name": "Jo\u200b"}]}
+    ]}  # fmt: skip
+    item = _only_item(json.dumps(body).encode())
+    assert item.tags == ("a\u200b",)
+    assert [author.name for author in item.authors] == ["Jo\u200b"]
