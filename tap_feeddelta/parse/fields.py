@@ -119,8 +119,8 @@ def title(
     declared, are often double-escaped. An Atom title declares it: pass False. A title
     whose text still shows markup by an RSS title's rules (``_shows_tags``: markup
     escaped once more than declared, or a plain-text title holding it, such as
-    ``<script>…</script>Hi``) is read once more as HTML: nothing active reaches a
-    record. Versions before kept that markup: ``before`` gets their reading."""
+    ``<script>…</script>Hi``) is read as HTML again until it shows none: nothing active
+    reaches a record. Versions before kept that markup: ``before`` gets their reading."""
     if not raw:
         return None
     value = _read_text(raw, kind, issues, unescape_twice=unescape_twice)
@@ -632,15 +632,21 @@ def enclosure(
         if not media_type.isprintable():  # a tab or line break in its parameters, a control
             media_type = collapsed(without_controls(media_type))
         media_type = media_type.strip()
-        essence = _MEDIA_TYPE.match(media_type) if len(media_type) <= MAX_MEDIA_TYPE_CHARS else None
-        rest = media_type[essence.end() :].lstrip() if essence is not None else None
-        if rest == "":
-            clean_type = media_type.lower()
-        elif essence is not None and rest is not None and rest.startswith(";"):
-            # Parameters that are no parameters (markup, a stray word) are left out.
-            has_parameters = _MEDIA_TYPE_PARAMETERS.fullmatch(media_type, essence.end())
-            clean_type = (media_type if has_parameters else essence.group()).lower()
+        clean_type = _media_type(media_type)
     return Enclosure(url=href, type=clean_type, length_bytes=_length(length, issues))
+
+
+def _media_type(text: str) -> str | None:
+    """A media type, lowercased, with its parameters when they are written as parameters
+    (RFC 9110) and without them when they are not (markup, a stray word); ``None`` for
+    text that is no media type."""
+    essence = _MEDIA_TYPE.match(text) if len(text) <= MAX_MEDIA_TYPE_CHARS else None
+    if essence is None:
+        return None
+    rest = text[essence.end() :].lstrip()
+    if not rest or (rest[0] == ";" and _MEDIA_TYPE_PARAMETERS.fullmatch(text, essence.end())):
+        return text.lower()
+    return essence.group().lower() if rest[0] == ";" else None
 
 
 _ENCLOSURES_CUT: Final = Issue(
