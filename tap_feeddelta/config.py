@@ -333,7 +333,8 @@ def _schema_violations(
     """(where in the config, what is wrong there) for each JSON-schema violation."""
     from jsonschema.validators import validator_for
 
-    validator = validator_for(schema)(schema)
+    checked = _schema_to_check(schema, config)
+    validator = validator_for(checked)(checked)
     return [
         (
             tuple(error.absolute_path),
@@ -342,6 +343,28 @@ def _schema_violations(
         )
         for error in validator.iter_errors(config)
     ]
+
+
+def _schema_to_check(schema: dict[str, Any], config: dict[str, Any]) -> dict[str, Any]:
+    """``schema``; or, when every feed URL plainly meets the rules of its items (a string,
+    at most maxLength characters, matching the pattern: what jsonschema checks, as it
+    checks it), a copy without them. jsonschema walks each URL at ~6.5 µs (65 ms of
+    every start-up at 10,000 feeds) to find nothing; a URL that breaks a rule has
+    jsonschema check them all, so the problems and their order are its own."""
+    feed_urls = schema.get("properties", {}).get("feed_urls")
+    urls = config.get("feed_urls")
+    if not (isinstance(feed_urls, dict) and isinstance(urls, list)):
+        return schema
+    items = feed_urls.get("items")
+    if not (isinstance(items, dict) and items.keys() == {"type", "pattern", "maxLength"}):
+        return schema
+    if items["type"] != "string":
+        return schema
+    pattern, longest = re.compile(items["pattern"]), items["maxLength"]
+    if not all(type(url) is str and len(url) <= longest and pattern.search(url) for url in urls):
+        return schema
+    without_items = {key: rule for key, rule in feed_urls.items() if key != "items"}
+    return {**schema, "properties": {**schema["properties"], "feed_urls": without_items}}
 
 
 def all_config_problems(

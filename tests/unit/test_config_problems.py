@@ -197,3 +197,55 @@ def test_about_says_what_a_long_feed_list_and_max_feed_bytes_do() -> None:
     assert "needs shard_count" in feed_urls and "refused" in feed_urls
     max_feed_bytes = CONFIG_SCHEMA["properties"]["max_feed_bytes"]["description"]
     assert "as received and as decoded" in max_feed_bytes
+
+
+def _violations_walked_by_jsonschema(config: dict[str, Any]) -> list[tuple[Any, ...]]:
+    """What _schema_violations said when jsonschema walked every URL."""
+    from jsonschema.validators import validator_for
+
+    from tap_feeddelta.config import _rule_broken
+
+    validator = validator_for(CONFIG_SCHEMA)(CONFIG_SCHEMA)
+    return [
+        (
+            tuple(error.absolute_path),
+            f"config{''.join(f'[{step!r}]' for step in error.absolute_path)}: "
+            + _rule_broken(error),
+        )
+        for error in validator.iter_errors(config)
+    ]
+
+
+URL_ENTRIES = st.one_of(
+    st.sampled_from([OK, "https://example.com/a", "HtTpS://x", "ftp://x", "http:/x", "", "x"]),
+    st.builds(lambda n: "http://e.com/" + "a" * n, st.sampled_from([2000, 2035, 2036, 3000])),
+    st.builds(lambda s: OK + s, st.sampled_from(["\n", "\u00e9", "\ud800"])),
+    st.sampled_from([None, 1, 1.5, True, [OK], {"url": OK}]),
+)
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    st.lists(URL_ENTRIES, max_size=6),
+    st.sampled_from([{}, {"max_concurrency": 0}, {"monitor_id": "a b"}, {"typo": 1}]),
+)
+def test_the_schema_check_finds_what_jsonschema_walking_every_url_finds(
+    urls: list[Any], others: dict[str, Any]
+) -> None:
+    from tap_feeddelta.config import _schema_violations
+
+    config = {"feed_urls": urls, **others}
+    assert _schema_violations(CONFIG_SCHEMA, config) == _violations_walked_by_jsonschema(config)
+
+
+def test_plain_feed_urls_are_not_walked_through_jsonschema_one_by_one() -> None:
+    # 6.5 µs a URL (65 ms at 10,000 feeds): URLs that plainly meet the items' schema are
+    # judged by one loop, and jsonschema checks the rest of the config.
+    from tap_feeddelta.config import _schema_to_check
+
+    schema = _schema_to_check(CONFIG_SCHEMA, {"feed_urls": [OK] * 3})
+    assert "items" not in schema["properties"]["feed_urls"]
+    assert "items" in CONFIG_SCHEMA["properties"]["feed_urls"]
+    assert _schema_to_check(CONFIG_SCHEMA, {"feed_urls": [OK, "ftp://x"]}) is CONFIG_SCHEMA
+    assert _schema_to_check(CONFIG_SCHEMA, {"feed_urls": [OK, None]}) is CONFIG_SCHEMA
+    assert _schema_to_check(CONFIG_SCHEMA, {"feed_urls": "not a list"}) is CONFIG_SCHEMA
