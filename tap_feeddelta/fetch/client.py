@@ -482,13 +482,13 @@ class Fetcher:
                 max_chunks=max_bytes // CAP_BYTES_PER_CHUNK,
                 max_wire_bytes=max_bytes * WIRE_BYTES_PER_CAP_BYTE,
             )
+            data = body.finish()
         except FetchError:
             raise
-        except Exception as exc:
+        except Exception as exc:  # in the reading or the decoding: the body's failure
             raise failure_from_exception(exc, phase="body", host=target.host) from None
         finally:  # also when the deadline cancels the read
             progress.bytes_received = body.decoded_bytes
-        data = body.finish()
         answer = Answer(
             status="ok",
             body=data or None,

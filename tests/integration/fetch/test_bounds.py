@@ -605,6 +605,48 @@ def test_a_gzip_body_served_without_content_encoding_is_decoded(
     assert result.bytes_received == len(text)
 
 
+def _gzipped(text: bytes, times: int) -> bytes:
+    for _ in range(times):
+        text = gzip.compress(text, compresslevel=0, mtime=0)  # stored: cheap to build
+    return text
+
+
+@pytest.mark.parametrize("times", [2, 1000], ids=["twice", "a-thousand-times"])
+def test_gzip_without_content_encoding_is_undone_once_only(
+    times: int, server: Server, fetchers: Callable[..., Fetcher], clock: Clock
+) -> None:
+    """One undeclared gunzip, not one per layer: a thousand layers took a RecursionError
+    (reported as a failure while waiting for the response), hundreds of large ones
+    seconds of the loop every fetch shares."""
+    server.routes["/feed"] = ok_handler(_gzipped(b"<rss>nested</rss>", times))
+    result = fetchers(allow_private_networks=True).fetch(server.url("/feed"))
+    assert_error(result, "bad_response", clock, 2.0)
+    assert result.error is not None
+    assert result.error.message == (
+        "The body is still gzip data after 1 layer of compression was undone: at most 3"
+        " are, and only one that the Content-Encoding does not declare."
+    )
+
+
+@pytest.mark.parametrize(
+    ("header", "times", "status"),
+    [("gzip, gzip", 3, "ok"), ("gzip, gzip, gzip", 4, "error")],
+    ids=["two-declared-one-not", "three-declared-one-not"],
+)
+def test_an_undeclared_gzip_counts_with_the_declared_layers(
+    header: str, times: int, status: str, server: Server, fetchers: Callable[..., Fetcher]
+) -> None:
+    text = b"<rss>layers</rss>"
+    server.routes["/feed"] = ok_handler(_gzipped(text, times), Content_Encoding=header)
+    result = fetchers(allow_private_networks=True).fetch(server.url("/feed"))
+    assert result.status == status, result.error
+    if status == "ok":
+        assert result.body == text
+    else:
+        assert result.error is not None
+        assert result.error.message.startswith("The body is still gzip data after 3 layers")
+
+
 @pytest.mark.parametrize(
     ("header", "layers"),
     [("gzip, gzip", ["gzip", "gzip"]), ("deflate, gzip", ["deflate", "gzip"])],
