@@ -52,7 +52,7 @@ from tap_feeddelta.fetch.headers import (
     content_encodings,
     retry_after_at,
 )
-from tap_feeddelta.fetch.hosts import HostSlots
+from tap_feeddelta.fetch.hosts import HostSlots, fair_chance_seconds
 from tap_feeddelta.fetch.policy import FetchPolicy
 from tap_feeddelta.fetch.progress import Answer, Progress
 from tap_feeddelta.fetch.resolve import (
@@ -107,7 +107,12 @@ class Fetcher:
         self._now = now if now is not None else _utc_now
         self._context = verifying_context(ca_certs, policy.ca_bundle_path)
         self._pool = ConnectionPool(policy.max_per_host, idle_connection_cap())
-        self._hosts = HostSlots(policy.max_per_host, lambda: self._aborting, self._now)
+        self._hosts = HostSlots(
+            policy.max_per_host,
+            lambda: self._aborting,
+            self._now,
+            fair_chance_seconds(policy.request_timeout_seconds),
+        )
         self._verdicts: Verdicts = {}
         self._headers = {
             "User-Agent": policy.user_agent,

@@ -379,6 +379,52 @@ def test_a_host_given_up_is_not_tried_again_later_in_the_run(
     assert len(server.paths) == sent
 
 
+@pytest.mark.parametrize(
+    ("redirect_after", "target", "expected"),
+    [(0.3, "/feed", "ok"), (0.0, "/stalled", "not tried")],
+    ids=["reached-late-not-counted", "reached-in-time-counted"],
+)
+def test_a_host_reached_by_redirects_counts_as_silent_only_with_time_to_answer(
+    redirect_after: float,
+    target: str,
+    expected: str,
+    server: Server,
+    fetchers: Callable[..., Fetcher],
+) -> None:
+    # Three feeds (3 x max_per_host) on other hosts redirect to a working host: late in
+    # their 0.4 s budget (0.1 s left, it answers in 0.15 s), their time ran out on other
+    # servers, and the host's own feed after them is read; at once, to a feed that sends
+    # nothing back, the host had its chance three times and is given up.
+    def redirect(request: Request, wire: Wire) -> bool:
+        wire.sleep(redirect_after)
+        wire.respond(302, b"", [("Location", f"http://victim.example:{server.port}{target}")])
+        return True
+
+    server.routes["/moved"] = redirect
+    server.routes["/feed"] = _answers_after(0.15)
+    server.routes["/stalled"] = _stalled
+    names = ("one.example", "two.example", "three.example", "victim.example")
+    resolver = StubResolver({name: ["127.0.0.1"] for name in names})
+    fetcher = fetchers(
+        resolver=resolver,
+        allow_private_networks=True,
+        max_per_host=1,
+        request_timeout_seconds=0.4,
+    )
+    redirected = [
+        fetcher.submit(fetcher.fetch_async(server.url("/moved", host=name))) for name in names[:3]
+    ]
+    assert [future.result(10).error for future in redirected] == [
+        timed_out("waiting for the response").as_issue()
+    ] * 3
+    result = fetcher.fetch(server.url("/feed", host="victim.example"))
+    if expected == "ok":
+        assert result.status == "ok", result.error
+    else:
+        assert result.error is not None
+        assert result.error.message.startswith("Not tried: victim.example sent nothing back")
+
+
 def _queued_in_order(fetcher: Fetcher, urls: list[str]) -> list[FetchResult]:
     """The results of fetching ``urls`` at once, queued for their host in that order."""
     futures = [fetcher.submit(fetcher.fetch_async(url)) for url in urls]
