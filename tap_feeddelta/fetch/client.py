@@ -39,7 +39,6 @@ from tap_feeddelta.fetch.connection import (
 )
 from tap_feeddelta.fetch.errors import (
     FetchError,
-    TooManyFields,
     failure_from_exception,
     is_transient,
     timed_out,
@@ -66,11 +65,13 @@ from tap_feeddelta.fetch.resolve import (
 )
 from tap_feeddelta.fetch.response import (
     Head,
+    StatusLine,
     declares_body,
     drain_small_body,
     length_members,
     read_body,
-    read_head,
+    read_rest_of_head,
+    read_status_line,
     request_bytes,
 )
 from tap_feeddelta.fetch.urls import Target, display_url, parse_target, redirect_target
@@ -340,6 +341,10 @@ class Fetcher:
                 names_the_flag=hop == 0 and not advertised,
             )
             progress.redirects = hop  # redirects followed: this target passed its checks
+            if hop:
+                # Should this hop fail, the row shows it: its URL, and no status before
+                # it sends one (not the redirect's 302 next to a timeout).
+                progress.final_url, progress.http_status = target.url, None
             async with self._hosts.held(target.host, deadline, progress):
                 outcome = await self._exchange(target, addresses, headers, progress)
             if isinstance(outcome, Answer):
@@ -530,6 +535,7 @@ class Fetcher:
         retried = False
         while True:
             phase: Literal["connect", "exchange"] = "connect"
+            status_line: StatusLine | None = None
             try:
                 if conn is None:
                     progress.doing = "connecting"
@@ -541,7 +547,8 @@ class Fetcher:
                 phase = "exchange"
                 progress.doing = "waiting for the response"
                 conn.writer.write(request)
-                head = await read_head(conn.reader)
+                status_line = await read_status_line(conn.reader)
+                head = await read_rest_of_head(conn.reader, status_line)
                 if not (reused and head.status == 408):
                     return key, conn, head
                 conn.close()  # the server timed the idle connection out as this came in
@@ -549,12 +556,11 @@ class Fetcher:
                 if conn is not None:
                     conn.close()
                 if not isinstance(exc, Exception) or isinstance(exc, FetchError):
+                    _show_status_line(progress, target, status_line)
                     raise
-                if isinstance(exc, TooManyFields) and exc.status is not None:
-                    progress.final_url = target.url  # it answered, if not within the rules
-                    progress.http_status = exc.status
                 failure = failure_from_exception(exc, phase=phase, host=target.host)
                 if retried or not (is_transient(exc) or (reused and _stray_answer(exc))):
+                    _show_status_line(progress, target, status_line)
                     raise failure from None
             retried = True
             reused = False
@@ -570,6 +576,14 @@ class Fetcher:
             if conn is not None:
                 return key, conn
         return (target.scheme, target.host, target.port, addresses[0]), None
+
+
+def _show_status_line(progress: Progress, target: Target, status_line: StatusLine | None) -> None:
+    """A head that failed after its status line (a field line too long, too many of
+    them, the time or the connection lost in its fields) still answered: the row shows
+    its status and URL."""
+    if status_line is not None:
+        progress.final_url, progress.http_status = target.url, status_line[1]
 
 
 def _stray_answer(exc: Exception) -> bool:

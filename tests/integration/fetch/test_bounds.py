@@ -971,6 +971,20 @@ def test_oversized_header_fails_fast(
     assert server.paths == ["/feed"]
 
 
+def test_an_over_long_header_line_keeps_the_status_and_url_of_its_answer(
+    server: Server, fetchers: Callable[..., Fetcher]
+) -> None:
+    def huge(request: Request, wire: Wire) -> None:
+        wire.send(b"HTTP/1.1 200 OK\r\nX-Huge: " + b"a" * 70_000 + b"\r\n\r\n<rss/>")
+
+    server.routes["/feed"] = huge
+    result = fetchers(allow_private_networks=True).fetch(server.url("/feed"))
+    assert_error(result, "bad_response")
+    assert result.error is not None
+    assert result.error.message == "127.0.0.1 sent a header line that is too long."
+    assert (result.http_status, result.final_url) == (200, server.url("/feed"))
+
+
 def test_abort_ends_stalled_fetches_at_once_and_refuses_new_ones(
     silent_port: int, fetchers: Callable[..., Fetcher], clock: Clock
 ) -> None:
