@@ -203,18 +203,24 @@ class CappedBody:
 
     Stacked content codings (``gzip, gzip``) are undone last applied first, each layer's
     output capped like the body, so a bomb stops at the cap on whichever layer it is in.
-    ``feed`` raises ``response_too_large`` past the cap (raw or decoded) and
-    ``bad_response`` for bytes that do not decode; ``finish`` returns the body.
+    Decoded bytes that start with gzip's signature are gunzipped once more, as one more
+    layer (see ``_sniff``). ``feed`` raises ``response_too_large`` past the cap (raw or
+    decoded) and ``bad_response`` for bytes that do not decode; ``finish`` returns the body.
+    Each layer is decoded as its input arrives, so the work of one ``feed`` is bounded by
+    the layers (at most MAX_CODINGS) times the cap, and that of a whole body too.
     """
 
     def __init__(self, encodings: list[str], max_bytes: int) -> None:
-        self._names = list(reversed(encodings))  # for messages: known codings only
-        self._decoders = [_decoder(encoding) for encoding in self._names]
+        # For messages: known codings only; None is the gzip no Content-Encoding declared.
+        self._names: list[str | None] = list(reversed(encodings))
+        self._decoders = [_decoder(encoding) for encoding in reversed(encodings)]
         self._max_bytes = max_bytes
         self._data = bytearray()  # one buffer: a body in tiny pieces costs its size
         self._total = 0  # decoded bytes (of the last layer)
         self._raw_total = 0
         self._layer_totals = [0] * len(self._decoders)  # what each layer gave
+        # Whether the decoded body's start is still to be looked at (for undeclared gzip).
+        self._sniffing = len(self._decoders) < MAX_CODINGS
 
     def feed(self, raw: bytes) -> None:
         max_bytes = self._max_bytes
@@ -226,16 +232,20 @@ class CappedBody:
             if self._total > max_bytes:
                 raise _too_large(max_bytes)
             self._data += raw
+            if self._sniffing:
+                self._sniff()
             return
         self._undo(0, raw)
 
     def _undo(self, layer: int, data: bytes) -> None:
         """Decode ``data`` through ``layer`` and the layers under it."""
         decoder = self._decoders[layer]
-        last = layer == len(self._decoders) - 1
         max_bytes = self._max_bytes
         totals = self._layer_totals
         while True:
+            # (Asked every time: an undeclared gzip found in this layer's output puts a
+            # layer under it.)
+            last = layer == len(self._decoders) - 1
             room = max_bytes - totals[layer] + 1
             # The last layer's output is kept whole; a layer above it hands its output
             # on in pieces, so that memory stays bounded by the cap and a piece.
@@ -248,10 +258,31 @@ class CappedBody:
             if last:
                 self._total = totals[layer]
                 self._data += out
+                if self._sniffing:
+                    self._sniff()
             elif out:
                 self._undo(layer + 1, out)
             if not decoder.has_pending:
                 return
+
+    def _sniff(self) -> None:
+        """Gunzip the body once more when, decoded as declared, it starts with gzip's
+        signature: a .xml.gz stored without its Content-Encoding, a cache keeping
+        compressed pages, a second gzip of an app's own. No feed starts with these bytes:
+        1f is a control character, which neither XML nor JSON may start with. That gzip is
+        one more layer, decoded as the body comes like the declared ones and counted with
+        them; it is looked for once, so a gzip inside it is not undone."""
+        if len(self._data) < len(_GZIP_START):
+            return
+        self._sniffing = False
+        if not self._data.startswith(_GZIP_START):
+            return
+        held, self._data = bytes(self._data), bytearray()
+        self._names.append(None)
+        self._decoders.append(_decoder("gzip"))
+        self._layer_totals.append(0)
+        self._total = 0
+        self._undo(len(self._decoders) - 1, held)
 
     @property
     def decoded_bytes(self) -> int:
@@ -264,47 +295,41 @@ class CappedBody:
             if given:  # an empty body, or an empty layer, decodes to nothing
                 _finish(decoder, self._names[layer])
             given = self._layer_totals[layer]
-        if self._data.startswith(_GZIP_START) and len(self._decoders) < MAX_CODINGS:
-            return self._undeclared_gzip()
+        if self._data.startswith(_GZIP_START):
+            # Gzip still, with no layer left to undo it: not a feed, say why.
+            raise FetchError("bad_response", _still_gzip(len(self._decoders)))
         return bytes(self._data)
 
-    def _undeclared_gzip(self) -> bytes:
-        """The body, gzip data the server did not declare (a .xml.gz stored without its
-        Content-Encoding, a cache keeping compressed pages, a second gzip of an app's
-        own), gunzipped under the same cap. No feed starts with these bytes: 1f is a
-        control character, which neither XML nor JSON may start with."""
-        again = CappedBody(["gzip"], self._max_bytes)
-        data, self._data = self._data, bytearray()
-        try:
-            for start in range(0, len(data), CHUNK_BYTES):
-                again.feed(bytes(data[start : start + CHUNK_BYTES]))
-            del data
-            decoded = again.finish()
-        except FetchError as exc:
-            if exc.code != "bad_response":
-                raise
-            raise FetchError(
-                "bad_response",
-                "The body is gzip data without a Content-Encoding saying so, and it does"
-                " not decode.",
-            ) from exc
-        finally:
-            self._total = again.decoded_bytes
-        return decoded
+
+def _still_gzip(layers: int) -> str:
+    undone = "1 layer of compression was" if layers == 1 else f"{layers} layers of compression were"
+    return (
+        f"The body is still gzip data after {undone} undone: at most {MAX_CODINGS} are, and"
+        " only one that the Content-Encoding does not declare."
+    )
 
 
-def _decoded(decoder: _Decoder, data: bytes, limit: int, name: str) -> bytes:
+_UNDECLARED_GZIP = (
+    "The body is gzip data without a Content-Encoding saying so, and it does not decode."
+)
+
+
+def _decoded(decoder: _Decoder, data: bytes, limit: int, name: str | None) -> bytes:
     try:
         return decoder.feed(data, limit)
     except Exception as exc:  # zlib.error, or brotli's own error type
+        if name is None:
+            raise FetchError("bad_response", _UNDECLARED_GZIP) from exc
         message = f"The body could not be decoded as its Content-Encoding ({name}) says."
         raise FetchError("bad_response", message) from exc
 
 
-def _finish(decoder: _Decoder, name: str) -> None:
+def _finish(decoder: _Decoder, name: str | None) -> None:
     try:
         decoder.finish()
     except Exception as exc:
+        if name is None:
+            raise FetchError("bad_response", _UNDECLARED_GZIP) from exc
         message = f"The compressed body ({name}) ends early."
         raise FetchError("bad_response", message) from exc
 

@@ -39,7 +39,6 @@ from tap_feeddelta.fetch.connection import (
 )
 from tap_feeddelta.fetch.errors import (
     FetchError,
-    TooManyFields,
     failure_from_exception,
     is_transient,
     timed_out,
@@ -52,7 +51,7 @@ from tap_feeddelta.fetch.headers import (
     content_encodings,
     retry_after_at,
 )
-from tap_feeddelta.fetch.hosts import HostSlots
+from tap_feeddelta.fetch.hosts import HostSlots, fair_chance_seconds
 from tap_feeddelta.fetch.policy import FetchPolicy
 from tap_feeddelta.fetch.progress import Answer, Progress
 from tap_feeddelta.fetch.resolve import (
@@ -66,11 +65,13 @@ from tap_feeddelta.fetch.resolve import (
 )
 from tap_feeddelta.fetch.response import (
     Head,
+    StatusLine,
     declares_body,
     drain_small_body,
     length_members,
     read_body,
-    read_head,
+    read_rest_of_head,
+    read_status_line,
     request_bytes,
 )
 from tap_feeddelta.fetch.urls import Target, display_url, parse_target, redirect_target
@@ -107,7 +108,12 @@ class Fetcher:
         self._now = now if now is not None else _utc_now
         self._context = verifying_context(ca_certs, policy.ca_bundle_path)
         self._pool = ConnectionPool(policy.max_per_host, idle_connection_cap())
-        self._hosts = HostSlots(policy.max_per_host, lambda: self._aborting, self._now)
+        self._hosts = HostSlots(
+            policy.max_per_host,
+            lambda: self._aborting,
+            self._now,
+            fair_chance_seconds(policy.request_timeout_seconds),
+        )
         self._verdicts: Verdicts = {}
         self._headers = {
             "User-Agent": policy.user_agent,
@@ -335,6 +341,10 @@ class Fetcher:
                 names_the_flag=hop == 0 and not advertised,
             )
             progress.redirects = hop  # redirects followed: this target passed its checks
+            if hop:
+                # Should this hop fail, the row shows it: its URL, and no status before
+                # it sends one (not the redirect's 302 next to a timeout).
+                progress.final_url, progress.http_status = target.url, None
             async with self._hosts.held(target.host, deadline, progress):
                 outcome = await self._exchange(target, addresses, headers, progress)
             if isinstance(outcome, Answer):
@@ -482,13 +492,13 @@ class Fetcher:
                 max_chunks=max_bytes // CAP_BYTES_PER_CHUNK,
                 max_wire_bytes=max_bytes * WIRE_BYTES_PER_CAP_BYTE,
             )
+            data = body.finish()
         except FetchError:
             raise
-        except Exception as exc:
+        except Exception as exc:  # in the reading or the decoding: the body's failure
             raise failure_from_exception(exc, phase="body", host=target.host) from None
         finally:  # also when the deadline cancels the read
             progress.bytes_received = body.decoded_bytes
-        data = body.finish()
         answer = Answer(
             status="ok",
             body=data or None,
@@ -525,6 +535,7 @@ class Fetcher:
         retried = False
         while True:
             phase: Literal["connect", "exchange"] = "connect"
+            status_line: StatusLine | None = None
             try:
                 if conn is None:
                     progress.doing = "connecting"
@@ -536,7 +547,8 @@ class Fetcher:
                 phase = "exchange"
                 progress.doing = "waiting for the response"
                 conn.writer.write(request)
-                head = await read_head(conn.reader)
+                status_line = await read_status_line(conn.reader)
+                head = await read_rest_of_head(conn.reader, status_line)
                 if not (reused and head.status == 408):
                     return key, conn, head
                 conn.close()  # the server timed the idle connection out as this came in
@@ -544,12 +556,11 @@ class Fetcher:
                 if conn is not None:
                     conn.close()
                 if not isinstance(exc, Exception) or isinstance(exc, FetchError):
+                    _show_status_line(progress, target, status_line)
                     raise
-                if isinstance(exc, TooManyFields) and exc.status is not None:
-                    progress.final_url = target.url  # it answered, if not within the rules
-                    progress.http_status = exc.status
                 failure = failure_from_exception(exc, phase=phase, host=target.host)
                 if retried or not (is_transient(exc) or (reused and _stray_answer(exc))):
+                    _show_status_line(progress, target, status_line)
                     raise failure from None
             retried = True
             reused = False
@@ -565,6 +576,14 @@ class Fetcher:
             if conn is not None:
                 return key, conn
         return (target.scheme, target.host, target.port, addresses[0]), None
+
+
+def _show_status_line(progress: Progress, target: Target, status_line: StatusLine | None) -> None:
+    """A head that failed after its status line (a field line too long, too many of
+    them, the time or the connection lost in its fields) still answered: the row shows
+    its status and URL."""
+    if status_line is not None:
+        progress.final_url, progress.http_status = target.url, status_line[1]
 
 
 def _stray_answer(exc: Exception) -> bool:

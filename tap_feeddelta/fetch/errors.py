@@ -34,12 +34,11 @@ class FetchError(Exception):
 
 class TooManyFields(http.client.HTTPException):
     """More than MAX_FIELDS field lines in a head (``where`` "header") or a chunked
-    body's trailer ("trailer"); ``status`` is the head's, once read."""
+    body's trailer ("trailer")."""
 
-    def __init__(self, where: Literal["header", "trailer"], status: int | None = None) -> None:
+    def __init__(self, where: Literal["header", "trailer"]) -> None:
         super().__init__(f"got more than {MAX_FIELDS} {where} fields")
         self.where = where
-        self.status = status
 
 
 def timed_out(what: str) -> FetchError:

@@ -11,7 +11,12 @@ A host is given up, for the rest of the run, when its last ``SILENT_ROUNDS`` ×
 (nothing while connecting, no status line and headers to the request). Its fetches still
 waiting, and any that come later, then end unsent (``timeout``, saying so). A response
 head, of any status, resets the count: a host that answers works, however slowly its
-bodies come. The fetches counted are the host's own feeds, sent ``max_per_host`` at a time
+bodies come. A fetch counts only when the host had a fair chance to answer: it was sent
+with at least ``fair_chance_seconds`` (min(5 s, half of ``request_timeout_seconds``)) of
+its budget left. A redirect, or a web page's feed link, reached with less left ran out of
+time mostly on another server: its end neither counts nor resets the count, so feeds on
+other hosts that redirect late cannot get a working host given up. The fetches counted
+are the host's own feeds, sent ``max_per_host`` at a time
 (no probe is sent alone): a host that sends nothing back costs about ``SILENT_ROUNDS``
 budgets when its feeds are queued together, at most ``SILENT_ROUNDS`` × ``max_per_host``,
 whatever the number of its feeds; a working host is given up only if that many of its
@@ -42,6 +47,15 @@ from tap_feeddelta.fetch.headers import WAIT_WITHOUT_RETRY_AFTER, rfc3339_text
 
 # Rounds of max_per_host fetches in a row with nothing back that give a host up.
 SILENT_ROUNDS: Final = 3
+# Time left, at most, that gives a host a fair chance to answer: a working host sends back
+# a status line and headers within a few seconds, and a short budget gets half of it.
+FAIR_CHANCE_SECONDS: Final = 5.0
+
+
+def fair_chance_seconds(request_timeout_seconds: float) -> float:
+    """The time a fetch must have left when sent for its silence to count against its
+    host: min(FAIR_CHANCE_SECONDS, half of the whole budget)."""
+    return min(FAIR_CHANCE_SECONDS, request_timeout_seconds / 2)
 
 
 class Queued(Protocol):
@@ -59,6 +73,7 @@ class _Host:
     # Fetches in a row that ran out of time before the host sent back a response head.
     silent_in_a_row: int = 0
     sending: int = 0  # fetches holding a slot and sent
+    counting: int = 0  # of those, the ones whose silence would count (a fair chance)
     # Fetches waiting for those to end before they are sent (see HostSlots.held).
     waiting: list[asyncio.Future[None]] = field(default_factory=list)
     # Until when the host asked to be left alone (RFC 3339, as Retry-After is kept), the
@@ -76,8 +91,10 @@ class HostSlots:
         max_per_host: int,
         aborting: Callable[[], bool],
         now: Callable[[], datetime],
+        fair_chance_seconds: float,
     ) -> None:
         self._max_per_host = max_per_host
+        self._fair_chance_seconds = fair_chance_seconds
         self._aborting = aborting
         self._now = now
         self._hosts: dict[str, _Host] = {}
@@ -111,7 +128,7 @@ class HostSlots:
             # Sent now, this fetch would be one past the count if the fetches in flight
             # all end silent: it waits for them to end, so that the host is given up
             # after exactly that many (however their ends fall in time).
-            while state.sending > 0 and state.silent_in_a_row + state.sending >= silent:
+            while state.counting > 0 and state.silent_in_a_row + state.counting >= silent:
                 await self._until_one_ends(state, deadline, fetch)
             if state.silent_in_a_row >= silent:
                 raise FetchError(
@@ -137,25 +154,35 @@ class HostSlots:
                     f"this run{asked}.",
                 )
             heads_read = fetch.heads_read
+            counts = self._has_fair_chance(deadline)
             state.sending += 1
+            state.counting += int(counts)
             try:
                 yield
             except asyncio.CancelledError:
                 # The fetch's own budget ran out (not a stop) with no answer: silence.
                 expired = deadline.expired() and not self._aborting()
-                if expired and fetch.heads_read == heads_read:
+                if counts and expired and fetch.heads_read == heads_read:
                     state.silent_in_a_row += 1
                 raise
             finally:
                 if fetch.heads_read > heads_read:  # an answer, an error status too
                     state.silent_in_a_row = 0
                 state.sending -= 1
+                state.counting -= int(counts)
                 for waiter in state.waiting:
                     if not waiter.done():
                         waiter.set_result(None)
                 state.waiting.clear()
         finally:
             state.slots.release()
+
+    def _has_fair_chance(self, deadline: asyncio.Timeout) -> bool:
+        """Whether a fetch sent now leaves its host the time to answer (see above)."""
+        when = deadline.when()
+        if when is None:
+            return True
+        return when - asyncio.get_running_loop().time() >= self._fair_chance_seconds
 
     async def _until_one_ends(self, state: _Host, deadline: asyncio.Timeout, fetch: Queued) -> None:
         """Wait, with the deadline standing still as for a slot, until a fetch of the

@@ -132,20 +132,31 @@ def _one_length(value: str) -> str:
     return value
 
 
+StatusLine = tuple[int, int, str]  # (10 or 11, status, reason)
+
+
 async def read_head(reader: asyncio.StreamReader, *, method: str = "GET") -> Head:
     """The final answer's head; interim answers (1xx but 101) are skipped."""
+    return await read_rest_of_head(reader, await read_status_line(reader), method=method)
+
+
+async def read_status_line(reader: asyncio.StreamReader) -> StatusLine:
+    """The final answer's status line; interim answers (1xx but 101) are skipped. (Read
+    apart from the fields, so that a head that then fails still tells its status.)"""
     for _ in range(MAX_INTERIM + 1):
         version, status, reason = _status_line(await read_line(reader))
         if not (100 <= status < 200) or status == 101:
-            break
+            return version, status, reason
         await read_fields(reader)  # an interim answer's fields are dropped
-    else:
-        raise http.client.HTTPException("too many interim responses")
-    try:
-        fields = await read_fields(reader)
-    except TooManyFields as exc:
-        exc.status = status  # the answer's status, for the row
-        raise
+    raise http.client.HTTPException("too many interim responses")
+
+
+async def read_rest_of_head(
+    reader: asyncio.StreamReader, status_line: StatusLine, *, method: str = "GET"
+) -> Head:
+    """The head whose status line was read: its fields, and how its body is framed."""
+    version, status, reason = status_line
+    fields = await read_fields(reader)
     named = _transfer_codings(fields)
     # identity (RFC 2616's "no coding", since dropped from the registry) changes nothing.
     codings = tuple(coding for coding in named if coding != "identity")

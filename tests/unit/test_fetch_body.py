@@ -247,6 +247,16 @@ def test_a_gzip_body_the_server_did_not_declare_is_decoded(
     assert _whole(declared, _stacked(text, applied)) == text
 
 
+def test_an_undeclared_gzip_body_is_found_whatever_pieces_its_start_comes_in() -> None:
+    """The signature is looked for as the body comes, also across pieces of one byte."""
+    text = FIRST + SECOND
+    for declared, applied in (([], ["gzip"]), (["gzip"], ["gzip", "gzip"])):
+        body = CappedBody(declared, 1 << 20)
+        for byte in _stacked(text, applied):
+            body.feed(bytes([byte]))
+        assert body.finish() == text
+
+
 def test_an_undeclared_gzip_body_is_capped_like_a_declared_one() -> None:
     bomb = gzip.compress(bytes(8 << 20), mtime=0)
     with pytest.raises(FetchError) as caught:

@@ -379,6 +379,52 @@ def test_a_host_given_up_is_not_tried_again_later_in_the_run(
     assert len(server.paths) == sent
 
 
+@pytest.mark.parametrize(
+    ("redirect_after", "target", "expected"),
+    [(0.3, "/feed", "ok"), (0.0, "/stalled", "not tried")],
+    ids=["reached-late-not-counted", "reached-in-time-counted"],
+)
+def test_a_host_reached_by_redirects_counts_as_silent_only_with_time_to_answer(
+    redirect_after: float,
+    target: str,
+    expected: str,
+    server: Server,
+    fetchers: Callable[..., Fetcher],
+) -> None:
+    # Three feeds (3 x max_per_host) on other hosts redirect to a working host: late in
+    # their 0.4 s budget (0.1 s left, it answers in 0.15 s), their time ran out on other
+    # servers, and the host's own feed after them is read; at once, to a feed that sends
+    # nothing back, the host had its chance three times and is given up.
+    def redirect(request: Request, wire: Wire) -> bool:
+        wire.sleep(redirect_after)
+        wire.respond(302, b"", [("Location", f"http://victim.example:{server.port}{target}")])
+        return True
+
+    server.routes["/moved"] = redirect
+    server.routes["/feed"] = _answers_after(0.15)
+    server.routes["/stalled"] = _stalled
+    names = ("one.example", "two.example", "three.example", "victim.example")
+    resolver = StubResolver({name: ["127.0.0.1"] for name in names})
+    fetcher = fetchers(
+        resolver=resolver,
+        allow_private_networks=True,
+        max_per_host=1,
+        request_timeout_seconds=0.4,
+    )
+    redirected = [
+        fetcher.submit(fetcher.fetch_async(server.url("/moved", host=name))) for name in names[:3]
+    ]
+    assert [future.result(10).error for future in redirected] == [
+        timed_out("waiting for the response").as_issue()
+    ] * 3
+    result = fetcher.fetch(server.url("/feed", host="victim.example"))
+    if expected == "ok":
+        assert result.status == "ok", result.error
+    else:
+        assert result.error is not None
+        assert result.error.message.startswith("Not tried: victim.example sent nothing back")
+
+
 def _queued_in_order(fetcher: Fetcher, urls: list[str]) -> list[FetchResult]:
     """The results of fetching ``urls`` at once, queued for their host in that order."""
     futures = [fetcher.submit(fetcher.fetch_async(url)) for url in urls]
@@ -603,6 +649,48 @@ def test_a_gzip_body_served_without_content_encoding_is_decoded(
     result = fetchers(allow_private_networks=True).fetch(server.url("/feed.xml"))
     assert (result.status, result.body) == ("ok", text), result.error
     assert result.bytes_received == len(text)
+
+
+def _gzipped(text: bytes, times: int) -> bytes:
+    for _ in range(times):
+        text = gzip.compress(text, compresslevel=0, mtime=0)  # stored: cheap to build
+    return text
+
+
+@pytest.mark.parametrize("times", [2, 1000], ids=["twice", "a-thousand-times"])
+def test_gzip_without_content_encoding_is_undone_once_only(
+    times: int, server: Server, fetchers: Callable[..., Fetcher], clock: Clock
+) -> None:
+    """One undeclared gunzip, not one per layer: a thousand layers took a RecursionError
+    (reported as a failure while waiting for the response), hundreds of large ones
+    seconds of the loop every fetch shares."""
+    server.routes["/feed"] = ok_handler(_gzipped(b"<rss>nested</rss>", times))
+    result = fetchers(allow_private_networks=True).fetch(server.url("/feed"))
+    assert_error(result, "bad_response", clock, 2.0)
+    assert result.error is not None
+    assert result.error.message == (
+        "The body is still gzip data after 1 layer of compression was undone: at most 3"
+        " are, and only one that the Content-Encoding does not declare."
+    )
+
+
+@pytest.mark.parametrize(
+    ("header", "times", "status"),
+    [("gzip, gzip", 3, "ok"), ("gzip, gzip, gzip", 4, "error")],
+    ids=["two-declared-one-not", "three-declared-one-not"],
+)
+def test_an_undeclared_gzip_counts_with_the_declared_layers(
+    header: str, times: int, status: str, server: Server, fetchers: Callable[..., Fetcher]
+) -> None:
+    text = b"<rss>layers</rss>"
+    server.routes["/feed"] = ok_handler(_gzipped(text, times), Content_Encoding=header)
+    result = fetchers(allow_private_networks=True).fetch(server.url("/feed"))
+    assert result.status == status, result.error
+    if status == "ok":
+        assert result.body == text
+    else:
+        assert result.error is not None
+        assert result.error.message.startswith("The body is still gzip data after 3 layers")
 
 
 @pytest.mark.parametrize(
@@ -881,6 +969,20 @@ def test_oversized_header_fails_fast(
     result = _fetch(fetchers, server.url("/feed"), request_timeout_seconds=10)
     assert_error(result, "bad_response", clock, 2.0)
     assert server.paths == ["/feed"]
+
+
+def test_an_over_long_header_line_keeps_the_status_and_url_of_its_answer(
+    server: Server, fetchers: Callable[..., Fetcher]
+) -> None:
+    def huge(request: Request, wire: Wire) -> None:
+        wire.send(b"HTTP/1.1 200 OK\r\nX-Huge: " + b"a" * 70_000 + b"\r\n\r\n<rss/>")
+
+    server.routes["/feed"] = huge
+    result = fetchers(allow_private_networks=True).fetch(server.url("/feed"))
+    assert_error(result, "bad_response")
+    assert result.error is not None
+    assert result.error.message == "127.0.0.1 sent a header line that is too long."
+    assert (result.http_status, result.final_url) == (200, server.url("/feed"))
 
 
 def test_abort_ends_stalled_fetches_at_once_and_refuses_new_ones(

@@ -359,3 +359,34 @@ def test_a_redirect_to_another_host_never_takes_this_hosts_connection(
     hosts = [(r.path, r.connection, r.headers["host"].split(":")[0]) for r in server.requests]
     assert hosts == [("/a", 1, "127.0.0.1"), ("/b", 2, "feed.example"), ("/feed", 1, "127.0.0.1")]
     assert server.connections == 2
+
+
+@pytest.mark.parametrize(
+    ("behaviour", "code", "status"),
+    [("stall", "timeout", None), ("too-long", "bad_response", 200), ("gone", "feed_gone", 410)],
+)
+def test_a_failure_after_a_redirect_shows_the_hop_that_failed(
+    behaviour: str,
+    code: str,
+    status: int | None,
+    server: Server,
+    fetchers: Callable[..., Fetcher],
+) -> None:
+    """The row's final_url and http_status are those of the URL where the fetch failed,
+    not the redirect before it: a 302 next to a timeout read as the server's answer."""
+
+    def target(request: Request, wire: Wire) -> None:
+        if behaviour == "stall":
+            wire.sleep(2)
+        elif behaviour == "too-long":
+            wire.send(b"HTTP/1.1 200 OK\r\nX-Huge: " + b"a" * 70_000 + b"\r\n\r\n")
+        else:
+            wire.respond(410, b"gone")
+
+    server.routes["/start"] = redirect_handler("/feed")
+    server.routes["/feed"] = target
+    fetcher = fetchers(allow_private_networks=True, request_timeout_seconds=0.3)
+    result = fetcher.fetch(server.url("/start"))
+    assert_error(result, code)
+    assert (result.final_url, result.http_status) == (server.url("/feed"), status)
+    assert result.redirects == 1
