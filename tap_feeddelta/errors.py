@@ -135,7 +135,9 @@ CODES: Final[dict[str, CodeInfo]] = {
     ),
     "id_too_long": CodeInfo("warning", False, "An id over 1 KiB was dropped."),
     "url_too_long": CodeInfo("warning", False, "A URL over 2 KiB was dropped."),
-    "unsafe_url": CodeInfo("warning", False, "A URL that is not http(s) was dropped."),
+    "unsafe_url": CodeInfo(
+        "warning", False, "A URL that is not http(s), or names no valid host, was dropped."
+    ),
     "title_truncated": CodeInfo("info", False, "The title was cut to 1 KiB."),
     "summary_truncated": CodeInfo("info", False, "The summary was cut to 4 KiB."),
     "content_truncated": CodeInfo("info", False, "content_text was cut to 64 KiB."),

@@ -278,6 +278,27 @@ URLS = [
     ("http:///etc/passwd", None, None, "unsafe_url"),  # no host
     ("https://example.com/a b.mp3", None, "https://example.com/a%20b.mp3", None),
     ("", None, None, None),
+    # What browsers percent-encode in a path (and we in a query and fragment too), and
+    # invisible or spacing characters: no markup, no hidden text reaches a record.
+    (
+        'https://e.org/p?a="><svg onload=alert(1)>',
+        None,
+        "https://e.org/p?a=%22%3E%3Csvg%20onload=alert(1)%3E",
+        None,
+    ),
+    ("https://e.org/{a}/`b`#<c>", None, "https://e.org/%7Ba%7D/%60b%60#%3Cc%3E", None),
+    ('/a"b', "https://e.org/feed", "https://e.org/a%22b", None),
+    ("https://e.org/\u202egpj.exe", None, "https://e.org/%E2%80%AEgpj.exe", None),
+    ("https://e.org/a\u200bb?q=\u00a0c", None, "https://e.org/a%E2%80%8Bb?q=%C2%A0c", None),
+    ("https://e.org/café?q=ü", None, "https://e.org/café?q=ü", None),  # a letter stays
+    ("https://e.org/%22ok%22", None, "https://e.org/%22ok%22", None),
+    # A host holds none: browsers drop the invisible characters IDNA ignores (a
+    # zero-width space, a soft hyphen) and refuse the others (bidi controls) and markup.
+    ("https://exa\u200bmple.com/p", None, "https://example.com/p", None),
+    ("https://\u200b/p", None, None, "unsafe_url"),
+    ("https://exa\u202emple.com/p", None, None, "unsafe_url"),
+    ('https://a"b.example/p', None, None, "unsafe_url"),
+    ("https://a<b>.example/p", None, None, "unsafe_url"),
 ]
 
 
