@@ -1,5 +1,6 @@
 """Safe absolute URLs: resolved against the base, http(s) only, no credentials, bounded,
-with nothing in them that could be read as markup or hides from a reader."""
+with nothing in them that could be read as markup or hides from a reader, and naming
+the host browsers read in them."""
 
 from __future__ import annotations
 
@@ -31,6 +32,9 @@ _NON_ASCII: Final = re.compile(r"[^\x00-\x7f]+")
 # or spacing one (_hidden) but those IDNA ignores, which browsers drop from a host. A
 # URL of ASCII without any of them is kept as it is.
 _NOT_IN_HOST: Final = re.compile(r'[ "<>`{}\\^|]')
+# The part of a URL before its query or fragment; slashes before a host, past two.
+_HEAD: Final = re.compile(r"[^?#]*")
+_EXTRA_SLASHES: Final = re.compile(r"((?:https?:)?//)/+", re.IGNORECASE)
 _IGNORED_IN_HOST: Final = re.compile(
     "[\u00ad\u180e\u200b\u2060-\u2064\u206a-\u206f\ufeff\U0001bca0-\U0001bca3\U0001d173-\U0001d17a]"
 )
@@ -49,13 +53,33 @@ def safe_url(raw: str, base: str | None) -> tuple[str | None, UrlProblem | None]
     text = _STRIPPED.sub("", text)
     if not text:
         return None, None
-    url, problem, is_plain = _resolved(text, base)
+    as_browsers = _slashes_as_browsers_read(text)
+    url, problem, is_plain = _resolved(as_browsers, base)
     readings = _READINGS.get() if url is not None else None
-    if readings is not None and (not is_plain or (base is not None and base in readings)):
+    if readings is not None and (
+        not is_plain or as_browsers is not text or (base is not None and base in readings)
+    ):
         before = _reading_before(text, readings.get(base or "") or base)
         if before != url:
             readings[str(url)] = before
     return url, problem
+
+
+def _slashes_as_browsers_read(text: str) -> str:
+    """``text`` with its slashes as browsers read them in an http(s) URL (WHATWG's
+    special URLs), so that RFC 3986's reading (urljoin, urlsplit) agrees: a backslash
+    before the query or fragment is a slash, and slashes past two before a host are
+    none (``/\\host/p``, ``https:\\\\host`` and ``///host`` name the host). The same
+    object when there is nothing to change (most URLs)."""
+    if "\\" in text:
+        head = _HEAD.match(text)
+        if head is not None and "\\" in head.group():
+            text = head.group().replace("\\", "/") + text[head.end() :]
+    if "///" in text:
+        extra = _EXTRA_SLASHES.match(text)
+        if extra is not None:
+            text = extra.group(1) + text[extra.end() :]
+    return text
 
 
 def _resolved(text: str, base: str | None) -> tuple[str | None, UrlProblem | None, bool]:

@@ -74,6 +74,19 @@ BEFORE: dict[str, tuple[str, dict[str, Any]]] = {
         ' type="audio/mpeg" length="5"/></item>',
         {"enclosures": _enclosed("https://cdn.e.org/{ep}.mp3")},
     ),
+    "link-backslash": (
+        "<item><title>T</title><link>https://e.org/files\\ep1.html</link></item>",
+        {"url": "https://e.org/files\\ep1.html"},
+    ),
+    "link-backslash-host": (
+        "<item><title>T</title><link>https://e.org\\blog\\post</link></item>",
+        {"url": "https://e.org\\blog\\post"},
+    ),
+    "enclosure-backslash": (
+        '<item><title>T</title><enclosure url="/audio\\ep1.mp3"'
+        ' type="audio/mpeg" length="5"/></item>',
+        {"enclosures": _enclosed("https://m.example/audio\\ep1.mp3")},
+    ),
     "author": (
         "<item><guid>g1</guid><title>T</title><author><name>A</name>"
         "<uri>https://e.org/~a`</uri></author></item>",

@@ -237,3 +237,14 @@ def test_an_advertised_url_holds_no_markup() -> None:
     assert _advertised(page, "https://blog.example.com/") == [
         "https://blog.example.com/a%22%3E%3Csvg%20onload=alert(1)%3E"
     ]
+
+
+def test_an_advertised_url_goes_to_the_host_browsers_read() -> None:
+    page = """<html><head><title>Blog</title>
+<link rel="alternate" type="application/rss+xml" href="https://site.example\\@evil.example/feed">
+<link rel="alternate" type="application/atom+xml" href="/\\other.example/atom">
+</head><body></body></html>"""
+    assert _advertised(page, "https://site.example/") == [
+        "https://site.example/@evil.example/feed",
+        "https://other.example/atom",
+    ]
