@@ -7,10 +7,34 @@ against this one by a test.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from typing import Final, Literal
 
 Severity = Literal["error", "warning", "info"]
+
+# What a message shows of a value a server chose: a label's token characters and "/"
+# (media types: "text/xml"); a URL's printable ASCII but for what could be read as
+# markup or close a quote ('"<>&`{}\\).
+_NOT_IN_SHOWN_LABEL: Final = re.compile(r"[^A-Za-z0-9._+/-]")
+_NOT_IN_SHOWN_URL: Final = re.compile(r"[^!#-%(-;=?-\[\]-_a-z|~]")
+
+
+def shown_label(label: str, max_chars: int = 32) -> str:
+    """A label a server sent (a header's), fit for a message: letters, digits and
+    ``._+/-``, any other character shown as ``?``; at most ``max_chars`` and ``...``."""
+    shown = _NOT_IN_SHOWN_LABEL.sub("?", label[:max_chars])
+    return shown + "..." if len(label) > max_chars else shown
+
+
+def message_url(url: str) -> str:
+    """A URL a server gave (where a redirect leads), fit for a message: what could be read
+    as markup or close a quote, and anything but printable ASCII, percent-encoded."""
+    return _NOT_IN_SHOWN_URL.sub(_percent_encoded, url)
+
+
+def _percent_encoded(match: re.Match[str]) -> str:
+    return "".join(f"%{byte:02X}" for byte in match.group().encode("utf-8", "replace"))
 
 
 @dataclass(frozen=True, slots=True)
