@@ -12,7 +12,7 @@ from urllib.parse import urlsplit
 
 from tap_feeddelta.config import Settings
 from tap_feeddelta.delta import ItemCounts
-from tap_feeddelta.errors import Issue
+from tap_feeddelta.errors import Issue, message_url
 from tap_feeddelta.fetch.headers import RETRY_AFTER_CAP, WAIT_WITHOUT_RETRY_AFTER, http_date
 from tap_feeddelta.fetch.urls import display_url
 from tap_feeddelta.models import FetchResult
@@ -229,8 +229,9 @@ def names_itself(new_feed_url: str, configured: str, result: FetchResult) -> boo
 
 def shown_where(url: str, configured: str) -> str:
     """Where a feed moved, as messages name it: as ``final_url`` shows it (without the
-    ``;jsessionid=…`` a redirect added to the path), as scheme, host and path."""
-    return display_url(shown_url(url, configured) or url)
+    ``;jsessionid=…`` a redirect added to the path), as scheme, host and path, with
+    nothing a server put in its path that could be read as markup."""
+    return message_url(display_url(shown_url(url, configured) or url))
 
 
 def last_modified_before(read: str | None, remembered: str | None) -> bool:

@@ -7,10 +7,34 @@ against this one by a test.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from typing import Final, Literal
 
 Severity = Literal["error", "warning", "info"]
+
+# What a message shows of a value a server chose: a label's token characters and "/"
+# (media types: "text/xml"); a URL's printable ASCII but for what could be read as
+# markup or close a quote ('"<>&`{}\\).
+_NOT_IN_SHOWN_LABEL: Final = re.compile(r"[^A-Za-z0-9._+/-]")
+_NOT_IN_SHOWN_URL: Final = re.compile(r"[^!#-%(-;=?-\[\]-_a-z|~]")
+
+
+def shown_label(label: str, max_chars: int = 32) -> str:
+    """A label a server sent (a header's), fit for a message: letters, digits and
+    ``._+/-``, any other character shown as ``?``; at most ``max_chars`` and ``...``."""
+    shown = _NOT_IN_SHOWN_LABEL.sub("?", label[:max_chars])
+    return shown + "..." if len(label) > max_chars else shown
+
+
+def message_url(url: str) -> str:
+    """A URL a server gave (where a redirect leads), fit for a message: what could be read
+    as markup or close a quote, and anything but printable ASCII, percent-encoded."""
+    return _NOT_IN_SHOWN_URL.sub(_percent_encoded, url)
+
+
+def _percent_encoded(match: re.Match[str]) -> str:
+    return "".join(f"%{byte:02X}" for byte in match.group().encode("utf-8", "replace"))
 
 
 @dataclass(frozen=True, slots=True)
@@ -135,7 +159,9 @@ CODES: Final[dict[str, CodeInfo]] = {
     ),
     "id_too_long": CodeInfo("warning", False, "An id over 1 KiB was dropped."),
     "url_too_long": CodeInfo("warning", False, "A URL over 2 KiB was dropped."),
-    "unsafe_url": CodeInfo("warning", False, "A URL that is not http(s) was dropped."),
+    "unsafe_url": CodeInfo(
+        "warning", False, "A URL that is not http(s), or names no valid host, was dropped."
+    ),
     "title_truncated": CodeInfo("info", False, "The title was cut to 1 KiB."),
     "summary_truncated": CodeInfo("info", False, "The summary was cut to 4 KiB."),
     "content_truncated": CodeInfo("info", False, "content_text was cut to 64 KiB."),

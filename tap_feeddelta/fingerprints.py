@@ -270,7 +270,9 @@ def earlier_ids(
     ids); for an item identified by its enclosure, the hash of its text (before
     enclosures identified items), and its URL, with tracking prefixes (before they were
     dropped), spelled http:// (before schemes were compared) and signed (before
-    signatures were dropped), each also as the id it shared with other items."""
+    signatures were dropped), each also as the id it shared with other items; for an
+    item read otherwise before (``read_before``), its ids as read then, the one its link
+    or enclosure URL gave it as read then too (before URLs were percent-encoded)."""
     primary, primary_source, _ = item_identity(item, ignored)
     legacy = legacy_fingerprint(item, ignored, digest)
     ids = [primary, title_id(item, primary, ignored), content_id(primary, digest)]
@@ -284,11 +286,19 @@ def earlier_ids(
         ids += [given, title_id(item, given, ignored, as_given=True)]
         digests = (digest, legacy, spaced)
         ids += [content_id(given, earlier) for earlier in digests if earlier]
-    if item.read_before:  # before authors were merged or markup was read
+    if item.read_before:  # before authors were merged, markup was read or URLs encoded
         earlier = item.as_read_before()
-        ids.append(content_id(primary, fingerprint_bytes(earlier, ignored=ignored)))
+        earlier_digest = fingerprint_bytes(earlier, ignored=ignored)
+        ids.append(content_id(primary, earlier_digest))
         ids.append(title_id(earlier, primary, ignored))
         ids.append(title_id(earlier, primary, ignored, as_given=True))
+        # The id its link or enclosure gave it as read then, and that id's title and
+        # content ids (when it shared it).
+        earlier_id, _, _ = item_identity(earlier, ignored)
+        if earlier_id != primary:
+            ids.append(earlier_id)
+            ids.append(title_id(earlier, earlier_id, ignored))
+            ids.append(content_id(earlier_id, earlier_digest))
         if primary_source == "derived":  # a derived id is made of the title too
             for as_given in (False, True):
                 ids.append(derived_id(text_parts(earlier, ignored, as_given=as_given)))

@@ -68,7 +68,8 @@ class ParsedItem(NamedTuple):
     # The fields versions before this one read otherwise, with their values then: one
     # person named by several RSS elements (<author> and <dc:creator>) listed once per
     # element, markup kept in a JSON Feed title or a tag ("title", "title_cuts": the
-    # title's cut_digests entries, "authors", "tags"). The fingerprints and ids they
+    # title's cut_digests entries, "authors", "tags"), markup or a hidden character kept in
+    # a URL ("url", "enclosures", "authors"). The fingerprints and ids they
     # remembered are made of ``as_read_before()`` too (fingerprints.py). Not in records.
     read_before: tuple[tuple[str, Any], ...] = ()
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 import zlib
 from typing import Protocol
 
-from tap_feeddelta.errors import Issue
+from tap_feeddelta.errors import Issue, shown_label
 from tap_feeddelta.fetch.errors import FetchError
 from tap_feeddelta.fetch.wire import CHUNK_BYTES
 
@@ -153,7 +153,6 @@ _REGISTERED = frozenset(
 )
 _REFUSED = _REGISTERED - _DECODED
 _KNOWN = _DECODED | _REFUSED
-MAX_LABEL_CHARS = 32
 
 
 def decoded_codings(encodings: list[str]) -> tuple[list[str], list[str]]:
@@ -174,13 +173,6 @@ def refusal(encodings: list[str]) -> str | None:
     if len(encodings) > MAX_CODINGS:
         return f"The body is encoded {len(encodings)} times over (at most {MAX_CODINGS})."
     return None
-
-
-def shown_label(label: str) -> str:
-    """A label a server sent, fit for a message: printable ASCII only, and short."""
-    head = label[:MAX_LABEL_CHARS]
-    shown = "".join(c if " " <= c <= "~" and c not in '"\\' else "?" for c in head)
-    return shown + "..." if len(label) > MAX_LABEL_CHARS else shown
 
 
 def ignored_codings_notes(labels: list[str]) -> tuple[Issue, ...]:

@@ -9,7 +9,8 @@ from typing import Final
 from lxml import etree
 
 from tap_feeddelta.errors import Issue, ParseError
-from tap_feeddelta.models import ParsedFeed
+from tap_feeddelta.models import Author, ParsedFeed, ParsedItem
+from tap_feeddelta.parse import fields
 from tap_feeddelta.parse.atom import atom_feed
 from tap_feeddelta.parse.budget import url_budget_bytes
 from tap_feeddelta.parse.discovery import advertised_feeds
@@ -17,6 +18,7 @@ from tap_feeddelta.parse.encoding import utf8_document, utf8_page
 from tap_feeddelta.parse.jsonfeed import json_document, json_feed, json_format
 from tap_feeddelta.parse.rss import rss_feed
 from tap_feeddelta.parse.sniff import document_kind, feed_format, looks_like_html, root_local_name
+from tap_feeddelta.parse.urls import readings_before
 from tap_feeddelta.parse.xmldoc import XmlUnreadable, xml_document
 
 __all__ = ["parse_feed"]
@@ -28,7 +30,9 @@ _LINK_TAG: Final = re.compile(rb"<link[\s/>]", re.IGNORECASE)
 def parse_feed(body: bytes, content_type: str | None, url: str) -> ParsedFeed:
     """The feed in ``body`` (fetched from ``url``), normalized. Raises ``ParseError``."""
     try:
-        return _parse(body, content_type, url)
+        with readings_before() as readings:
+            parsed = _parse(body, content_type, url)
+        return _with_urls_read_before(parsed, readings) if readings else parsed
     except ParseError:
         raise
     except (etree.LxmlError, RecursionError) as exc:  # the one place lxml's errors are mapped
@@ -95,3 +99,31 @@ def _parse(body: bytes, content_type: str | None, url: str) -> ParsedFeed:
 
 def _with_issues(parsed: ParsedFeed, issues: tuple[Issue, ...]) -> ParsedFeed:
     return replace(parsed, issues=(*issues, *parsed.issues))
+
+
+def _with_urls_read_before(parsed: ParsedFeed, readings: dict[str, str | None]) -> ParsedFeed:
+    """The feed with ``read_before`` of its items holding the URLs versions before this one
+    read otherwise (``readings``: by the reading now, see ``urls.readings_before``)."""
+    items = tuple([_item_with_urls_read_before(item, readings) for item in parsed.items])
+    return replace(parsed, items=items)
+
+
+def _item_with_urls_read_before(item: ParsedItem, readings: dict[str, str | None]) -> ParsedItem:
+    before: fields.ReadBefore = {}
+    if item.url in readings:
+        before["url"] = readings[item.url or ""]
+    if any(enclosure.url in readings for enclosure in item.enclosures):
+        before["enclosures"] = tuple(
+            [
+                replace(enclosure, url=url)
+                for enclosure in item.enclosures
+                if (url := readings.get(enclosure.url, enclosure.url)) is not None
+            ]
+        )
+    earlier = dict(item.read_before)
+    authors: tuple[Author, ...] = earlier.get("authors", item.authors)
+    if any(author.url in readings for author in authors):
+        before["authors"] = tuple(
+            [replace(author, url=readings.get(author.url or "", author.url)) for author in authors]
+        )
+    return fields.with_read_before(item, {**earlier, **before}) if before else item

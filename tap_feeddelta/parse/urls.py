@@ -1,8 +1,14 @@
-"""Safe absolute URLs: resolved against the base, http(s) only, no credentials, bounded."""
+"""Safe absolute URLs: resolved against the base, http(s) only, no credentials, bounded,
+with nothing in them that could be read as markup or hides from a reader, and naming
+the host browsers read in them."""
 
 from __future__ import annotations
 
 import re
+import unicodedata
+from collections.abc import Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
 from typing import Final, Literal
 from urllib.parse import parse_qsl, urljoin, urlsplit, urlunsplit
 
@@ -12,9 +18,26 @@ UrlProblem = Literal["url_too_long", "unsafe_url"]
 
 # Controls (tabs, newlines, with the indentation around a line break): browsers drop them
 # from a URL as written, and so do we, with the C1 controls, lone surrogates and the
-# non-characters U+FFFE and U+FFFF, as from text; an inner space is percent-encoded.
+# non-characters U+FFFE and U+FFFF, as from text.
 _STRIPPED: Final = re.compile(r" *[\x00-\x1f\x7f-\x9f\ud800-\udfff\ufffe\uffff]+ *")
-_SIMPLE: Final = re.compile(r"https?://[A-Za-z0-9.-]+(?::[0-9]{1,4})?(?:[/?#][!-~]*)?")
+# Printable ASCII but for what is percent-encoded (_ENCODED_ASCII) and the backslash.
+_SIMPLE: Final = re.compile(
+    r"https?://[A-Za-z0-9.-]+(?::[0-9]{1,4})?(?:[/?#][!#-;=?-\[\]-_a-z|~]*)?"
+)
+# What browsers percent-encode in a path (WHATWG's path percent-encode set, printable
+# ASCII), here in the query and fragment too: no URL closes an attribute or opens a tag.
+_ENCODED_ASCII: Final = re.compile(r'[ "<>`{}]')
+_NON_ASCII: Final = re.compile(r"[^\x00-\x7f]+")
+# What no host holds: the characters a path has encoded, and (non-ASCII) any invisible
+# or spacing one (_hidden) but those IDNA ignores, which browsers drop from a host. A
+# URL of ASCII without any of them is kept as it is.
+_NOT_IN_HOST: Final = re.compile(r'[ "<>`{}\\^|]')
+# The part of a URL before its query or fragment; slashes before a host, past two.
+_HEAD: Final = re.compile(r"[^?#]*")
+_EXTRA_SLASHES: Final = re.compile(r"((?:https?:)?//)/+", re.IGNORECASE)
+_IGNORED_IN_HOST: Final = re.compile(
+    "[\u00ad\u180e\u200b\u2060-\u2064\u206a-\u206f\ufeff\U0001bca0-\U0001bca3\U0001d173-\U0001d17a]"
+)
 
 
 def safe_url(raw: str, base: str | None) -> tuple[str | None, UrlProblem | None]:
@@ -27,26 +50,145 @@ def safe_url(raw: str, base: str | None) -> tuple[str | None, UrlProblem | None]
         return None, "url_too_long"
     if _SIMPLE.fullmatch(text) is not None:
         return text, None  # absolute, printable ASCII, no userinfo: nothing to do
-    text = _STRIPPED.sub("", text).replace(" ", "%20")
+    text = _STRIPPED.sub("", text)
     if not text:
         return None, None
+    as_browsers = _slashes_as_browsers_read(text)
+    url, problem, is_plain = _resolved(as_browsers, base)
+    readings = _READINGS.get() if url is not None else None
+    if readings is not None and (
+        not is_plain or as_browsers is not text or (base is not None and base in readings)
+    ):
+        before = _reading_before(text, readings.get(base or "") or base)
+        if before != url:
+            readings[str(url)] = before
+    return url, problem
+
+
+def _slashes_as_browsers_read(text: str) -> str:
+    """``text`` with its slashes as browsers read them in an http(s) URL (WHATWG's
+    special URLs), so that RFC 3986's reading (urljoin, urlsplit) agrees: a backslash
+    before the query or fragment is a slash, and slashes past two before a host are
+    none (``/\\host/p``, ``https:\\\\host`` and ``///host`` name the host). The same
+    object when there is nothing to change (most URLs)."""
+    if "\\" in text:
+        head = _HEAD.match(text)
+        if head is not None and "\\" in head.group():
+            text = head.group().replace("\\", "/") + text[head.end() :]
+    if "///" in text:
+        extra = _EXTRA_SLASHES.match(text)
+        if extra is not None:
+            text = extra.group(1) + text[extra.end() :]
+    return text
+
+
+def _resolved(text: str, base: str | None) -> tuple[str | None, UrlProblem | None, bool]:
+    """``safe_url`` of ``text`` (controls stripped), and whether it is plain: printable
+    ASCII with nothing to encode (then versions before this one read it alike)."""
+    is_plain = True
     try:
         absolute = urljoin(base, text) if base else text
         parts = urlsplit(absolute)
         if parts.scheme.lower() not in ("http", "https") or not parts.hostname:
-            return None, "unsafe_url"
-        netloc = parts.netloc
+            return None, "unsafe_url", is_plain
+        netloc, path, query, fragment = parts.netloc, parts.path, parts.query, parts.fragment
         if "@" in netloc:
-            netloc = netloc.rpartition("@")[2]
+            netloc = netloc.rpartition("@")[2]  # without credentials
+        if not absolute.isascii() or _NOT_IN_HOST.search(absolute):  # else nothing to encode
+            is_plain = False
+            host = _host(netloc)
+            if host is None:
+                return None, "unsafe_url", is_plain
+            netloc, path, query, fragment = (
+                host,
+                _encoded(path),
+                _encoded(query),
+                _encoded(fragment),
+            )
         parts.port  # noqa: B018 -- raises ValueError for a port that is no number
+        cleaned = urlunsplit((parts.scheme.lower(), netloc, path, query, fragment))
+    except ValueError:
+        return None, "unsafe_url", is_plain
+    if len(cleaned.encode("utf-8", "replace")) > MAX_URL_BYTES:
+        return None, "url_too_long", is_plain
+    return cleaned, None, is_plain
+
+
+def _host(netloc: str) -> str | None:
+    """``netloc`` (host and port) as browsers read it, without the invisible characters
+    IDNA ignores; None when it holds another (a bidi control) or what no host holds."""
+    if not netloc.isascii():
+        netloc = _IGNORED_IN_HOST.sub("", netloc)
+        if _hidden(netloc) or not urlsplit(f"//{netloc}").hostname:
+            return None
+    return None if _NOT_IN_HOST.search(netloc) else netloc
+
+
+def _encoded(part: str) -> str:
+    """``part`` of a URL (path, query, fragment) with _ENCODED_ASCII and the invisible or
+    spacing characters percent-encoded; a letter of any script stays as it is."""
+    if not part.isascii():
+        part = _NON_ASCII.sub(_hidden_encoded, part)
+    return _ENCODED_ASCII.sub(_percent, part) if _ENCODED_ASCII.search(part) else part
+
+
+def _hidden(text: str) -> bool:
+    """Whether ``text`` holds a non-ASCII format or other invisible character (Unicode
+    category C: U+202E, U+200B) or a separator (Z: U+00A0, U+2028)."""
+    return any(not char.isascii() and unicodedata.category(char)[0] in "CZ" for char in text)
+
+
+def _hidden_encoded(match: re.Match[str]) -> str:
+    run = match.group()
+    if not _hidden(run):
+        return run
+    return "".join(_percent_utf8(char) if _hidden(char) else char for char in run)
+
+
+def _percent(match: re.Match[str]) -> str:
+    return f"%{ord(match.group()):02X}"
+
+
+def _percent_utf8(char: str) -> str:
+    return "".join(f"%{byte:02X}" for byte in char.encode("utf-8", "replace"))
+
+
+# Readings versions before this one gave of URLs read otherwise now, by the reading now:
+# collected while a document is read (readings_before), for ParsedItem.read_before.
+_READINGS: Final[ContextVar[dict[str, str | None] | None]] = ContextVar(
+    "readings_before", default=None
+)
+
+
+@contextmanager
+def readings_before() -> Iterator[dict[str, str | None]]:
+    """While open, ``safe_url`` puts in the dict it yields each URL it reads otherwise
+    than versions before this one, by its reading now, with their reading (None: none)."""
+    readings: dict[str, str | None] = {}
+    token = _READINGS.set(readings)
+    try:
+        yield readings
+    finally:
+        _READINGS.reset(token)
+
+
+def _reading_before(text: str, base: str | None) -> str | None:
+    """The URL versions before this one read of ``text`` (controls stripped): with only
+    spaces encoded, markup and invisible characters kept, read by RFC 3986."""
+    try:
+        text = text.replace(" ", "%20")
+        absolute = urljoin(base, text) if base else text
+        parts = urlsplit(absolute)
+        if parts.scheme.lower() not in ("http", "https") or not parts.hostname:
+            return None
+        parts.port  # noqa: B018 -- raises ValueError for a port that is no number
+        netloc = parts.netloc.rpartition("@")[2]
         cleaned = urlunsplit(
             (parts.scheme.lower(), netloc, parts.path, parts.query, parts.fragment)
         )
     except ValueError:
-        return None, "unsafe_url"
-    if len(cleaned.encode("utf-8", "replace")) > MAX_URL_BYTES:
-        return None, "url_too_long"
-    return cleaned, None
+        return None
+    return None if len(cleaned.encode("utf-8", "replace")) > MAX_URL_BYTES else cleaned
 
 
 def safe_base(raw: str | None, base: str | None) -> str | None:

@@ -228,3 +228,23 @@ def test_the_feed_read_is_the_page_s_own_when_it_advertises_one(
     page: str, advertised: list[str], expected: str
 ) -> None:
     assert chosen_feed(tuple(advertised), page) == expected
+
+
+def test_an_advertised_url_holds_no_markup() -> None:
+    page = """<html><head><title>Blog</title>
+<link rel="alternate" type="application/rss+xml" href="/a&quot;&gt;&lt;svg onload=alert(1)&gt;">
+</head><body></body></html>"""
+    assert _advertised(page, "https://blog.example.com/") == [
+        "https://blog.example.com/a%22%3E%3Csvg%20onload=alert(1)%3E"
+    ]
+
+
+def test_an_advertised_url_goes_to_the_host_browsers_read() -> None:
+    page = """<html><head><title>Blog</title>
+<link rel="alternate" type="application/rss+xml" href="https://site.example\\@evil.example/feed">
+<link rel="alternate" type="application/atom+xml" href="/\\other.example/atom">
+</head><body></body></html>"""
+    assert _advertised(page, "https://site.example/") == [
+        "https://site.example/@evil.example/feed",
+        "https://other.example/atom",
+    ]

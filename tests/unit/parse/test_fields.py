@@ -7,7 +7,7 @@ import pytest
 from tap_feeddelta.parse import fields, text
 from tap_feeddelta.parse.dates import rfc3339
 from tap_feeddelta.parse.text import capped, html_text, plain_text
-from tap_feeddelta.parse.urls import safe_url
+from tap_feeddelta.parse.urls import safe_url, unwrapped_url
 
 DATES = [
     ("Thu, 01 Jan 2004 19:48:21 GMT", "2004-01-01T19:48:21Z"),
@@ -275,15 +275,53 @@ URLS = [
     ("https://example.com/" + "a" * 3000, None, None, "url_too_long"),
     # The cap is on UTF-8 bytes: 1,520 characters here, 3,020 bytes.
     ("https://example.com/" + "é" * 1500, None, None, "url_too_long"),
-    ("http:///etc/passwd", None, None, "unsafe_url"),  # no host
+    ("http:///etc/passwd", None, "http://etc/passwd", None),  # browsers: the host "etc"
+    ("http:///", None, None, "unsafe_url"),  # no host
     ("https://example.com/a b.mp3", None, "https://example.com/a%20b.mp3", None),
     ("", None, None, None),
+    # What browsers percent-encode in a path (and we in a query and fragment too), and
+    # invisible or spacing characters: no markup, no hidden text reaches a record.
+    (
+        'https://e.org/p?a="><svg onload=alert(1)>',
+        None,
+        "https://e.org/p?a=%22%3E%3Csvg%20onload=alert(1)%3E",
+        None,
+    ),
+    ("https://e.org/{a}/`b`#<c>", None, "https://e.org/%7Ba%7D/%60b%60#%3Cc%3E", None),
+    ('/a"b', "https://e.org/feed", "https://e.org/a%22b", None),
+    ("https://e.org/\u202egpj.exe", None, "https://e.org/%E2%80%AEgpj.exe", None),
+    ("https://e.org/a\u200bb?q=\u00a0c", None, "https://e.org/a%E2%80%8Bb?q=%C2%A0c", None),
+    ("https://e.org/café?q=ü", None, "https://e.org/café?q=ü", None),  # a letter stays
+    ("https://e.org/%22ok%22", None, "https://e.org/%22ok%22", None),
+    # A host holds none: browsers drop the invisible characters IDNA ignores (a
+    # zero-width space, a soft hyphen) and refuse the others (bidi controls) and markup.
+    ("https://exa\u200bmple.com/p", None, "https://example.com/p", None),
+    ("https://\u200b/p", None, None, "unsafe_url"),
+    ("https://exa\u202emple.com/p", None, None, "unsafe_url"),
+    ('https://a"b.example/p', None, None, "unsafe_url"),
+    ("https://a<b>.example/p", None, None, "unsafe_url"),
+    # A backslash before the query is a slash to browsers in an http(s) URL, and slashes
+    # past two before a host are none: they read these hosts, and so does the tap.
+    ("https://good.example\\@evil.example/p", None, "https://good.example/@evil.example/p", None),
+    ("https:\\\\other.example\\p", "https://e.org/feed", "https://other.example/p", None),
+    ("/\\other.example/p", "https://e.org/feed", "https://other.example/p", None),
+    ("\\\\other.example\\p", "https://e.org/feed", "https://other.example/p", None),
+    ("///other.example/p", "https://e.org/feed", "https://other.example/p", None),
+    ("https:///other.example/p", "https://e.org/feed", "https://other.example/p", None),
+    ("https:\\other.example", "https://e.org/feed", "https://e.org/other.example", None),
+    ("https://e.org/a\\b?q=\\#\\", None, "https://e.org/a/b?q=\\#\\", None),
+    ("a\\b", "https://e.org/d/feed", "https://e.org/d/a/b", None),
 ]
 
 
 @pytest.mark.parametrize(("raw", "base", "url", "problem"), URLS)
 def test_urls(raw: str, base: str | None, url: str | None, problem: str | None) -> None:
     assert safe_url(raw, base) == (url, problem)
+
+
+def test_a_google_redirect_leads_where_browsers_go() -> None:
+    link = "https://www.google.com/url?url=https://good.example%5C@evil.example/"
+    assert unwrapped_url(link) == "https://good.example/@evil.example/"
 
 
 HTML = [
