@@ -679,6 +679,8 @@ def test_config_errors_never_quote_the_values(extra: dict[str, Any]) -> None:
         "",
         "[]",
         "0",
+        '""',
+        '"x"',
         {"type": "STATE", "value": {"bookmarks": {}}},
         {"singer_state": {"bookmarks": {}}},
         {"bookmarks": {"feed_health": {"partitions": "x"}}},
@@ -726,6 +728,8 @@ def test_config_errors_never_quote_the_values(extra: dict[str, Any]) -> None:
         "empty-file",
         "empty-list",
         "zero",
+        "empty-string",
+        "string",
         "state-message",
         "meltano-stored-form",
         "health-partitions-string",
@@ -751,6 +755,24 @@ def test_unreadable_state_is_refused_before_anything_is_emitted(
     ), run.stderr
     assert "Traceback" not in run.stderr
     assert server.requests == []
+
+
+def test_a_state_file_holding_a_path_is_refused_not_followed(
+    server: FeedServer, tmp_path: Path
+) -> None:
+    """On the command line the state file's JSON is the state: a string in it is not the
+    path of another file to read (the SDK's Python API takes one), nor quoted back."""
+    server.put("/feed.xml", rss(ITEMS))
+    first = run_tap(config(server, "/feed.xml"))
+    elsewhere = tmp_path / "token-SECRET1.json"
+    elsewhere.write_text(json.dumps(first.final_state), encoding="utf-8")
+    fetched = len(server.requests)
+    run = run_tap(config(server, "/feed.xml"), json.dumps(str(elsewhere)))
+    assert run.returncode == 1
+    [line] = [line for line in run.stderr.splitlines() if "| ERROR" in line]
+    assert "| state_invalid: state: the state must be a JSON object" in line
+    assert "SECRET1" not in run.stderr and "Traceback" not in run.stderr
+    assert len(server.requests) == fetched
 
 
 @pytest.mark.parametrize(
