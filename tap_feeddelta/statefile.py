@@ -11,6 +11,7 @@ from singer_sdk.helpers._util import load_json
 
 from tap_feeddelta.config import Settings
 from tap_feeddelta.errors import StateError
+from tap_feeddelta.respellings import respelled_in_other_shards
 from tap_feeddelta.sharding import feeds_of_other_shards
 from tap_feeddelta.state import not_utf8_text
 
@@ -64,7 +65,9 @@ def state_json_error(exc: ValueError) -> StateError:
 def check_shard(index: dict[tuple[str, str], Any], settings: Settings) -> None:
     """A state that holds feeds another shard owns was written for another sharding:
     running on would start those feeds over silently and leave them stale in their own
-    shard's state."""
+    shard's state. So does a feed configured under another URL than its partition's
+    (respelled, or replaced by the URL it redirects to) that another shard owns: that
+    shard has started it over, or will."""
     foreign = feeds_of_other_shards(
         index,
         settings.monitor_id,
@@ -78,6 +81,22 @@ def check_shard(index: dict[tuple[str, str], Any], settings: Settings) -> None:
             f"(this is shard {settings.shard_index} of {settings.shard_count}): the "
             "state was written for another shard_count or shard_index. Move the "
             "feeds to their shards with tap-feeddelta-state (see Scaling out)",
+            "state_other_shard",
+        )
+    moved = respelled_in_other_shards(
+        index,
+        settings.monitor_id,
+        settings.feed_urls,
+        settings.shard_count,
+        settings.shard_index,
+    )
+    if moved:
+        raise StateError(
+            f"state: it holds the state of {len(moved)} feeds configured now under another "
+            "URL (respelled, or replaced by the URL they redirect to) that another shard "
+            f"owns (this is shard {settings.shard_index} of {settings.shard_count}): that "
+            "shard finds no state for them and starts them over. Move their state with "
+            "tap-feeddelta-state merge, then split --feed-urls-file (see Scaling out)",
             "state_other_shard",
         )
 
