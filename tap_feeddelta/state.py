@@ -310,10 +310,10 @@ def feed_items_state(tap_state: Any) -> Any:
         raise StateError("state: the state must be a JSON object")
     if "bookmarks" not in tap_state and not tap_state.keys() <= {"currently_syncing"}:
         raise StateError(_not_a_singer_state(tap_state))
-    bookmarks = tap_state.get("bookmarks")
-    if bookmarks is None:
+    if "bookmarks" not in tap_state:
         return None
-    if not isinstance(bookmarks, dict):
+    bookmarks = tap_state["bookmarks"]
+    if not isinstance(bookmarks, dict):  # null too: the SDK's own reading fails on it
         raise StateError("state: 'bookmarks' must be an object")
     for stream, bookmark in bookmarks.items():
         where = f"bookmarks.{stream}" if stream in _OUR_STREAMS else "every bookmark"

@@ -46,20 +46,26 @@ def state_of_file(text: str) -> dict[str, Any] | None:
     a silent new baseline. So anything but an object or null is refused."""
     try:
         state = load_json(text)
-    except ValueError as exc:
-        if getattr(exc, "doc", None) is None:
-            raise
+    except (ValueError, RecursionError) as exc:
         raise state_json_error(exc) from None
     if state is None or isinstance(state, dict):
         return state
     raise StateError(f"state: the state must be a JSON object — {_UNCHANGED}")
 
 
-def state_json_error(exc: ValueError) -> StateError:
-    """A state file that is empty or not JSON, where the JSON reader says."""
-    line, column = getattr(exc, "lineno", None), getattr(exc, "colno", None)
-    where = f" (line {line}, column {column})" if line is not None else ""
-    return StateError(f"state: the state file is empty or not valid JSON{where} — {_UNCHANGED}")
+def state_json_error(exc: ValueError | RecursionError) -> StateError:
+    """A state file that is empty or not JSON, where the JSON reader says; or JSON it
+    cannot take (a number of over 4,300 digits, arrays nested past Python's recursion
+    limit), which no state this tap writes holds."""
+    if isinstance(exc, RecursionError):
+        why = "is nested too deeply to read"
+    elif getattr(exc, "doc", None) is None:
+        why = "holds a number too long to read"
+    else:
+        line, column = getattr(exc, "lineno", None), getattr(exc, "colno", None)
+        where = f" (line {line}, column {column})" if line is not None else ""
+        why = f"is empty or not valid JSON{where}"
+    return StateError(f"state: the state file {why} — {_UNCHANGED}")
 
 
 def check_shard(index: dict[tuple[str, str], Any], settings: Settings) -> None:

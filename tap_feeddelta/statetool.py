@@ -345,6 +345,10 @@ def _read(path: str) -> tuple[dict[str, Any], bool]:
         state, wrapped = _unwrap(json.loads(state_text(data, path)))
     except json.JSONDecodeError as exc:
         raise StateError(f"{path}: not valid JSON ({exc.msg})") from None
+    except RecursionError:
+        raise StateError(f"{path}: the state is nested too deeply to read") from None
+    except ValueError:  # Python's limit of 4,300 digits to an integer
+        raise StateError(f"{path}: the state holds a number too long to read") from None
     if not state:
         # What `meltano state get` prints for a state id it does not know: a wrong id
         # must not pass for a shard without feeds.

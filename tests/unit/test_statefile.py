@@ -36,3 +36,18 @@ def test_anything_but_an_object_is_refused_without_quoting_it(text: str) -> None
     assert str(caught.value).startswith("state: the state must be a JSON object — ")
     assert caught.value.code == "state_invalid"
     assert "SECRET1" not in str(caught.value)
+
+
+@pytest.mark.parametrize(
+    ("text", "why"),
+    [
+        ('{"x": ' + "9" * 5000 + "}", "holds a number too long to read"),
+        ('{"x": ' + "[" * 200_000 + "]" * 200_000 + "}", "is nested too deeply to read"),
+    ],
+    ids=["number-of-5000-digits", "nested-200000-deep"],
+)
+def test_json_the_reader_cannot_take_is_refused_as_a_damaged_state(text: str, why: str) -> None:
+    with pytest.raises(StateError) as caught:
+        state_of_file(text)
+    assert str(caught.value).startswith(f"state: the state file {why} — ")
+    assert caught.value.code == "state_invalid"

@@ -362,3 +362,20 @@ def test_split_reads_the_urls_from_the_taps_config_and_refuses_a_bad_one_unquote
     assert main([*args, "--feed-urls-file", str(tmp_path / "urls.txt")]) == 2
     err = capsys.readouterr().err
     assert "feed URL 2" in err and "SECRET1" not in err
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        '{"bookmarks": {"x": ' + "9" * 5000 + "}}",
+        '{"bookmarks": ' + "[" * 200_000 + "]" * 200_000 + "}",
+    ],
+    ids=["number-of-5000-digits", "nested-200000-deep"],
+)
+def test_json_the_reader_cannot_take_is_refused_in_one_line(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], text: str
+) -> None:
+    (tmp_path / "state.json").write_text(text)
+    assert main(["merge", str(tmp_path / "state.json")]) == 2
+    [line] = capsys.readouterr().err.splitlines()
+    assert line.startswith("tap-feeddelta-state: ") and "9999" not in line
