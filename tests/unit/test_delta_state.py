@@ -395,6 +395,14 @@ def test_utc_text_is_the_strftime_shape(moment: datetime) -> None:
         ({"bookmarks": {"feed_health": {"partitions": [1]}}}, "list of objects"),
         # the SDK's own reading of it fails with a traceback
         ({"bookmarks": None}, "'bookmarks' must be an object"),
+        (
+            {
+                "bookmarks": {
+                    "feed_items": {"replication_key_value": "2024-01-01", "partitions": []}
+                }
+            },
+            r"keys this tap never writes \['replication_key_value'\]",
+        ),
     ],
 )
 def test_a_state_of_another_shape_is_refused_not_read_as_empty(

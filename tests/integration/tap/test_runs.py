@@ -682,6 +682,14 @@ def test_config_errors_never_quote_the_values(extra: dict[str, Any]) -> None:
         '""',
         '"x"',
         {"bookmarks": None},
+        {
+            "bookmarks": {
+                "feed_items": {
+                    "replication_key": "published",
+                    "replication_key_value": "2024-01-01T00:00:00Z",
+                }
+            }
+        },
         '{"bookmarks": {"feed_items": {"partitions": [{"context": {"monitor_id": "default", '
         '"feed_url": "x"}, "v": 1, "items": "", "largest_document": ' + "9" * 5000 + "}]}}}",
         '{"bookmarks": {"other": ' + "[" * 200_000 + "]" * 200_000 + "}}",
@@ -735,6 +743,7 @@ def test_config_errors_never_quote_the_values(extra: dict[str, Any]) -> None:
         "empty-string",
         "string",
         "bookmarks-null",
+        "another-taps-bookmark",
         "number-of-5000-digits",
         "nested-200000-deep",
         "state-message",
