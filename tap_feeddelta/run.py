@@ -332,8 +332,11 @@ class FeedRun:
     def _prune_removed(
         self, partitions: list[dict[str, Any]], index: dict[tuple[str, str], dict[str, Any]]
     ) -> None:
-        """Drop this monitor's partitions of feeds no longer configured, after the grace
-        period. (A state holding feeds another shard owns was refused when loaded.)"""
+        """Drop the partitions of feeds no longer configured, after the grace period: this
+        monitor's, and every partition of another monitor_id. Each monitor has a state id
+        of its own (an inherited plugin), so another's in this state is a former
+        monitor_id's, and no run here checks its feeds again. (A state holding feeds
+        another shard owns was refused when loaded.)"""
         configured = set(self.settings.feed_urls)
         respelled = set(self._respelled.values())
         monitor = self.settings.monitor_id
@@ -350,13 +353,14 @@ class FeedRun:
             )
             expired = last_check < cutoff
             removed = feed_url not in configured and (monitor_id, feed_url) not in respelled
-            if monitor_id == monitor and removed and expired:
+            if expired and (removed or monitor_id != monitor):
                 index.pop((monitor_id, feed_url), None)
                 continue
             keep.append(partition)
         if len(keep) != len(partitions):
             self.logger.info(
-                "Dropped the state of %d feeds removed from the config over %d days ago",
+                "Dropped the state of %d feeds removed from the config (or of a former"
+                " monitor_id) over %d days ago",
                 len(partitions) - len(keep),
                 REMOVED_FEED_GRACE.days,
             )
