@@ -328,6 +328,25 @@ def test_state_is_bounded_and_compact(server: FeedServer) -> None:
     assert "state_trimmed" in {i["code"] for i in run.health[0]["issues"]}
 
 
+def test_a_lowered_max_state_items_holds_for_feeds_that_answer_304_or_fail(
+    server: FeedServer,
+) -> None:
+    """The bound applied only when a feed's document changed: an unchanged feed (304),
+    or one that failed, kept its 300 items for as long as it did so."""
+    server.put("/a.xml", rss([(f"a-{n}", f"T{n}", "s") for n in range(300)]))
+    server.put("/b.xml", rss([(f"b-{n}", f"T{n}", "s") for n in range(300)]))
+    first = run_tap(config(server, "/a.xml", "/b.xml"))
+    assert first.health[0]["item_counts"]["remembered"] == 300
+    server.put("/b.xml", "gone", status=500)
+    lowered = run_tap(config(server, "/a.xml", "/b.xml", max_state_items=100), first.final_state)
+    assert [h["status"] for h in lowered.health] == ["not_modified", "error"]
+    for url, row in zip([h["feed_url"] for h in lowered.health], lowered.health, strict=True):
+        items = base64.b64decode(lowered.partition(url)["items"])
+        # the first 100 remembered: the most relevant (the document's newest) first
+        assert items == base64.b64decode(first.partition(url)["items"])[: 100 * 12]
+        assert row["item_counts"]["remembered"] == 100
+
+
 def _state_size_the_readme_gives() -> tuple[float, float]:
     """(bytes of a 20-item feed's partition after its first run, after it remembers its
     120 items), as the README's "State and delivery" says them."""
