@@ -51,7 +51,7 @@ from tap_feeddelta.records import (
     item_record,
 )
 from tap_feeddelta.shownurl import final_url_hashes, shown_url
-from tap_feeddelta.state import FeedBookmark
+from tap_feeddelta.state import ITEM_BYTES, FeedBookmark
 
 T = TypeVar("T")
 
@@ -135,14 +135,27 @@ async def check_feed(
             "not fetched before retry_after_at: the server asked to wait, or the tap waits "
             "after a 429/503 without Retry-After or a 410",
         )
-        return _skipped_outcome(check, issue, bookmark.retry_after_at)
+        return _skipped_outcome(_within_bound(check), issue, bookmark.retry_after_at)
     fetcher = OneBudget(fetcher, settings.request_timeout_seconds)  # one for all its fetches
     reading = await read_feed(task.feed_url, bookmark, fetcher, settings)
     if reading.result.status == "not_modified":
-        return _not_modified_outcome(check, reading)
+        return _not_modified_outcome(_within_bound(check), reading)
     if reading.feed is None:
-        return _failed_outcome(check, reading)
+        return _failed_outcome(_within_bound(check), reading)
     return _read_outcome(check, reading, reading.feed)
+
+
+def _within_bound(check: _Check) -> _Check:
+    """The check with its bookmark's items cut to max_state_items, for an outcome that
+    keeps them (a 304, a failure, a skip): a lowered bound holds from the next run, not
+    from the feed's next changed document. The items are kept most relevant first (the
+    last document's, then older ones), so the cut drops the oldest, as a read does. A
+    read compares its document with every item remembered first (delta), then bounds."""
+    bookmark = check.bookmark
+    limit = check.settings.max_state_items * ITEM_BYTES
+    if bookmark is None or len(bookmark.items) <= limit:
+        return check
+    return replace(check, bookmark=replace(bookmark, items=bookmark.items[:limit]))
 
 
 def _check_context(

@@ -30,12 +30,12 @@ from tap_feeddelta.check import (
     internal_error_outcome,
 )
 from tap_feeddelta.checkfacts import check_time, last_check_at, utc_text
-from tap_feeddelta.config import Settings, feed_key
+from tap_feeddelta.config import Settings
 from tap_feeddelta.fetch.errors import FetchError
 from tap_feeddelta.fetch.urls import parse_target
 from tap_feeddelta.ordered import ordered_results
+from tap_feeddelta.respellings import respelled_feeds
 from tap_feeddelta.sharding import shard_of
-from tap_feeddelta.shownurl import as_fetched, final_url_hash
 from tap_feeddelta.state import (
     FeedBookmark,
     decode_bookmark,
@@ -121,7 +121,7 @@ class FeedRun:
         index = index_partitions(stream_state, validate=False)
         monitor = self.settings.monitor_id
         feeds = self._feeds_of_this_shard()
-        self._respelled = _respelled_feeds(index, monitor, [url for _, url in feeds])
+        self._respelled = respelled_feeds(index, monitor, [url for _, url in feeds])
         partitions: list[dict[str, Any]] | None = None
         if commit:
             partitions = stream_state.setdefault("partitions", [])
@@ -332,8 +332,11 @@ class FeedRun:
     def _prune_removed(
         self, partitions: list[dict[str, Any]], index: dict[tuple[str, str], dict[str, Any]]
     ) -> None:
-        """Drop this monitor's partitions of feeds no longer configured, after the grace
-        period. (A state holding feeds another shard owns was refused when loaded.)"""
+        """Drop the partitions of feeds no longer configured, after the grace period: this
+        monitor's, and every partition of another monitor_id. Each monitor has a state id
+        of its own (an inherited plugin), so another's in this state is a former
+        monitor_id's, and no run here checks its feeds again. (A state holding feeds
+        another shard owns was refused when loaded.)"""
         configured = set(self.settings.feed_urls)
         respelled = set(self._respelled.values())
         monitor = self.settings.monitor_id
@@ -350,13 +353,14 @@ class FeedRun:
             )
             expired = last_check < cutoff
             removed = feed_url not in configured and (monitor_id, feed_url) not in respelled
-            if monitor_id == monitor and removed and expired:
+            if expired and (removed or monitor_id != monitor):
                 index.pop((monitor_id, feed_url), None)
                 continue
             keep.append(partition)
         if len(keep) != len(partitions):
             self.logger.info(
-                "Dropped the state of %d feeds removed from the config over %d days ago",
+                "Dropped the state of %d feeds removed from the config (or of a former"
+                " monitor_id) over %d days ago",
                 len(partitions) - len(keep),
                 REMOVED_FEED_GRACE.days,
             )
@@ -384,56 +388,13 @@ class FeedRun:
         )
 
 
-def _respelled_feeds(
-    index: dict[tuple[str, str], dict[str, Any]], monitor_id: str, feed_urls: list[str]
-) -> dict[str, tuple[str, str]]:
-    """Configured URLs without a partition of their own whose feed has one under another
-    spelling (``HTTP://Example.org/f`` for ``http://example.org/f``): editing the case of
-    a host in the config must not start a new baseline and lose the changes since.
-
-    Failing that, the one partition of a feed no longer configured that was last read
-    from this URL (its ``final_url``): a configured URL replaced by the URL it redirects
-    to, or a web page by the feed it advertises, as the tap's own rows show them. Only
-    when it is surely this URL (see ``_read_from``): a ``final_url`` can be shown
-    without the query a redirect added, and ``/feed.php`` is not ``/feed.php?id=5``."""
-    missing = {feed_key(url): url for url in feed_urls if (monitor_id, url) not in index}
-    if not missing:
-        return {}
-    found: dict[str, tuple[str, str]] = {}
-    for monitor, url in index:
-        if monitor == monitor_id:
-            configured = missing.get(feed_key(url))
-            if configured is not None and configured not in found:
-                found[configured] = (monitor, url)
-    unmatched = {key: url for key, url in missing.items() if url not in found}
-    if unmatched:
-        still_configured = set(feed_urls)
-        taken = set(found.values())
-        read_from: dict[str, list[tuple[str, str]]] = {}
-        for (monitor, url), partition in index.items():
-            final_url = partition.get("final_url")
-            if (
-                monitor == monitor_id
-                and url not in still_configured
-                and (monitor, url) not in taken
-                and isinstance(final_url, str)
-                and (configured := unmatched.get(feed_key(final_url))) is not None
-                and _read_from(partition, configured)
-            ):
-                read_from.setdefault(configured, []).append((monitor, url))
-        for configured, partitions in read_from.items():
-            if len(partitions) == 1:  # two former feeds read from it: neither is surely it
-                found[configured] = partitions[0]
-    return found
-
-
 class _Unconfigured:
     """This shard's partitions of feeds no longer configured (nor another spelling of a
     configured one), by the whole URL their document was read from (``final_url_hash``):
     a configured web page without a partition of its own (or with one that holds only
     the failures of its first checks) whose discovered feed is one of them takes it over
     (see check_feed), as a web page replaced by its feed does before
-    fetching (``_respelled_feeds``). Each is handed over once, to the first page that
+    fetching (``respelled_feeds``). Each is handed over once, to the first page that
     reads it; two such partitions read from one URL are neither handed over. Claimed on
     the fetcher's loop thread only."""
 
@@ -467,18 +428,6 @@ class _Unconfigured:
         self._by_hash[url_hash] = None
         key, partition = found
         return key, decode_bookmark(partition, "state partition of a feed no longer configured")
-
-
-def _read_from(partition: dict[str, Any], url: str) -> bool:
-    """Whether ``partition``'s document was read from ``url`` itself (its ``final_url``
-    names it): its ``final_url_hash``, of the whole URL read, is that of ``url`` as the
-    fetcher asks for it. A partition from before the hash was kept knows only the URL
-    as it was shown: a query a redirect added (or credentials) left it as scheme, host
-    and path, so without a query it may be another resource; taken only with one."""
-    url_hash = partition.get("final_url_hash")
-    if url_hash is not None:
-        return bool(url_hash == final_url_hash(as_fetched(url), url))
-    return bool(urlsplit(partition["final_url"]).query)
 
 
 def _as_not_committed(outcome: FeedOutcome) -> None:

@@ -310,10 +310,10 @@ def feed_items_state(tap_state: Any) -> Any:
         raise StateError("state: the state must be a JSON object")
     if "bookmarks" not in tap_state and not tap_state.keys() <= {"currently_syncing"}:
         raise StateError(_not_a_singer_state(tap_state))
-    bookmarks = tap_state.get("bookmarks")
-    if bookmarks is None:
+    if "bookmarks" not in tap_state:
         return None
-    if not isinstance(bookmarks, dict):
+    bookmarks = tap_state["bookmarks"]
+    if not isinstance(bookmarks, dict):  # null too: the SDK's own reading fails on it
         raise StateError("state: 'bookmarks' must be an object")
     for stream, bookmark in bookmarks.items():
         where = f"bookmarks.{stream}" if stream in _OUR_STREAMS else "every bookmark"
@@ -324,10 +324,26 @@ def feed_items_state(tap_state: Any) -> Any:
             isinstance(partitions, list) and all(isinstance(p, dict) for p in partitions)
         ):
             raise StateError(f"state: the partitions of {where} must be a list of objects")
-    return bookmarks.get("feed_items")
+    feed_items = bookmarks.get("feed_items")
+    if feed_items is not None and not _STREAM_KEYS.issuperset(feed_items):
+        unknown = sorted(set(feed_items) - _STREAM_KEYS)
+        raise StateError(
+            f"state: bookmarks.feed_items holds keys this tap never writes {unknown} "
+            "(another tap's state, under this state id?)"
+        )
+    return feed_items
 
 
 _OUR_STREAMS: Final = frozenset({"feed_items", "feed_health"})
+# What a stream bookmark of feed_items may hold: the tap's partitions, and the progress
+# keys singer-sdk itself writes into a stream's bookmark during a run (it takes them out
+# again at the end; an incremental stream's replication_key and replication_key_value
+# are not among them: feed_items has no replication key). A bookmark with any other key
+# is another tap's (replication_key_value, say): read as empty, it would start every
+# feed over.
+_STREAM_KEYS: Final = frozenset(
+    {"partitions", "progress_markers", "replication_key_signpost", "starting_replication_value"}
+)
 
 
 def _not_a_singer_state(tap_state: dict[str, Any]) -> str:

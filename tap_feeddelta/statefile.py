@@ -5,23 +5,23 @@ that nothing was changed; the Tap logs it and ends the run."""
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass
 from typing import IO, Any, Final
+
+from singer_sdk.helpers._util import load_json
 
 from tap_feeddelta.config import Settings
 from tap_feeddelta.errors import StateError
+from tap_feeddelta.respellings import respelled_in_other_shards
 from tap_feeddelta.sharding import feeds_of_other_shards
 from tap_feeddelta.state import not_utf8_text
 
 _UNCHANGED: Final = "the state was not changed and nothing was emitted."
-# How much of each end of the text a StateMarker keeps.
-_MARKER_CHARS: Final = 256
 
 
 def state_type_error(state: Any) -> StateError | None:
-    """Why a state given to the Tap (a dict, or a file's path) cannot be one, or None.
-    The SDK reads a falsy state ([], 0, false) as no state at all: a silent new baseline.
-    (A state file holding just null cannot be told from none.)"""
+    """Why a state given to the Tap's Python API (a dict, or a file's path) cannot be
+    one, or None. The SDK reads a falsy state ([], 0, false) as no state at all: a silent
+    new baseline. (A state file's own JSON is checked by state_of_file.)"""
     if state is None or isinstance(state, dict | str | os.PathLike):
         return None
     return StateError(f"state: the state must be a JSON object — {_UNCHANGED}")
@@ -38,49 +38,42 @@ def state_file_text(state: IO[str]) -> str:
         ) from None
 
 
-@dataclass(frozen=True, slots=True)
-class StateMarker:
-    """Enough of a state file's text to tell its JSON error from another file's (the
-    catalog's, say): not the text itself, which (megabytes at 10,000 feeds) must not live
-    through the whole run."""
-
-    length: int
-    head: str
-    tail: str
-
-    @classmethod
-    def of(cls, text: str) -> StateMarker:
-        return cls(len(text), text[:_MARKER_CHARS], text[-_MARKER_CHARS:])
-
-    def is_about(self, exc: ValueError) -> bool:
-        """Whether ``exc`` is a JSON reader's error on the text this marks."""
-        doc = getattr(exc, "doc", None)
-        return isinstance(doc, str) and StateMarker.of(doc) == self
+def state_of_file(text: str) -> dict[str, Any] | None:
+    """The state a state file holds, read as the SDK reads one (floats as decimals): a
+    JSON object, or None for ``null`` (no state). On the command line the file's JSON is
+    the state itself: a string in it is no path to follow (the SDK's Python API takes
+    one, and would read the file it names), and the SDK reads ``""`` as no state at all,
+    a silent new baseline. So anything but an object or null is refused."""
+    try:
+        state = load_json(text)
+    except (ValueError, RecursionError) as exc:
+        raise state_json_error(exc) from None
+    if state is None or isinstance(state, dict):
+        return state
+    raise StateError(f"state: the state must be a JSON object — {_UNCHANGED}")
 
 
-def state_json_error(exc: ValueError) -> StateError:
-    """A state file that is empty or not JSON, where the JSON reader says."""
-    line, column = getattr(exc, "lineno", None), getattr(exc, "colno", None)
-    where = f" (line {line}, column {column})" if line is not None else ""
-    return StateError(f"state: the state file is empty or not valid JSON{where} — {_UNCHANGED}")
-
-
-class ReadOnce:
-    """A state file's text for the SDK, which reads it once: the text is not held after
-    that (an io.StringIO would keep four bytes a character for the whole run)."""
-
-    def __init__(self, text: str) -> None:
-        self._text = text
-
-    def read(self) -> str:
-        text, self._text = self._text, ""
-        return text
+def state_json_error(exc: ValueError | RecursionError) -> StateError:
+    """A state file that is empty or not JSON, where the JSON reader says; or JSON it
+    cannot take (a number of over 4,300 digits, arrays nested past Python's recursion
+    limit), which no state this tap writes holds."""
+    if isinstance(exc, RecursionError):
+        why = "is nested too deeply to read"
+    elif getattr(exc, "doc", None) is None:
+        why = "holds a number too long to read"
+    else:
+        line, column = getattr(exc, "lineno", None), getattr(exc, "colno", None)
+        where = f" (line {line}, column {column})" if line is not None else ""
+        why = f"is empty or not valid JSON{where}"
+    return StateError(f"state: the state file {why} — {_UNCHANGED}")
 
 
 def check_shard(index: dict[tuple[str, str], Any], settings: Settings) -> None:
     """A state that holds feeds another shard owns was written for another sharding:
     running on would start those feeds over silently and leave them stale in their own
-    shard's state."""
+    shard's state. So does a feed configured under another URL than its partition's
+    (respelled, or replaced by the URL it redirects to) that another shard owns: that
+    shard has started it over, or will."""
     foreign = feeds_of_other_shards(
         index,
         settings.monitor_id,
@@ -94,6 +87,22 @@ def check_shard(index: dict[tuple[str, str], Any], settings: Settings) -> None:
             f"(this is shard {settings.shard_index} of {settings.shard_count}): the "
             "state was written for another shard_count or shard_index. Move the "
             "feeds to their shards with tap-feeddelta-state (see Scaling out)",
+            "state_other_shard",
+        )
+    moved = respelled_in_other_shards(
+        index,
+        settings.monitor_id,
+        settings.feed_urls,
+        settings.shard_count,
+        settings.shard_index,
+    )
+    if moved:
+        raise StateError(
+            f"state: it holds the state of {len(moved)} feeds configured now under another "
+            "URL (respelled, or replaced by the URL they redirect to) that another shard "
+            f"owns (this is shard {settings.shard_index} of {settings.shard_count}): that "
+            "shard finds no state for them and starts them over. Move their state with "
+            "tap-feeddelta-state merge, then split --feed-urls-file (see Scaling out)",
             "state_other_shard",
         )
 

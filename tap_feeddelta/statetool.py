@@ -34,11 +34,13 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 from tap_feeddelta.config import MAX_SHARD_COUNT, feed_key, feed_url_refusal
 from tap_feeddelta.errors import StateError
+from tap_feeddelta.respellings import was_read_from
 from tap_feeddelta.sharding import shard_of
 from tap_feeddelta.shownurl import as_fetched, final_url_hash
 from tap_feeddelta.state import (
@@ -91,27 +93,106 @@ def _partitions(state: dict[str, Any]) -> list[dict[str, Any]]:
 def merge_states(states: list[dict[str, Any]]) -> dict[str, Any]:
     """One state holding every feed partition of ``states``.
 
-    A feed present in several inputs keeps the most recently checked partition.
+    A feed present in several inputs keeps the partition with the older baseline (see
+    _older_baseline): the other one was started by a run that could not find it.
     """
     chosen: dict[tuple[str, str], dict[str, Any]] = {}
     for state in states:
         for partition in _partitions(state):
             key = partition_key(partition, "state")
             current = chosen.get(key)
-            if current is None or (partition.get("checked_at") or "") > (
-                current.get("checked_at") or ""
-            ):
+            if current is None or _older_baseline(partition, current):
                 chosen[key] = partition
     return {"bookmarks": {"feed_items": {"partitions": list(chosen.values())}}}
 
 
-def split_state(state: dict[str, Any], shard_count: int) -> list[dict[str, Any]]:
-    """``shard_count`` states; each feed's partition goes to the shard that owns it."""
+def _older_baseline(partition: dict[str, Any], other: dict[str, Any]) -> bool:
+    """Whether ``partition``, of the same feed as ``other``, holds the older baseline.
+    A feed gets a second partition only from a run that did not find the first (a state
+    not moved to the feed's new shard, a respelled URL in another shard): that run came
+    after the first partition's last check, so the partition last checked earlier holds
+    the older baseline. Keeping it delivers again at worst what the other's runs
+    delivered, under the same delivery_ids; keeping the newer one would lose for good
+    what was published before its first run. A partition that never read a document
+    holds no baseline at all."""
+
+    def age(p: dict[str, Any]) -> tuple[bool, str]:
+        has_baseline = p.get("success_at") is not None or bool(p.get("items"))
+        last_check = max((p.get("checked_at") or "")[:19], (p.get("failed_at") or "")[:19])
+        return not has_baseline, last_check
+
+    return age(partition) < age(other)
+
+
+def split_state(
+    state: dict[str, Any], shard_count: int, feed_urls: Sequence[str] | None = None
+) -> list[dict[str, Any]]:
+    """``shard_count`` states; each feed's partition goes to the shard that owns it. With
+    ``feed_urls`` (the configured list), a partition whose feed is configured under
+    another URL goes to that URL's shard, renamed to it (see _as_configured)."""
+    partitions = _partitions(state)
+    placed = (
+        [(p, p["context"]["feed_url"]) for p in partitions]
+        if feed_urls is None
+        else _as_configured(partitions, feed_urls)
+    )
     shards: list[list[dict[str, Any]]] = [[] for _ in range(shard_count)]
-    for partition in _partitions(state):
-        monitor_id, feed_url = partition_key(partition, "state")
-        shards[shard_of(monitor_id, feed_url, shard_count)].append(partition)
+    for partition, url in placed:
+        shards[shard_of(partition["context"]["monitor_id"], url, shard_count)].append(partition)
     return [{"bookmarks": {"feed_items": {"partitions": parts}}} for parts in shards]
+
+
+def _as_configured(
+    partitions: list[dict[str, Any]], feed_urls: Sequence[str]
+) -> list[tuple[dict[str, Any], str]]:
+    """Each partition with the URL whose shard is to hold it, as the tap takes partitions
+    over (respellings.respelled_feeds): one under another spelling of a configured URL,
+    and the one partition of a feed no longer configured whose document was last read
+    from a configured URL (a URL replaced by its redirect's target), are renamed to that
+    URL. ``shard_of`` hashes
+    the URL as written, so the configured spelling's shard may be another one, which
+    would start the feed over. When one feed has several such partitions (that shard
+    has run already and taken a baseline of its own), the older baseline is kept. Two
+    feeds no longer configured read from one URL are neither surely its feed: they go
+    to its shard under their own URLs (and age out there, as removed feeds)."""
+    configured = set(feed_urls)
+    by_key = {feed_key(url): url for url in feed_urls}
+    owners: list[str | None] = []
+    claims: dict[tuple[str, str], list[int]] = {}
+    for n, partition in enumerate(partitions):
+        monitor, url = partition["context"]["monitor_id"], partition["context"]["feed_url"]
+        owner = url if url in configured else by_key.get(feed_key(url))
+        owners.append(owner)
+        final_url = partition.get("final_url")
+        if (
+            owner is None
+            and isinstance(final_url, str)
+            and (read := by_key.get(feed_key(final_url))) is not None
+            and was_read_from(partition, read)
+        ):
+            claims.setdefault((monitor, read), []).append(n)
+    beside: dict[int, str] = {}
+    for (_, url), claimants in claims.items():
+        for n in claimants:
+            if len(claimants) == 1:
+                owners[n] = url
+            else:
+                beside[n] = url
+    kept: dict[tuple[str, str], int] = {}
+    for n, owner in enumerate(owners):
+        if owner is not None:
+            feed = (partitions[n]["context"]["monitor_id"], owner)
+            current = kept.get(feed)
+            if current is None or _older_baseline(partitions[n], partitions[current]):
+                kept[feed] = n
+    placed: list[tuple[dict[str, Any], str]] = []
+    for n, partition in enumerate(partitions):
+        owner, url = owners[n], partition["context"]["feed_url"]
+        if owner is None:
+            placed.append((partition, beside.get(n, url)))
+        elif kept[(partition["context"]["monitor_id"], owner)] == n:
+            placed.append((partition if owner == url else moved_partition(partition, owner), owner))
+    return placed
 
 
 def renamed_state(
@@ -181,9 +262,12 @@ def moved_partition(partition: dict[str, Any], new: str) -> dict[str, Any]:
     in its place, a 304 on the same validators trusted); otherwise (a redirect, a web
     page's feed) it is dropped, with the validators, as the URL the new one leads to is
     not known: the next run reads the document once in full and compares its items with
-    the remembered ones as usual. Either way no partition keeps the old URL."""
+    the remembered ones as usual. Either way no partition keeps the old URL. (A document
+    read from the new URL itself, which the old one redirected to, keeps it all.)"""
     old = partition["context"]["feed_url"]
     moved = {**partition, "context": {**partition["context"], "feed_url": new}}
+    if _read_from_itself(partition, new):
+        return moved
     if _read_from_itself(partition, old):
         fetched = as_fetched(new)
         moved["final_url"] = fetched
@@ -229,12 +313,42 @@ def _read_urls(path: str) -> tuple[str, str]:
     return lines[0], lines[1]
 
 
+def _read_feed_urls(path: str) -> list[str]:
+    """The configured feed URLs from a file ('-': stdin): the tap's config (a JSON object
+    with ``feed_urls``, as ``meltano invoke --dump=config tap-feeddelta`` writes it), or
+    one URL a line. Each must be one the tap takes."""
+    data = sys.stdin.buffer.read() if path == "-" else Path(path).read_bytes()
+    try:
+        text = data.removeprefix(b"\xef\xbb\xbf").decode("utf-8")
+    except UnicodeDecodeError:
+        raise UsageError(f"{path}: the feed URLs file is not UTF-8 text") from None
+    if text.lstrip().startswith("{"):
+        try:
+            urls = json.loads(text).get("feed_urls")
+        except json.JSONDecodeError as exc:
+            raise UsageError(f"{path}: not valid JSON ({exc.msg})") from None
+        if not isinstance(urls, list) or not all(isinstance(url, str) for url in urls):
+            raise UsageError(f"{path}: the config holds no feed_urls list of strings")
+    else:
+        urls = [line.strip() for line in text.splitlines() if line.strip()]
+    if not urls:
+        raise UsageError(f"{path}: the feed URLs file lists no URL")
+    for n, url in enumerate(urls, start=1):
+        if (wrong := feed_url_refusal(url)[1]) is not None:
+            raise UsageError(f"{path}: feed URL {n}{wrong}")
+    return urls
+
+
 def _read(path: str) -> tuple[dict[str, Any], bool]:
     try:
         data = sys.stdin.buffer.read() if path == "-" else Path(path).read_bytes()
         state, wrapped = _unwrap(json.loads(state_text(data, path)))
     except json.JSONDecodeError as exc:
         raise StateError(f"{path}: not valid JSON ({exc.msg})") from None
+    except RecursionError:
+        raise StateError(f"{path}: the state is nested too deeply to read") from None
+    except ValueError:  # Python's limit of 4,300 digits to an integer
+        raise StateError(f"{path}: the state holds a number too long to read") from None
     if not state:
         # What `meltano state get` prints for a state id it does not know: a wrong id
         # must not pass for a shard without feeds.
@@ -270,6 +384,12 @@ def main(argv: list[str] | None = None) -> int:
     split.add_argument("file", help="state file ('-' for stdin)")
     split.add_argument("--shard-count", type=int, required=True)
     split.add_argument("--out-dir", required=True, help="writes shard-<i>.json here")
+    split.add_argument(
+        "--feed-urls-file",
+        help="the configured feed URLs (one a line, or the tap's JSON config; '-' for "
+        "stdin): a feed whose state is under another spelling of its URL, or under the URL "
+        "it replaced (its redirect's target), has it renamed and put in that URL's shard",
+    )
     rename = commands.add_parser(
         "rename",
         help="move one feed's partition to its new URL (stdout)",
@@ -298,10 +418,13 @@ def main(argv: list[str] | None = None) -> int:
             parser.error(
                 f"--shard-count must be 1 to {MAX_SHARD_COUNT:,}, as the tap's shard_count"
             )
+        if args.feed_urls_file == "-" and args.file == "-":
+            parser.error("only one of the state and the feed URLs file can come from stdin")
+        urls = None if args.feed_urls_file is None else _read_feed_urls(args.feed_urls_file)
         state, wrapped = _read(args.file)
         out_dir = Path(args.out_dir)
         out_dir.mkdir(parents=True, exist_ok=True)
-        for index, shard_state in enumerate(split_state(state, args.shard_count)):
+        for index, shard_state in enumerate(split_state(state, args.shard_count, urls)):
             (out_dir / f"shard-{index}.json").write_text(_dump(shard_state, wrapped) + "\n")
         return 0
     except (StateError, UsageError, OSError) as exc:

@@ -8,9 +8,10 @@ import copy
 import os
 import sys
 import time
+from contextvars import ContextVar
 from functools import cached_property
 from types import FrameType
-from typing import IO, TYPE_CHECKING, Any, cast
+from typing import IO, TYPE_CHECKING, Any
 
 import click
 from singer_sdk import Stream, Tap
@@ -34,12 +35,10 @@ from tap_feeddelta.messages import EncodedStateWriter, FeedDeltaWriter
 from tap_feeddelta.run import FeedRun
 from tap_feeddelta.state import feed_items_state, index_partitions
 from tap_feeddelta.statefile import (
-    ReadOnce,
-    StateMarker,
     check_shard,
     refused_state,
     state_file_text,
-    state_json_error,
+    state_of_file,
     state_type_error,
 )
 from tap_feeddelta.streams import FeedHealthStream, FeedItemsStream
@@ -47,6 +46,10 @@ from tap_feeddelta.termination import exit_after, ignore_further_signals, write_
 
 if TYPE_CHECKING:
     from tap_feeddelta.fetch import FetchPolicy
+
+# The state a --state file held, read by _invoke for the Tap that the SDK's invoke then
+# makes (the SDK is given no file to read again): taken, not kept, by that Tap.
+_FILE_STATE: ContextVar[dict[str, Any] | None] = ContextVar("_FILE_STATE", default=None)
 
 
 class TapFeedDelta(Tap):
@@ -66,6 +69,9 @@ class TapFeedDelta(Tap):
     config_jsonschema = copy.deepcopy(CONFIG_SCHEMA)
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
+        if (file_state := _FILE_STATE.get()) is not None:
+            _FILE_STATE.set(None)  # megabytes at 10,000 feeds: not held for the run
+            kwargs["state"] = file_state
         if (error := state_type_error(kwargs.get("state"))) is not None:
             raise error
         super().__init__(*args, **kwargs)
@@ -167,21 +173,19 @@ class TapFeedDelta(Tap):
 
     @classmethod
     def _invoke(cls, *, state: IO[str] | None = None, **options: Any) -> None:
-        """The SDK's command line, with a state file that is not UTF-8 text or not JSON
-        named as such (the SDK lets the decoder's or JSON reader's traceback out)."""
+        """The SDK's command line, with the state file read here: one that is not UTF-8
+        text, not JSON or not an object is refused by name (the SDK let the decoder's or
+        JSON reader's traceback out, and read a string as a path to follow)."""
         if state is None:
             super().invoke(**options)
             return
-        text = state_file_text(state)
-        marker = StateMarker.of(text)
-        source = ReadOnce(text)  # the text goes with the SDK's reading of it
-        del text
+        file_state = state_of_file(state_file_text(state))
+        reset = _FILE_STATE.set(file_state)
+        del file_state
         try:
-            super().invoke(state=cast("IO[str]", source), **options)
-        except ValueError as exc:
-            if not marker.is_about(exc):
-                raise  # not the state's JSON (the catalog's, say)
-            raise state_json_error(exc) from None
+            super().invoke(**options)
+        finally:
+            _FILE_STATE.reset(reset)
 
     def _reset_state_progress_markers(self) -> None:
         # Called by sync_all just before it writes the incoming state back out.

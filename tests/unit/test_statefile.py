@@ -1,35 +1,53 @@
-"""The state file the tap is given: its JSON error told as the state's, and only then."""
+"""The state file the tap is given: read as a JSON object or null, anything else refused."""
 
 from __future__ import annotations
 
-import json
+from decimal import Decimal
 
 import pytest
 
-from tap_feeddelta.statefile import ReadOnce, StateMarker, state_json_error
+from tap_feeddelta.errors import StateError
+from tap_feeddelta.statefile import state_of_file
 
 
-def _json_error(text: str) -> ValueError:
-    with pytest.raises(json.JSONDecodeError) as caught:
-        json.loads(text)
-    return caught.value
+def test_a_state_file_holds_an_object_or_null() -> None:
+    assert state_of_file('{"bookmarks": {}, "x": 1.5}') == {"bookmarks": {}, "x": Decimal("1.5")}
+    assert state_of_file("null") is None
 
 
-def test_a_json_error_is_told_as_the_state_files_only_when_it_is_about_its_text() -> None:
+def test_a_json_error_is_told_with_where_it_is() -> None:
     state = '{"bookmarks": {}}' + " " * 1000 + "\n,"  # extra data on line 2
-    marker = StateMarker.of(state)
-    assert marker.is_about(_json_error(state))
-    # The catalog's error is not the state's, even where the two texts begin alike.
-    assert not marker.is_about(_json_error('{"streams": ['))
-    assert not marker.is_about(_json_error(state + " "))
-    assert not marker.is_about(ValueError("not from a JSON reader"))
-    assert str(state_json_error(_json_error(state))) == (
+    with pytest.raises(StateError) as caught:
+        state_of_file(state)
+    assert str(caught.value) == (
         "state: the state file is empty or not valid JSON (line 2, column 1) — the state "
         "was not changed and nothing was emitted."
     )
 
 
-def test_the_state_text_is_handed_over_once_and_not_kept() -> None:
-    source = ReadOnce('{"bookmarks": {}}')
-    assert source.read() == '{"bookmarks": {}}'
-    assert source.read() == ""
+@pytest.mark.parametrize(
+    "text",
+    ['""', '"x"', '"/var/lib/state/token-SECRET1.json"', "[]", "0", "false", "1.5"],
+    ids=["empty-string", "string", "path", "list", "zero", "false", "number"],
+)
+def test_anything_but_an_object_is_refused_without_quoting_it(text: str) -> None:
+    with pytest.raises(StateError) as caught:
+        state_of_file(text)
+    assert str(caught.value).startswith("state: the state must be a JSON object — ")
+    assert caught.value.code == "state_invalid"
+    assert "SECRET1" not in str(caught.value)
+
+
+@pytest.mark.parametrize(
+    ("text", "why"),
+    [
+        ('{"x": ' + "9" * 5000 + "}", "holds a number too long to read"),
+        ('{"x": ' + "[" * 200_000 + "]" * 200_000 + "}", "is nested too deeply to read"),
+    ],
+    ids=["number-of-5000-digits", "nested-200000-deep"],
+)
+def test_json_the_reader_cannot_take_is_refused_as_a_damaged_state(text: str, why: str) -> None:
+    with pytest.raises(StateError) as caught:
+        state_of_file(text)
+    assert str(caught.value).startswith(f"state: the state file {why} — ")
+    assert caught.value.code == "state_invalid"

@@ -8,8 +8,9 @@ from typing import Any
 
 import pytest
 
+from tap_feeddelta.sharding import shard_of
 from tap_feeddelta.shownurl import as_fetched, final_url_hash
-from tap_feeddelta.statetool import main
+from tap_feeddelta.statetool import main, merge_states, split_state
 
 
 @pytest.mark.parametrize("text", ["{}", '{"singer_state": {}}'])
@@ -269,3 +270,112 @@ def test_rename_takes_the_urls_as_arguments_too_and_refuses_half_of_them(
             main(["rename", *args, "-"])
         assert exited.value.code == 2
     assert "SECRET" not in capsys.readouterr().err
+
+
+def test_merge_keeps_the_older_baseline_of_a_feed_found_twice() -> None:
+    """The second partition of a feed comes from a run that did not find the first, and
+    is newer: keeping it would lose what was published before that run."""
+    old = _partition(NEW, checked_at="2024-01-01T10:00:00Z", success_at="2024-01-01T10:00:00Z")
+    newer = _partition(NEW, checked_at="2024-02-01T10:00:00Z", success_at="2024-02-01T10:00:00Z")
+    newer["items"] = "A" * 16
+    never_read = _partition(NEW, failed_at="2023-01-01T10:00:00Z", failures=1)
+    for order in ([old, newer], [newer, old], [never_read, newer, old]):
+        merged = merge_states([_state(p) for p in order])
+        assert merged["bookmarks"]["feed_items"]["partitions"] == [old]
+
+
+def _placed(state: dict[str, Any], urls: list[str]) -> dict[str, int]:
+    """feed_url -> shard of 7 of every partition split_state writes with ``urls``."""
+    shards = split_state(state, 7, urls)
+    return {
+        p["context"]["feed_url"]: n
+        for n, shard in enumerate(shards)
+        for p in shard["bookmarks"]["feed_items"]["partitions"]
+    }
+
+
+def test_split_with_the_configured_urls_renames_a_respelled_feed_into_its_shard() -> None:
+    configured = [f"https://example.org/f{n}.xml" for n in range(20)]
+    respelled = [
+        url.replace("https://example.org", "HTTPS://Example.ORG:443") for url in configured
+    ]
+    state = _state(*(_partition(url, **_read_from(url)) for url in respelled))
+    assert _placed(state, configured) == {url: shard_of("default", url, 7) for url in configured}
+    moved = [
+        p
+        for s in split_state(state, 7, configured)
+        for p in s["bookmarks"]["feed_items"]["partitions"]
+    ]
+    assert all(p["etag"] == '"e1"' for p in moved)  # the same resource: validators kept
+    # Without the list, each stays in its own spelling's shard (some of them another one).
+    assert _placed(state, respelled) == {url: shard_of("default", url, 7) for url in respelled}
+    assert any(
+        shard_of("default", a, 7) != shard_of("default", b, 7)
+        for a, b in zip(configured, respelled, strict=True)
+    )
+
+
+def test_split_renames_a_feed_replaced_by_its_redirect_target_with_what_it_read() -> None:
+    source, target = "https://example.org/old.xml", "https://example.org/new.xml"
+    partition = _partition(source, **_read_from(target))
+    [moved] = [
+        p
+        for shard in split_state(_state(partition), 7, [target])
+        for p in shard["bookmarks"]["feed_items"]["partitions"]
+    ]
+    assert moved == _partition(target, **_read_from(target))
+    assert _placed(_state(partition), [target]) == {target: shard_of("default", target, 7)}
+    # Two former feeds read from it: neither is surely it; both go beside it, as they were.
+    other = _partition("https://example.org/other.xml", **_read_from(target))
+    assert _placed(_state(partition, other), [target]) == {
+        source: shard_of("default", target, 7),
+        "https://example.org/other.xml": shard_of("default", target, 7),
+    }
+
+
+def test_split_keeps_the_older_baseline_when_the_new_spelling_took_one_of_its_own() -> None:
+    old_spelling, configured = "HTTPS://example.org/f.xml", "https://example.org/f.xml"
+    old = _partition(old_spelling, **_read_from(old_spelling), checked_at="2024-01-01T10:00:00Z")
+    fresh = _partition(configured, checked_at="2024-03-01T10:00:00Z", items="A" * 16)
+    fresh["success_at"] = "2024-03-01T10:00:00Z"
+    shards = split_state(_state(fresh, old), 7, [configured])
+    [kept] = [p for s in shards for p in s["bookmarks"]["feed_items"]["partitions"]]
+    assert kept["context"]["feed_url"] == configured and kept["items"] == ""
+
+
+def test_split_reads_the_urls_from_the_taps_config_and_refuses_a_bad_one_unquoted(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    source = tmp_path / "state.json"
+    source.write_text(json.dumps(_state(_partition("HTTPS://example.org/f.xml"))))
+    config = tmp_path / "config.json"
+    config.write_text(json.dumps({"feed_urls": ["https://example.org/f.xml"], "x": 1}))
+    out = tmp_path / "out"
+    args = ["split", "--shard-count", "3", "--out-dir", str(out), str(source)]
+    assert main([*args, "--feed-urls-file", str(config)]) == 0
+    owner = shard_of("default", "https://example.org/f.xml", 3)
+    written = json.loads((out / f"shard-{owner}.json").read_text())
+    assert written["bookmarks"]["feed_items"]["partitions"][0]["context"]["feed_url"] == (
+        "https://example.org/f.xml"
+    )
+    (tmp_path / "urls.txt").write_text("https://example.org/f.xml\nftp://x.example/?t=SECRET1\n")
+    assert main([*args, "--feed-urls-file", str(tmp_path / "urls.txt")]) == 2
+    err = capsys.readouterr().err
+    assert "feed URL 2" in err and "SECRET1" not in err
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        '{"bookmarks": {"x": ' + "9" * 5000 + "}}",
+        '{"bookmarks": ' + "[" * 200_000 + "]" * 200_000 + "}",
+    ],
+    ids=["number-of-5000-digits", "nested-200000-deep"],
+)
+def test_json_the_reader_cannot_take_is_refused_in_one_line(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], text: str
+) -> None:
+    (tmp_path / "state.json").write_text(text)
+    assert main(["merge", str(tmp_path / "state.json")]) == 2
+    [line] = capsys.readouterr().err.splitlines()
+    assert line.startswith("tap-feeddelta-state: ") and "9999" not in line

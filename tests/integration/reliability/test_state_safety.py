@@ -39,16 +39,24 @@ def test_removed_feed_is_pruned_after_the_grace_period(server: FeedServer) -> No
     old = dict(state["bookmarks"]["feed_items"]["partitions"][0])
     old["context"] = {"monitor_id": "default", "feed_url": "https://gone.example.org/feed"}
     old["checked_at"] = "2020-01-01T00:00:00.000000Z"
-    other_monitor = dict(
-        old, context={"monitor_id": "other", "feed_url": old["context"]["feed_url"]}
+    # A former monitor_id's partitions (each monitor has a state id of its own): its
+    # configured feeds are no longer this run's either. Pruned after the same grace.
+    renamed_monitor = [
+        dict(old, context={"monitor_id": "old", "feed_url": url})
+        for url in (old["context"]["feed_url"], server.url("/a.xml"))
+    ]
+    recent = dict(
+        state["bookmarks"]["feed_items"]["partitions"][0],
+        context={"monitor_id": "old", "feed_url": "https://recent.example.org/feed"},
     )
-    state["bookmarks"]["feed_items"]["partitions"] += [old, other_monitor]
+    state["bookmarks"]["feed_items"]["partitions"] += [old, *renamed_monitor, recent]
     later = run_tap(_config(server, "/a.xml"), state)
     partitions = later.final_state["bookmarks"]["feed_items"]["partitions"]  # type: ignore[index]
-    contexts = [p["context"] for p in partitions]
-    assert {"monitor_id": "default", "feed_url": "https://gone.example.org/feed"} not in contexts
-    # another monitor's state is not this run's to prune
-    assert {"monitor_id": "other", "feed_url": "https://gone.example.org/feed"} in contexts
+    assert [p["context"] for p in partitions] == [
+        {"monitor_id": "default", "feed_url": server.url("/a.xml")},
+        recent["context"],  # checked within the grace period: kept
+    ]
+    assert "Dropped the state of 3 feeds removed from the config" in later.stderr
 
 
 def _failing_for_long(state: dict[str, Any], feed_url: str) -> dict[str, Any]:

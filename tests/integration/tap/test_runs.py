@@ -328,6 +328,25 @@ def test_state_is_bounded_and_compact(server: FeedServer) -> None:
     assert "state_trimmed" in {i["code"] for i in run.health[0]["issues"]}
 
 
+def test_a_lowered_max_state_items_holds_for_feeds_that_answer_304_or_fail(
+    server: FeedServer,
+) -> None:
+    """The bound applied only when a feed's document changed: an unchanged feed (304),
+    or one that failed, kept its 300 items for as long as it did so."""
+    server.put("/a.xml", rss([(f"a-{n}", f"T{n}", "s") for n in range(300)]))
+    server.put("/b.xml", rss([(f"b-{n}", f"T{n}", "s") for n in range(300)]))
+    first = run_tap(config(server, "/a.xml", "/b.xml"))
+    assert first.health[0]["item_counts"]["remembered"] == 300
+    server.put("/b.xml", "gone", status=500)
+    lowered = run_tap(config(server, "/a.xml", "/b.xml", max_state_items=100), first.final_state)
+    assert [h["status"] for h in lowered.health] == ["not_modified", "error"]
+    for url, row in zip([h["feed_url"] for h in lowered.health], lowered.health, strict=True):
+        items = base64.b64decode(lowered.partition(url)["items"])
+        # the first 100 remembered: the most relevant (the document's newest) first
+        assert items == base64.b64decode(first.partition(url)["items"])[: 100 * 12]
+        assert row["item_counts"]["remembered"] == 100
+
+
 def _state_size_the_readme_gives() -> tuple[float, float]:
     """(bytes of a 20-item feed's partition after its first run, after it remembers its
     120 items), as the README's "State and delivery" says them."""
@@ -679,6 +698,20 @@ def test_config_errors_never_quote_the_values(extra: dict[str, Any]) -> None:
         "",
         "[]",
         "0",
+        '""',
+        '"x"',
+        {"bookmarks": None},
+        {
+            "bookmarks": {
+                "feed_items": {
+                    "replication_key": "published",
+                    "replication_key_value": "2024-01-01T00:00:00Z",
+                }
+            }
+        },
+        '{"bookmarks": {"feed_items": {"partitions": [{"context": {"monitor_id": "default", '
+        '"feed_url": "x"}, "v": 1, "items": "", "largest_document": ' + "9" * 5000 + "}]}}}",
+        '{"bookmarks": {"other": ' + "[" * 200_000 + "]" * 200_000 + "}}",
         {"type": "STATE", "value": {"bookmarks": {}}},
         {"singer_state": {"bookmarks": {}}},
         {"bookmarks": {"feed_health": {"partitions": "x"}}},
@@ -726,6 +759,12 @@ def test_config_errors_never_quote_the_values(extra: dict[str, Any]) -> None:
         "empty-file",
         "empty-list",
         "zero",
+        "empty-string",
+        "string",
+        "bookmarks-null",
+        "another-taps-bookmark",
+        "number-of-5000-digits",
+        "nested-200000-deep",
         "state-message",
         "meltano-stored-form",
         "health-partitions-string",
@@ -751,6 +790,24 @@ def test_unreadable_state_is_refused_before_anything_is_emitted(
     ), run.stderr
     assert "Traceback" not in run.stderr
     assert server.requests == []
+
+
+def test_a_state_file_holding_a_path_is_refused_not_followed(
+    server: FeedServer, tmp_path: Path
+) -> None:
+    """On the command line the state file's JSON is the state: a string in it is not the
+    path of another file to read (the SDK's Python API takes one), nor quoted back."""
+    server.put("/feed.xml", rss(ITEMS))
+    first = run_tap(config(server, "/feed.xml"))
+    elsewhere = tmp_path / "token-SECRET1.json"
+    elsewhere.write_text(json.dumps(first.final_state), encoding="utf-8")
+    fetched = len(server.requests)
+    run = run_tap(config(server, "/feed.xml"), json.dumps(str(elsewhere)))
+    assert run.returncode == 1
+    [line] = [line for line in run.stderr.splitlines() if "| ERROR" in line]
+    assert "| state_invalid: state: the state must be a JSON object" in line
+    assert "SECRET1" not in run.stderr and "Traceback" not in run.stderr
+    assert len(server.requests) == fetched
 
 
 @pytest.mark.parametrize(
