@@ -390,7 +390,8 @@ def url(raw: str | None, base: str | None, what: str, issues: list[Issue]) -> st
     if problem == "url_too_long":
         issues.append(Issue("url_too_long", f"The {what} URL is over 2 KiB; dropped."))
     elif problem == "unsafe_url":
-        issues.append(Issue("unsafe_url", f"The {what} URL is not http(s); dropped."))
+        message = f"The {what} URL is not http(s) or names no valid host; dropped."
+        issues.append(Issue("unsafe_url", message))
     return value
 
 
