@@ -165,15 +165,23 @@ def tags_without_markup(tags: tuple[str, ...], before: ReadBefore) -> tuple[str,
     return tuple(dict.fromkeys(filter(None, read)))
 
 
+# Readings of a text as HTML, at most, before one that still shows markup is given up:
+# each takes one level of escaping off, and real text is escaped twice at most.
+MAX_MARKUP_READINGS: Final = 4
+
+
 def _without_markup(text: str) -> str:
     """``text``, which shows markup, read as HTML until it shows none: each reading takes
-    one level of escaping off (``&amp;lt;b&amp;gt;`` escaped twice more than read) and
-    makes the text shorter, and each level takes four times the characters, so few
-    readings are ever needed. A reading that changes nothing ends it."""
+    one level of escaping off (``&amp;lt;b&amp;gt;`` escaped twice more than read). A
+    reading that changes nothing ends it; a text that still shows markup after
+    ``MAX_MARKUP_READINGS`` (escaped level upon level, a few characters each: hundreds
+    of readings of a long text) is none, so that no reading costs more than a few."""
     read = html_text(text)
-    while read != text and "<" in read and _shows_tags(read):
+    for _ in range(MAX_MARKUP_READINGS - 1):
+        if read == text or "<" not in read or not _shows_tags(read):
+            return read
         text, read = read, html_text(read)
-    return read
+    return "" if "<" in read and _shows_tags(read) else read
 
 
 def with_read_before(item: ParsedItem, before: ReadBefore) -> ParsedItem:

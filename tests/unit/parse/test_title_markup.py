@@ -14,7 +14,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from tap_feeddelta.models import ParsedItem
-from tap_feeddelta.parse import parse_feed
+from tap_feeddelta.parse import fields, parse_feed
+from tap_feeddelta.parse.text import html_text
 
 URL = "https://m.example/feed"
 
@@ -83,7 +84,7 @@ def _nested(depth: int) -> str:
     return text
 
 
-@pytest.mark.parametrize("depth", range(1, 7))
+@pytest.mark.parametrize("depth", range(1, fields.MAX_MARKUP_READINGS + 1))
 def test_markup_nested_at_each_level_of_escaping_leaves_no_tag(depth: int) -> None:
     # Each reading as HTML takes one level off: read until no markup shows.
     written = _nested(depth)
@@ -280,3 +281,30 @@ def test_a_tag_or_name_of_invisible_characters_only_is_none() -> None:
     item = _only_item(json.dumps(body).encode())
     assert item.tags == ("a\u200b",)
     assert [author.name for author in item.authors] == ["Jo\u200b"]
+
+
+def test_markup_nested_past_the_readings_allowed_leaves_nothing() -> None:
+    # Hundreds of levels, a few characters each: a few readings, then no title at all
+    # (not one reading per level, which took seconds on a long title).
+    written = _nested(40)
+    item = _only_item(_json(written, [written]))
+    assert item.title is None
+    assert not any("<" in tag and fields._shows_tags(tag) for tag in item.tags)
+
+
+def test_a_long_title_escaped_level_upon_level_is_read_in_a_few_readings(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    readings = 0
+
+    def counting(text: str, *, unescape_twice: bool = False) -> str:
+        nonlocal readings
+        readings += 1
+        return html_text(text, unescape_twice=unescape_twice)
+
+    monkeypatch.setattr(fields, "html_text", counting)
+    body = {"version": "https://jsonfeed.org/version/1.1", "items": [
+        {"id": "1", "title": "x" * 100_000 + _nested(300)}
+    ]}  # fmt: skip
+    assert _only_item(json.dumps(body).encode()).title is None
+    assert readings <= fields.MAX_MARKUP_READINGS + 1  # the first reading, then the bound
