@@ -74,14 +74,20 @@ class ParsedItem(NamedTuple):
     read_before: tuple[tuple[str, Any], ...] = ()
 
     def as_read_before(self) -> ParsedItem:
-        """The item as versions before read it (``read_before``)."""
+        """The item as versions before read it (``read_before``): each field read
+        otherwise ("title", "summary"…) with the cut_digests entries of that reading
+        ("title_cuts"…) in place of the field's own."""
         earlier = dict(self.read_before)
-        title_cuts = earlier.pop("title_cuts", None)
+        cuts = {
+            key[: -len("_cuts")]: earlier.pop(key) for key in list(earlier) if key.endswith("_cuts")
+        }
         item = self._replace(read_before=(), **earlier)
-        if title_cuts is None:
+        if not cuts:
             return item
-        others = tuple(cut for cut in self.cut_digests if cut[0] != "title")
-        return item._replace(cut_digests=others + title_cuts)
+        others = tuple(cut for cut in self.cut_digests if cut[0] not in cuts)
+        return item._replace(
+            cut_digests=others + tuple(cut for read in cuts.values() for cut in read)
+        )
 
 
 # The fields of an item a user can see, which its fingerprint covers (fingerprints.py), in this

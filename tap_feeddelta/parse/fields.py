@@ -57,13 +57,8 @@ Cuts = list[tuple[str, str, str]]
 # it; ``with_read_before`` makes ParsedItem.read_before of it.
 ReadBefore = dict[str, Any]
 
-# A media type, then its parameters as RFC 9110 writes them (a token, "=", a token or a
-# quoted string), each after a ";"; a quoted value holds no markup ("<", ">").
-_PARAMETER_WORD: Final = r"[!#$%&'*+.^_`|~\w-]+"
+# A media type's type and subtype (its parameters follow a ";").
 _MEDIA_TYPE: Final = re.compile(r"[A-Za-z0-9][\w.+-]*/[\w.+-]+")
-_MEDIA_TYPE_PARAMETERS: Final = re.compile(
-    rf"(?:\s*;\s*(?:{_PARAMETER_WORD}\s*=\s*(?:{_PARAMETER_WORD}|\"[^\"\\<>]*\"))?)*\s*"
-)
 _EMAIL: Final = re.compile(r"[^\s@<>()\"',;]+@[^\s@<>()\"',;]+")
 _LANGUAGE: Final = re.compile(r"[A-Za-z]{1,8}(?:[-_][A-Za-z0-9]{1,8})*")
 
@@ -148,6 +143,19 @@ def title_read_before(text: str | None, title_now: str | None, before: ReadBefor
         before["title_cuts"] = tuple(before_cuts)
 
 
+def summary_read_before(
+    raw: str | None, kind: TextKind, summary_now: str | None, before: ReadBefore
+) -> None:
+    """Puts in ``before`` the summary versions before read of ``raw`` (as ``kind``), where
+    that differs from ``summary_now``: one read as HTML now for a tag active as written
+    (``_shows_active_tag``), which they read as plain text."""
+    before_cuts: Cuts = []
+    earlier = _capped_text(raw, kind, [], MAX_SUMMARY_BYTES, _SUMMARY_CUT, cuts=before_cuts)
+    if earlier != summary_now:
+        before["summary"] = earlier
+        before["summary_cuts"] = tuple(before_cuts)
+
+
 def tags_without_markup(tags: tuple[str, ...], before: ReadBefore) -> tuple[str, ...]:
     """The tags, each that shows markup by a title's rules (``_shows_tags``) read as
     HTML for its words (none left: the tag is dropped); ``tags`` itself when none shows
@@ -223,12 +231,25 @@ def json_summary_kind(raw: str | None) -> TextKind:
     """How to read a JSON Feed summary: plain text by the spec, but Hugo's ``.Summary``
     and Jekyll's ``post.excerpt`` put HTML there. HTML when it begins as most HTML does
     (``<p>``, ``<div>``…) or shows a tag by a title's rules (``_shows_tags``: an element
-    closed after it opened, a void tag written as markup). Plain text that holds "<" is
-    common there ("Ærø a<b", "n<p then q", "x = y", "Tom &amp; Jerry <3") and reads as it
-    always has: an "=", a reference or a tag cut at the end is no sign of HTML."""
+    closed after it opened, a void tag written as markup, a tag active as written).
+    Plain text that holds "<" is common there ("Ærø a<b", "n<p then q", "x = y",
+    "Tom &amp; Jerry <3") and reads as it always has: an "=" of no active attribute, a
+    reference or a tag cut at the end is no sign of HTML."""
     if not raw or "<" not in raw:
         return "text"
     return "html" if raw.lstrip().startswith(_HTML_STARTS) or _shows_tags(raw) else "text"
+
+
+def showed_html_before(raw: str) -> bool:
+    """Whether versions before read the text of a field of no declared kind as HTML
+    (``text_shows_html`` without the tags active as written)."""
+    return _SHOWS_HTML.search(raw) is not None
+
+
+def json_summary_read_as_text_before(raw: str) -> bool:
+    """Whether versions before read this JSON Feed summary, HTML now, as plain text: it
+    shows only a tag active as written."""
+    return not (raw.lstrip().startswith(_HTML_STARTS) or _shows_element_tags(raw))
 
 
 def text_shows_html(raw: str) -> bool:
@@ -646,16 +667,21 @@ def enclosure(
 
 
 def _media_type(text: str) -> str | None:
-    """A media type, lowercased, with its parameters when they are written as parameters
-    (RFC 9110) and without them when they are not (markup, a stray word); ``None`` for
-    text that is no media type."""
+    """A media type, lowercased, with its parameters unless they hold markup or a
+    character no parameter holds (``audio/mpeg;<svg …>`` is ``audio/mpeg``); loosely
+    written ones (``codecs=avc1.42E01E, mp4a.40.2`` unquoted) are kept as they were.
+    ``None`` for text that is no media type."""
     essence = _MEDIA_TYPE.match(text) if len(text) <= MAX_MEDIA_TYPE_CHARS else None
     if essence is None:
         return None
     rest = text[essence.end() :].lstrip()
-    if not rest or (rest[0] == ";" and _MEDIA_TYPE_PARAMETERS.fullmatch(text, essence.end())):
+    if not rest:
         return text.lower()
-    return essence.group().lower() if rest[0] == ";" else None
+    if rest[0] != ";":
+        return None
+    if rest.isascii() and rest.isprintable() and "<" not in rest and ">" not in rest:
+        return text.lower()
+    return essence.group().lower()
 
 
 _ENCLOSURES_CUT: Final = Issue(

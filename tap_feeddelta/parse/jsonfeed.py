@@ -252,7 +252,7 @@ def _item(
         "json_id" if native_id is not None else None,  # native_id_source
         fields.item_url(url),  # url (Google Alerts: the page, not the redirect)
         title,  # title
-        _summary(raw.get("summary"), issues, cuts),
+        _summary(raw.get("summary"), issues, cuts, before),
         content,  # content_text
         _authors(raw, base, issues) or feed_authors,  # authors
         fields.tags_without_markup(fields.item_tags(tags, issues), before),  # tags
@@ -288,11 +288,18 @@ def _title(
     return title
 
 
-def _summary(value: object, issues: list[Issue], cuts: fields.Cuts) -> str | None:
-    """An item's summary: plain text, or HTML when it holds a tag (``json_summary_kind``)."""
+def _summary(
+    value: object, issues: list[Issue], cuts: fields.Cuts, before: fields.ReadBefore
+) -> str | None:
+    """An item's summary: plain text, or HTML when it holds a tag (``json_summary_kind``).
+    Versions before read one showing only a tag active as written as plain text:
+    ``before`` gets that reading where it differs."""
     raw = _text(value, "summary", issues)
     if raw and fields.json_summary_kind(raw) == "html":
-        return fields.summary(raw, "html", issues, cuts)
+        summary = fields.summary(raw, "html", issues, cuts)
+        if fields.json_summary_read_as_text_before(raw):
+            fields.summary_read_before(_decoded(raw, []), "text", summary, before)
+        return summary
     return fields.summary(_decoded(raw, issues), "text", issues, cuts)
 
 

@@ -176,14 +176,13 @@ def fallback_title(
     whose items are the photos) takes it, as in feedparser, where a deeper title never
     replaces a shallower one, even an empty one."""
     if itunes_title:
+        kind = fields.rss_title_kind(itunes_title)
         found = fields.title(
-            itunes_title,
-            fields.rss_title_kind(itunes_title),
-            issues,
-            unescape_twice=unescape_twice,
-            cuts=cuts,
-            before=before,
+            itunes_title, kind, issues, unescape_twice=unescape_twice, cuts=cuts, before=before
         )
+        read_as_text_before = kind == "html" and fields.rss_title_read_as_text_before(itunes_title)
+        if before is not None and read_as_text_before:  # as an RSS title's
+            fields.title_read_before(itunes_title, found, before)
         if found is not None:
             return found
     if not elements:

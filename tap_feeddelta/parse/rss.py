@@ -414,16 +414,16 @@ def _item(
             url = fields.url(native_id, None, "item", issues)
         elif native_id.startswith("/"):  # a site generator without its base URL
             url = fields.url(native_id, guid_base, "item", issues)
+    before: fields.ReadBefore = {}
     summary = fields.summary(description, fields.rss_description_kind(description), issues, cuts)
     if summary is None:  # no description, or one without words ("<![CDATA[ ]]>")
-        summary = _fallback_summary(key, itunes_summary, media_elements, issues, cuts)
+        summary = _fallback_summary(key, itunes_summary, media_elements, issues, cuts, before)
     if original_enclosures:
         enclosures = fields.with_original_urls(enclosures, original_enclosures, base)
     if not tags and media_elements:  # Flickr's tags are only in media:category
         tags = media_tags(key, media_elements, issues)
     if not tags and itunes_keywords:  # podcasts often have no other
         tags = keyword_tags(itunes_keywords, issues)
-    before: fields.ReadBefore = {}
     item_title = None
     if title:
         title_kind = fields.rss_title_kind(title)
@@ -490,19 +490,28 @@ def _fallback_summary(
     media_elements: list[etree._Element],
     issues: list[Issue],
     cuts: fields.Cuts,
+    before: fields.ReadBefore,
 ) -> str | None:
     """The summary of an item whose description gives none: its ``itunes:summary``, else
     its Media RSS description. itunes:summary is plain text by the spec, but podcast
-    hosts put HTML show notes there: read as HTML when it shows an end tag, a reference or a
-    void tag (titles, which often name a tag, need more)."""
+    hosts put HTML show notes there: read as HTML when it shows an end tag, a reference,
+    a void tag or a tag active as written (titles, which often name a tag, need more).
+    Versions before read show notes showing only an active tag as plain text: ``before``
+    gets that reading where it differs."""
+    summary = None
+    shows_html = False
     if itunes_summary:
-        notes = itunes_summary
-        if not fields.text_shows_html(notes):
-            notes = notes.replace("&", "&amp;").replace("<", "&lt;")
+        shows_html = fields.text_shows_html(itunes_summary)
+        notes = itunes_summary if shows_html else _as_html_text(itunes_summary)
         summary = fields.summary(notes, "html", issues, cuts)
-        if summary is not None:
-            return summary
-    if media_elements:
+    if summary is None and media_elements:
         raw, kind = media_text(key, media_elements, "media:description")
-        return fields.summary(raw, kind, issues, cuts)
-    return None
+        summary = fields.summary(raw, kind, issues, cuts)
+    if itunes_summary and shows_html and not fields.showed_html_before(itunes_summary):
+        fields.summary_read_before(_as_html_text(itunes_summary), "html", summary, before)
+    return summary
+
+
+def _as_html_text(text: str) -> str:
+    """Plain text written as HTML that reads as it: its "&" and "<" escaped."""
+    return text.replace("&", "&amp;").replace("<", "&lt;")

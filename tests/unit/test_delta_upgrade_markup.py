@@ -147,3 +147,43 @@ def test_an_rss_title_read_as_html_for_an_active_tag_keeps_its_memory() -> None:
     before = item._replace(read_before=(), title='<a href="https://x.example/">Read more')
     upgraded = diff_items(_state([("g", fingerprint_bytes(before))]), [item], SETTINGS)
     assert (upgraded.changes, upgraded.counts.unchanged) == ((), 1)
+
+
+ITUNES = 'xmlns:itunes="http://www.itunes.com/dtds/podcast-1.0.dtd"'
+
+
+def _podcast_items(item_xml: str) -> list[ParsedItem]:
+    body = f'<rss version="2.0" {ITUNES}><channel><title>F</title>{item_xml}</channel></rss>'
+    return list(parse_feed(body.encode(), None, URL).items)
+
+
+def test_a_json_summary_read_as_html_for_an_active_tag_keeps_its_memory() -> None:
+    (item,) = _json_items({"id": "1", "title": "T", "summary": 'Hi <span onclick="x()">Read'})
+    assert item.summary == "Hi Read"
+    before = item._replace(read_before=(), summary='Hi <span onclick="x()">Read')
+    upgraded = diff_items(_state([("1", fingerprint_bytes(before))]), [item], SETTINGS)
+    assert (upgraded.changes, upgraded.counts.unchanged) == ((), 1)
+
+
+def test_show_notes_read_as_html_keep_the_id_derived_from_them_then() -> None:
+    # No guid, no link: the id is derived from the title, date and summary.
+    notes = "&lt;a href=&quot;https://x.example/&quot;&gt;Notes"
+    (item,) = _podcast_items(
+        f"<item><title>Ep</title><itunes:summary>{notes}</itunes:summary></item>"
+    )
+    assert item.summary == "Notes"
+    before = item._replace(read_before=(), summary='<a href="https://x.example/">Notes')
+    old_id = derived_id(text_parts(before))
+    upgraded = diff_items(_state([(old_id, fingerprint_bytes(before))]), [item], SETTINGS)
+    assert (upgraded.changes, upgraded.counts.unchanged) == ((), 1)
+
+
+def test_an_itunes_title_read_as_html_for_an_active_tag_keeps_its_memory() -> None:
+    title = "&lt;a href=&quot;https://x.example/&quot;&gt;Ep 1"
+    (item,) = _podcast_items(
+        f"<item><guid>g</guid><title></title><itunes:title>{title}</itunes:title></item>"
+    )
+    assert item.title == "Ep 1"
+    before = item._replace(read_before=(), title='<a href="https://x.example/">Ep 1')
+    upgraded = diff_items(_state([("g", fingerprint_bytes(before))]), [item], SETTINGS)
+    assert (upgraded.changes, upgraded.counts.unchanged) == ((), 1)

@@ -234,6 +234,8 @@ def test_a_control_after_a_less_than_sign_makes_no_tag(control: str) -> None:
         ("audio/mpeg;<svg onload=alert(1)>", "audio/mpeg"),
         ('audio/mpeg; x="<script>alert(1)</script>"', "audio/mpeg"),
         ("audio/mpeg; \u202e", "audio/mpeg"),
+        ("video/mp4; codecs=avc1.42E01E, mp4a.40.2", "video/mp4; codecs=avc1.42e01e, mp4a.40.2"),
+        ("audio/mpeg;", "audio/mpeg;"),  # as versions before kept it
         ("audio/mpeg<script>", None),  # no type followed by markup
         ("mpeg", None),
     ],
