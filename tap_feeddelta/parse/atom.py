@@ -12,8 +12,8 @@ from tap_feeddelta.errors import Issue, ParseError
 from tap_feeddelta.models import Author, Enclosure, FeedFormat, ParsedFeed, ParsedItem
 from tap_feeddelta.parse import fields
 from tap_feeddelta.parse.budget import within_url_budget
-from tap_feeddelta.parse.fields import TextKind
 from tap_feeddelta.parse.limits import MAX_ENCLOSURES, MAX_ITEMS_READ, MAX_RAW_TEXT_CHARS
+from tap_feeddelta.parse.markup import TextKind
 from tap_feeddelta.parse.media import fallback_title, media_enclosures, media_tags, media_text
 from tap_feeddelta.parse.names import (
     ATOM_HOME,

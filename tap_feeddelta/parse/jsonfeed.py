@@ -9,7 +9,7 @@ from typing import Any, Final
 
 from tap_feeddelta.errors import Issue, ParseError
 from tap_feeddelta.models import Author, Enclosure, FeedFormat, ParsedFeed, ParsedItem
-from tap_feeddelta.parse import fields
+from tap_feeddelta.parse import fields, markup
 from tap_feeddelta.parse.budget import within_url_budget
 from tap_feeddelta.parse.limits import (
     MAX_AUTHORS,
@@ -282,7 +282,7 @@ def _title(
     markup (``<em>New</em>``) there. Versions before read it as plain text with its
     references decoded once: ``before`` gets that reading where it differs."""
     raw = _text(value, what, issues)
-    title = fields.title(raw, fields.rss_title_kind(raw), issues, cuts=cuts)
+    title = fields.title(raw, markup.rss_title_kind(raw), issues, cuts=cuts)
     if before is not None and raw and ("<" in raw or "&" in raw):  # else read alike
         fields.title_read_before(_decoded(raw, []), title, before)
     return title
@@ -295,9 +295,9 @@ def _summary(
     Versions before read one showing only a tag active as written as plain text:
     ``before`` gets that reading where it differs."""
     raw = _text(value, "summary", issues)
-    if raw and fields.json_summary_kind(raw) == "html":
+    if raw and markup.json_summary_kind(raw) == "html":
         summary = fields.summary(raw, "html", issues, cuts)
-        if fields.json_summary_read_as_text_before(raw):
+        if markup.json_summary_read_as_text_before(raw):
             fields.summary_read_before(_decoded(raw, []), "text", summary, before)
         return summary
     return fields.summary(_decoded(raw, issues), "text", issues, cuts)

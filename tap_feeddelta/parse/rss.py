@@ -8,7 +8,7 @@ from lxml import etree
 
 from tap_feeddelta.errors import Issue, ParseError
 from tap_feeddelta.models import Author, Enclosure, FeedFormat, ParsedFeed, ParsedItem
-from tap_feeddelta.parse import fields
+from tap_feeddelta.parse import fields, markup
 from tap_feeddelta.parse.budget import within_url_budget
 from tap_feeddelta.parse.limits import MAX_ENCLOSURES, MAX_ITEMS_READ
 from tap_feeddelta.parse.media import (
@@ -117,12 +117,12 @@ def rss_feed(
     new_feed_url = fields.url(feed_values.get("new_feed_url"), base, "new feed", issues)
     return ParsedFeed(
         format=feed_format,
-        title=fields.title(feed_title, fields.rss_title_kind(feed_title), issues),
+        title=fields.title(feed_title, markup.rss_title_kind(feed_title), issues),
         link=fields.url(
             feed_values.get("link"), feed_values.get("link_base", base), "feed", issues
         ),
         description=fields.summary(
-            feed_description, fields.rss_description_kind(feed_description), issues
+            feed_description, markup.rss_description_kind(feed_description), issues
         ),
         language=fields.language(feed_values.get("language")),
         updated_at=fields.date(feed_values.get("updated"), "feed updated", issues),
@@ -415,7 +415,7 @@ def _item(
         elif native_id.startswith("/"):  # a site generator without its base URL
             url = fields.url(native_id, guid_base, "item", issues)
     before: fields.ReadBefore = {}
-    summary = fields.summary(description, fields.rss_description_kind(description), issues, cuts)
+    summary = fields.summary(description, markup.rss_description_kind(description), issues, cuts)
     if summary is None:  # no description, or one without words ("<![CDATA[ ]]>")
         summary = _fallback_summary(key, itunes_summary, media_elements, issues, cuts, before)
     if original_enclosures:
@@ -426,9 +426,9 @@ def _item(
         tags = keyword_tags(itunes_keywords, issues)
     item_title = None
     if title:
-        title_kind = fields.rss_title_kind(title)
+        title_kind = markup.rss_title_kind(title)
         item_title = fields.title(title, title_kind, issues, cuts=cuts, before=before)
-        if title_kind == "html" and fields.rss_title_read_as_text_before(title):
+        if title_kind == "html" and markup.rss_title_read_as_text_before(title):
             fields.title_read_before(title, item_title, before)
     if item_title is None:  # no title, or one without words
         has_title = any(key[child.tag] in ("title", "dc:title") for child in element)
@@ -501,13 +501,13 @@ def _fallback_summary(
     summary = None
     shows_html = False
     if itunes_summary:
-        shows_html = fields.text_shows_html(itunes_summary)
+        shows_html = markup.text_shows_html(itunes_summary)
         notes = itunes_summary if shows_html else _as_html_text(itunes_summary)
         summary = fields.summary(notes, "html", issues, cuts)
     if summary is None and media_elements:
         raw, kind = media_text(key, media_elements, "media:description")
         summary = fields.summary(raw, kind, issues, cuts)
-    if itunes_summary and shows_html and not fields.showed_html_before(itunes_summary):
+    if itunes_summary and shows_html and not markup.showed_html_before(itunes_summary):
         fields.summary_read_before(_as_html_text(itunes_summary), "html", summary, before)
     return summary
 

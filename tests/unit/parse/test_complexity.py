@@ -21,7 +21,7 @@ from hypothesis import strategies as st
 from lxml import etree
 
 from tap_feeddelta.models import ParsedFeed
-from tap_feeddelta.parse import atom, endtags, fields, names, parse_feed, repair, rss
+from tap_feeddelta.parse import atom, endtags, fields, markup, names, parse_feed, repair, rss
 from tap_feeddelta.parse import text as parse_text
 from tap_feeddelta.parse.limits import MAX_PERSON_TEXT_CHARS
 
@@ -315,7 +315,7 @@ def test_a_description_is_told_plain_or_html_in_linear_work(
     work = []
     for n in (250, 500, 1000, 2000):
         counting.calls = 0
-        fields.rss_description_kind("Post: " + piece * n)
+        markup.rss_description_kind("Post: " + piece * n)
         work.append(counting.calls)
     assert _grows_linearly(work)
     # A megabyte of it, through the reader: the scans give nothing back (a guard only).

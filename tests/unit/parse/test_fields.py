@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from tap_feeddelta.parse import fields, text
+from tap_feeddelta.parse import markup, text
 from tap_feeddelta.parse.dates import rfc3339
 from tap_feeddelta.parse.text import capped, html_text, plain_text
 from tap_feeddelta.parse.urls import safe_url, unwrapped_url
@@ -393,11 +393,11 @@ def test_capped_cuts_at_a_character_boundary() -> None:
 )
 def test_text_shows_html_reads_one_text_field(raw: str, shows: bool) -> None:
     # About one field's text (str); sniff.looks_like_html is about a whole document (bytes).
-    assert fields.text_shows_html(raw) is shows
+    assert markup.text_shows_html(raw) is shows
 
 
 @pytest.mark.parametrize("reference", ["&amp;", "&#38;", "&#x26;", "&a;", "&#123456789;", "&nbsp"])
 def test_a_title_and_a_twice_escaped_text_read_references_alike(reference: str) -> None:
     # One definition: a title is escaped HTML by the references a second unescape reads.
-    is_html = fields.rss_title_kind("x " + reference) == "html"
+    is_html = markup.rss_title_kind("x " + reference) == "html"
     assert is_html is (text.CHARACTER_REFERENCE.search(reference) is not None)

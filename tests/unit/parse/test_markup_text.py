@@ -10,7 +10,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from tap_feeddelta.errors import Issue
-from tap_feeddelta.parse import fields, parse_feed
+from tap_feeddelta.parse import markup, parse_feed
 from tap_feeddelta.parse import text as parse_text
 from tap_feeddelta.parse.text import decoded_references, html_text, plain_text, shows_markup
 
@@ -522,7 +522,7 @@ def test_a_description_reads_as_html_or_as_plain_text_that_shows_no_markup(raw: 
 @pytest.mark.parametrize(
     "sample",
     [
-        *(start + "x>" for start in fields._HTML_STARTS),
+        *(start + "x>" for start in markup._HTML_STARTS),
         *("<" + name + " x=1>" for name in ("p", "br", "img", "a", "div", "x-card")),
         *(
             "<" + name + f"{space}>"
@@ -539,8 +539,8 @@ def test_the_quick_checks_tell_only_what_the_rules_tell(
 ) -> None:
     """The usual starts of HTML descriptions and the usual markup, found at once, are each
     markup by the rules that read every "<" one by one."""
-    assert fields.rss_description_kind(sample) == "html"
-    assert parse_text._USUAL_MARKUP.search(sample) or sample.startswith(fields._HTML_STARTS)
+    assert markup.rss_description_kind(sample) == "html"
+    assert parse_text._USUAL_MARKUP.search(sample) or sample.startswith(markup._HTML_STARTS)
     monkeypatch.setattr(parse_text, "_USUAL_MARKUP", re.compile("(?!)"))
     assert shows_markup(sample)
 
@@ -556,7 +556,7 @@ _TAG_FRAGMENTS = [
 def test_the_quick_checks_never_see_markup_the_rules_do_not(raw: str) -> None:
     start = raw.find("<")
     quick = parse_text._USUAL_MARKUP.search(raw) is not None or (
-        start >= 0 and raw.startswith(fields._HTML_STARTS, start)
+        start >= 0 and raw.startswith(markup._HTML_STARTS, start)
     )
     with mock.patch.object(parse_text, "_USUAL_MARKUP", re.compile("(?!)")):
         assert not quick or shows_markup(raw)

@@ -14,7 +14,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from tap_feeddelta.models import ParsedItem
-from tap_feeddelta.parse import fields, parse_feed
+from tap_feeddelta.parse import fields, markup, parse_feed
 from tap_feeddelta.parse.text import html_text
 
 URL = "https://m.example/feed"
@@ -84,7 +84,7 @@ def _nested(depth: int) -> str:
     return text
 
 
-@pytest.mark.parametrize("depth", range(1, fields.MAX_MARKUP_READINGS + 1))
+@pytest.mark.parametrize("depth", range(1, markup.MAX_MARKUP_READINGS + 1))
 def test_markup_nested_at_each_level_of_escaping_leaves_no_tag(depth: int) -> None:
     # Each reading as HTML takes one level off: read until no markup shows.
     written = _nested(depth)
@@ -291,7 +291,7 @@ def test_markup_nested_past_the_readings_allowed_leaves_nothing() -> None:
     written = _nested(40)
     item = _only_item(_json(written, [written]))
     assert item.title is None
-    assert not any("<" in tag and fields._shows_tags(tag) for tag in item.tags)
+    assert not any("<" in tag and markup.shows_tags(tag) for tag in item.tags)
 
 
 def test_a_long_title_escaped_level_upon_level_is_read_in_a_few_readings(
@@ -305,8 +305,9 @@ def test_a_long_title_escaped_level_upon_level_is_read_in_a_few_readings(
         return html_text(text, unescape_twice=unescape_twice)
 
     monkeypatch.setattr(fields, "html_text", counting)
+    monkeypatch.setattr(markup, "html_text", counting)
     body = {"version": "https://jsonfeed.org/version/1.1", "items": [
         {"id": "1", "title": "x" * 100_000 + _nested(300)}
     ]}  # fmt: skip
     assert _only_item(json.dumps(body).encode()).title is None
-    assert readings <= fields.MAX_MARKUP_READINGS + 1  # the first reading, then the bound
+    assert readings <= markup.MAX_MARKUP_READINGS + 1  # the first reading, then the bound
