@@ -20,6 +20,7 @@ import base64
 import binascii
 import re
 import struct
+from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any, Final
 
@@ -162,6 +163,25 @@ def encode_bookmark(bookmark: FeedBookmark) -> dict[str, Any]:
     return data
 
 
+# Keys a refusal names, at most, and the characters it shows of each: a state's keys are
+# whatever the file holds (another tool's, an edited one's), of any length.
+_SHOWN_KEYS: Final = 5
+_SHOWN_KEY_CHARS: Final = 40
+
+
+def shown_keys(keys: Iterable[str]) -> str:
+    """The first few of ``keys``, sorted, each cut short and with only printable ASCII
+    shown (anything else as "?"), for a message: ``['a', 'b', …]``."""
+    ordered = sorted(keys)
+    shown = [
+        "".join(char if " " <= char <= "~" else "?" for char in key[:_SHOWN_KEY_CHARS])
+        + ("…" if len(key) > _SHOWN_KEY_CHARS else "")
+        for key in ordered[:_SHOWN_KEYS]
+    ]
+    more = ", …" if len(ordered) > _SHOWN_KEYS else ""
+    return "[" + ", ".join(repr(key) for key in shown) + more + "]"
+
+
 def decode_bookmark(partition: Any, where: str) -> FeedBookmark:
     """Read a partition written by ``encode_bookmark``; StateError on any doubt."""
     if not isinstance(partition, dict):
@@ -169,7 +189,7 @@ def decode_bookmark(partition: Any, where: str) -> FeedBookmark:
     if not _KNOWN_KEYS.issuperset(partition):
         unknown = set(partition) - _KNOWN_KEYS
         raise StateError(
-            f"{where}: unknown keys {sorted(unknown)} (a newer version of the tap?)",
+            f"{where}: unknown keys {shown_keys(unknown)} (a newer version of the tap?)",
             "state_unsupported",
         )
     version = partition.get("v")
@@ -326,9 +346,9 @@ def feed_items_state(tap_state: Any) -> Any:
             raise StateError(f"state: the partitions of {where} must be a list of objects")
     feed_items = bookmarks.get("feed_items")
     if feed_items is not None and not _STREAM_KEYS.issuperset(feed_items):
-        unknown = sorted(set(feed_items) - _STREAM_KEYS)
+        unknown = set(feed_items) - _STREAM_KEYS
         raise StateError(
-            f"state: bookmarks.feed_items holds keys this tap never writes {unknown} "
+            f"state: bookmarks.feed_items holds keys this tap never writes {shown_keys(unknown)} "
             "(another tap's state, under this state id?)"
         )
     return feed_items

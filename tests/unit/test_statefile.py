@@ -51,3 +51,14 @@ def test_json_the_reader_cannot_take_is_refused_as_a_damaged_state(text: str, wh
         state_of_file(text)
     assert str(caught.value).startswith(f"state: the state file {why} — ")
     assert caught.value.code == "state_invalid"
+
+
+def test_a_refusal_names_few_keys_cut_short_in_printable_ascii() -> None:
+    from tap_feeddelta.state import shown_keys
+
+    keys = ["k" * 500, "a\u202e<svg>", *[f"x{n}" for n in range(20)]]
+    shown = shown_keys(keys)
+    assert len(shown) < 300
+    assert "\u202e" not in shown and "k" * 41 not in shown
+    assert shown.startswith("['a?<svg>', 'kkk") and shown.endswith(", …]")
+    assert shown_keys(["b", "a"]) == "['a', 'b']"
