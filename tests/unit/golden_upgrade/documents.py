@@ -147,6 +147,14 @@ DOCUMENTS: dict[str, tuple[str, str]] = {
         "<item><title>U</title>" + _enclosure(BIDI_HOST_MP3) + "</item>",
         _link("https://m.example/a%22b"),
     ),
+    "two-spellings-one-reading": _rss(
+        "<item><title>A</title><link>https://m.example/a&quot;b</link></item>",
+        "<item><title>B</title><link>https://m.example/a%22b</link></item>",
+    ),
+    "two-spellings-one-reading-with-guids": _rss(
+        "<item><guid>g1</guid><title>A</title><link>https://m.example/a&quot;b</link></item>",
+        "<item><guid>g2</guid><title>B</title><link>https://m.example/a%22b</link></item>",
+    ),
     # Relative links under xml:base, itself read otherwise.
     "atom-base-markup": _atom(
         '<entry><title>T</title><id>urn:1</id><link href="p&quot;q"/></entry>',
@@ -174,6 +182,10 @@ DOCUMENTS: dict[str, tuple[str, str]] = {
         "<entry><title>T</title><id>urn:1</id><author><name>Bo</name>"
         "<uri>https://m.example/a\u200bb</uri></author></entry>"
     ),
+    "atom-author-uri-bidi-host": _atom(
+        "<entry><title>T</title><id>urn:1</id><author><name>Di</name>"
+        "<uri>https://ex\u202eample.com/di</uri></author></entry>"
+    ),
     # JSON Feed items.
     "json-url-markup": _json({"url": "https://m.example/a<b>", "title": "x"}),
     "json-url-quote-empty-query": _json({"url": 'https://m.example/a"b?', "title": "x"}),
@@ -183,6 +195,9 @@ DOCUMENTS: dict[str, tuple[str, str]] = {
     ),
     "json-author-url-quote": _json(
         {"id": "1", "title": "T", "authors": [{"name": "Cy", "url": 'https://m.example/a"b'}]}
+    ),
+    "json-author-url-bidi-host": _json(
+        {"id": "1", "title": "T", "authors": [{"name": "Ed", "url": "https://ex\u202eample.com/e"}]}
     ),
     "json-attachment-braces": _json(
         {
