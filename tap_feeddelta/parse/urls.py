@@ -9,6 +9,7 @@ import unicodedata
 from collections.abc import Iterator
 from contextlib import contextmanager
 from contextvars import ContextVar
+from dataclasses import dataclass, field
 from typing import Final, Literal
 from urllib.parse import parse_qsl, urljoin, urlsplit, urlunsplit
 
@@ -50,18 +51,21 @@ def safe_url(raw: str, base: str | None) -> tuple[str | None, UrlProblem | None]
         return None, "url_too_long"
     if _SIMPLE.fullmatch(text) is not None:
         return text, None  # absolute, printable ASCII, no userinfo: nothing to do
+    readings = _READINGS.get()
+    if readings is not None and readings.as_before:
+        return safe_url_before(raw, base)
     text = _STRIPPED.sub("", text)
     if not text:
         return None, None
     as_browsers = _slashes_as_browsers_read(text)
     url, problem, is_plain = _resolved(as_browsers, base)
-    readings = _READINGS.get() if url is not None else None
     if readings is not None and (
-        not is_plain or as_browsers is not text or (base is not None and base in readings)
+        url is None
+        or not is_plain
+        or as_browsers is not text
+        or (base is not None and base in readings.by_url)
     ):
-        before = _reading_before(text, readings.get(base or "") or base)
-        if before != url:
-            readings[str(url)] = before
+        _remember_reading_before(readings, raw, base, url)
     return url, problem
 
 
@@ -153,18 +157,39 @@ def _percent_utf8(char: str) -> str:
     return "".join(f"%{byte:02X}" for byte in char.encode("utf-8", "replace"))
 
 
-# Readings versions before this one gave of URLs read otherwise now, by the reading now:
-# collected while a document is read (readings_before), for ParsedItem.read_before.
-_READINGS: Final[ContextVar[dict[str, str | None] | None]] = ContextVar(
-    "readings_before", default=None
-)
+# What versions before this one read of the URLs read otherwise now, collected while a
+# document is read (readings_before), for ParsedItem.read_before (parse/feed.py).
+_READINGS: Final[ContextVar[UrlReadings | None]] = ContextVar("readings_before", default=None)
+
+
+@dataclass(slots=True)
+class UrlReadings:
+    """What ``safe_url`` found versions before this one read otherwise in a document."""
+
+    # Their reading (None: none) of each URL read otherwise now, by its reading now.
+    by_url: dict[str, str | None] = field(default_factory=dict)
+    # Whether a URL they read reads as none now (a host holding a bidi control or
+    # markup): which item held it, only a reading of the document as they read its URLs
+    # tells (urls_read_as_before).
+    lost: bool = False
+    # While the document is read as they read its URLs: safe_url is safe_url_before.
+    as_before: bool = False
 
 
 @contextmanager
-def readings_before() -> Iterator[dict[str, str | None]]:
-    """While open, ``safe_url`` puts in the dict it yields each URL it reads otherwise
-    than versions before this one, by its reading now, with their reading (None: none)."""
-    readings: dict[str, str | None] = {}
+def readings_before() -> Iterator[UrlReadings]:
+    """While open, ``safe_url`` puts in the UrlReadings it yields each URL it reads
+    otherwise than versions before this one, by its reading now, with their reading,
+    and notes when one they read reads as none now.
+
+    Only the URLs ``safe_url`` is called for are seen: a reader's cache in front of it
+    hides the others. ``fields.author`` keeps the authors it has read for the whole
+    process, so a document read a second time in one process has lost the readings of
+    its author URLs (an item whose author URL is read otherwise looks updated once).
+    A run reads each feed once, so that holds for runs; and an author URL refused now
+    (``Author.url`` None) is never recovered, as no item reading maps it back (its item,
+    not identified by it, looks updated once)."""
+    readings = UrlReadings()
     token = _READINGS.set(readings)
     try:
         yield readings
@@ -172,23 +197,69 @@ def readings_before() -> Iterator[dict[str, str | None]]:
         _READINGS.reset(token)
 
 
-def _reading_before(text: str, base: str | None) -> str | None:
-    """The URL versions before this one read of ``text`` (controls stripped): with only
-    spaces encoded, markup and invisible characters kept, read by RFC 3986."""
+@contextmanager
+def urls_read_as_before() -> Iterator[None]:
+    """While open, ``safe_url`` reads URLs as versions before this one did
+    (``safe_url_before``)."""
+    token = _READINGS.set(UrlReadings(as_before=True))
     try:
-        text = text.replace(" ", "%20")
+        yield
+    finally:
+        _READINGS.reset(token)
+
+
+def _remember_reading_before(
+    readings: UrlReadings, raw: str, base: str | None, url: str | None
+) -> None:
+    """Puts in ``readings`` what versions before this one read of ``raw`` (``base``: the
+    base as read now, whose reading then the readings hold when it differed), when that
+    differs from ``url``, the reading now."""
+    before, _ = safe_url_before(raw, (readings.by_url.get(base) or base) if base else None)
+    if url is None:
+        readings.lost = readings.lost or before is not None
+    elif before != url:
+        readings.by_url[url] = before
+
+
+# safe_url_before: safe_url as versions up to a2d3b36 read URLs, word for word, constants
+# included. The ids and fingerprints in their states were made of its readings, so it
+# must never change (tests/unit/golden_upgrade checks it against that version's code).
+_STRIPPED_BEFORE: Final = re.compile(r" *[\x00-\x1f\x7f-\x9f\ud800-\udfff\ufffe\uffff]+ *")
+_SIMPLE_BEFORE: Final = re.compile(r"https?://[A-Za-z0-9.-]+(?::[0-9]{1,4})?(?:[/?#][!-~]*)?")
+_MAX_URL_BYTES_BEFORE: Final = 2048
+
+
+def safe_url_before(raw: str, base: str | None) -> tuple[str | None, UrlProblem | None]:
+    """``safe_url`` of versions before this one (a2d3b36), word for word: markup and
+    invisible characters kept, only spaces encoded, a backslash no slash, an empty ``?``
+    or ``#`` kept in a URL it took as written (``_SIMPLE_BEFORE``). Never change it."""
+    text = raw.strip()
+    if not text:
+        return None, None
+    if len(text) > _MAX_URL_BYTES_BEFORE:
+        return None, "url_too_long"
+    if _SIMPLE_BEFORE.fullmatch(text) is not None:
+        return text, None  # absolute, printable ASCII, no userinfo: nothing to do
+    text = _STRIPPED_BEFORE.sub("", text).replace(" ", "%20")
+    if not text:
+        return None, None
+    try:
         absolute = urljoin(base, text) if base else text
         parts = urlsplit(absolute)
         if parts.scheme.lower() not in ("http", "https") or not parts.hostname:
-            return None
+            return None, "unsafe_url"
+        netloc = parts.netloc
+        if "@" in netloc:
+            netloc = netloc.rpartition("@")[2]
         parts.port  # noqa: B018 -- raises ValueError for a port that is no number
-        netloc = parts.netloc.rpartition("@")[2]
         cleaned = urlunsplit(
             (parts.scheme.lower(), netloc, parts.path, parts.query, parts.fragment)
         )
     except ValueError:
-        return None
-    return None if len(cleaned.encode("utf-8", "replace")) > MAX_URL_BYTES else cleaned
+        return None, "unsafe_url"
+    if len(cleaned.encode("utf-8", "replace")) > _MAX_URL_BYTES_BEFORE:
+        return None, "url_too_long"
+    return cleaned, None
 
 
 def safe_base(raw: str | None, base: str | None) -> str | None:
