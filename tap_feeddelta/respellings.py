@@ -75,19 +75,28 @@ def respelled_in_other_shards(
     feed_urls: Sequence[str],
     shard_count: int,
     shard_index: int,
-) -> list[tuple[str, str]]:
-    """The partitions of a shard's state whose feed is configured under another URL now
-    (another spelling, or the URL its document was last read from: see respelled_feeds)
-    that another shard owns. That shard finds no state for it and would start it over,
-    while this one kept the old partition as a removed feed's (``shard_of`` hashes the
-    URL as written, so a respelling may move it)."""
+) -> list[tuple[str, tuple[str, str]]]:
+    """The partitions of a shard's state whose feed another shard owns under the URL
+    configured now, as (that URL, the partition's key): another spelling of its URL, or
+    the URL its document was last read from (see respelled_feeds). That shard finds no
+    state for it and would start it over, while this one kept the old partition as a
+    removed feed's (``shard_of`` hashes the URL as written, so a respelling may move it).
+    Only this shard's state is seen: a URL read from may have a partition of its own in
+    its shard (a duplicate of it removed), see is_respelling."""
     if shard_count == 1:
         return []
     configured = set(feed_urls)
     if all(monitor != monitor_id or url in configured for monitor, url in index):
         return []  # every feed of the state is configured as spelled: the usual case
     return [
-        key
+        (url, key)
         for url, key in respelled_feeds(index, monitor_id, feed_urls).items()
         if shard_of(monitor_id, url, shard_count) != shard_index
     ]
+
+
+def is_respelling(configured_url: str, key: tuple[str, str]) -> bool:
+    """Whether the partition ``key`` is the feed at ``configured_url`` under another
+    spelling of it (the config takes one spelling of a feed: surely the same feed), not
+    a feed that was last read from it (which may be a duplicate of it, removed)."""
+    return feed_key(configured_url) == feed_key(key[1])

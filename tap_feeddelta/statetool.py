@@ -148,13 +148,17 @@ def _as_configured(
     """Each partition with the URL whose shard is to hold it, as the tap takes partitions
     over (respellings.respelled_feeds): one under another spelling of a configured URL,
     and the one partition of a feed no longer configured whose document was last read
-    from a configured URL (a URL replaced by its redirect's target), are renamed to that
-    URL. ``shard_of`` hashes
-    the URL as written, so the configured spelling's shard may be another one, which
-    would start the feed over. When one feed has several such partitions (that shard
-    has run already and taken a baseline of its own), the older baseline is kept. Two
-    feeds no longer configured read from one URL are neither surely its feed: they go
-    to its shard under their own URLs (and age out there, as removed feeds)."""
+    from a configured URL without a partition of its own (a URL replaced by its
+    redirect's target), are renamed to that URL. ``shard_of`` hashes the URL as written,
+    so the configured spelling's shard may be another one, which would start the feed
+    over. When one feed has partitions under several spellings (the new spelling's shard
+    has run already and taken a baseline of its own), the older baseline is kept.
+
+    A feed no longer configured read from a configured URL that has a partition of its
+    own (a duplicate removed, or a replacement whose new shard has run already: the two
+    look alike), or read from it with another such feed, is not surely its feed: it goes
+    to that URL's shard under its own URL, where the run takes nothing over (the URL has
+    its state) and drops it 30 days after its last check, as a removed feed's."""
     configured = set(feed_urls)
     by_key = {feed_key(url): url for url in feed_urls}
     owners: list[str | None] = []
@@ -171,10 +175,15 @@ def _as_configured(
             and was_read_from(partition, read)
         ):
             claims.setdefault((monitor, read), []).append(n)
+    owned = {
+        (partition["context"]["monitor_id"], owner)
+        for partition, owner in zip(partitions, owners, strict=True)
+        if owner is not None
+    }
     beside: dict[int, str] = {}
-    for (_, url), claimants in claims.items():
+    for (monitor, url), claimants in claims.items():
         for n in claimants:
-            if len(claimants) == 1:
+            if len(claimants) == 1 and (monitor, url) not in owned:
                 owners[n] = url
             else:
                 beside[n] = url
@@ -388,7 +397,9 @@ def main(argv: list[str] | None = None) -> int:
         "--feed-urls-file",
         help="the configured feed URLs (one a line, or the tap's JSON config; '-' for "
         "stdin): a feed whose state is under another spelling of its URL, or under the URL "
-        "it replaced (its redirect's target), has it renamed and put in that URL's shard",
+        "it replaced (its redirect's target) when the URL has none of its own, has it "
+        "renamed and put in that URL's shard; a removed feed read from a URL that has its "
+        "own goes to that shard under its own URL (and ages out there)",
     )
     rename = commands.add_parser(
         "rename",

@@ -8,8 +8,10 @@ from typing import Any
 
 import pytest
 
+from tap_feeddelta.respellings import respelled_feeds
 from tap_feeddelta.sharding import shard_of
 from tap_feeddelta.shownurl import as_fetched, final_url_hash
+from tap_feeddelta.state import index_partitions
 from tap_feeddelta.statetool import main, merge_states, split_state
 
 
@@ -331,6 +333,33 @@ def test_split_renames_a_feed_replaced_by_its_redirect_target_with_what_it_read(
         source: shard_of("default", target, 7),
         "https://example.org/other.xml": shard_of("default", target, 7),
     }
+
+
+def test_split_keeps_a_configured_urls_own_partition_and_puts_a_removed_duplicate_beside_it() -> (
+    None
+):
+    """X redirected to Y and both were configured, each with its partition: removing X
+    must not hand Y's own (newer) state to X's. As the run does (respelled_feeds takes a
+    partition over only for a URL without one), Y keeps its own; X's goes to Y's shard
+    under its own URL, where Y's runs find nothing to take over and drop it in time."""
+    source, target = "https://a.example/x.xml", "https://b.example/y.xml"
+    removed = _partition(source, **_read_from(target), checked_at="2024-01-01T10:00:00Z")
+    own = _partition(target, **_read_from(target), checked_at="2024-03-01T10:00:00Z")
+    own["success_at"] = "2024-03-01T10:00:00Z"
+    merged = merge_states([_state(removed), _state(own)])
+    assert (
+        respelled_feeds(index_partitions(merged["bookmarks"]["feed_items"]), "default", [target])
+        == {}
+    )
+    shards = split_state(merged, 7, [target])
+    owner = shard_of("default", target, 7)
+    assert shards[owner]["bookmarks"]["feed_items"]["partitions"] in (
+        [own, removed],
+        [removed, own],
+    )
+    assert all(
+        not s["bookmarks"]["feed_items"]["partitions"] for n, s in enumerate(shards) if n != owner
+    )
 
 
 def test_split_keeps_the_older_baseline_when_the_new_spelling_took_one_of_its_own() -> None:
