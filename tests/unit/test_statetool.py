@@ -274,16 +274,42 @@ def test_rename_takes_the_urls_as_arguments_too_and_refuses_half_of_them(
     assert "SECRET" not in capsys.readouterr().err
 
 
-def test_merge_keeps_the_older_baseline_of_a_feed_found_twice() -> None:
-    """The second partition of a feed comes from a run that did not find the first, and
-    is newer: keeping it would lose what was published before that run."""
+def test_merge_keeps_the_older_baseline_of_a_feed_found_twice_when_told() -> None:
+    """Re-sharding: the second partition of a feed comes from a run that did not find the
+    first, and is newer: keeping it would lose what was published before that run."""
     old = _partition(NEW, checked_at="2024-01-01T10:00:00Z", success_at="2024-01-01T10:00:00Z")
     newer = _partition(NEW, checked_at="2024-02-01T10:00:00Z", success_at="2024-02-01T10:00:00Z")
     newer["items"] = "A" * 16
     never_read = _partition(NEW, failed_at="2023-01-01T10:00:00Z", failures=1)
     for order in ([old, newer], [newer, old], [never_read, newer, old]):
-        merged = merge_states([_state(p) for p in order])
+        merged = merge_states([_state(p) for p in order], keep="older")
         assert merged["bookmarks"]["feed_items"]["partitions"] == [old]
+        merged = merge_states([_state(p) for p in order], keep="newer")
+        assert merged["bookmarks"]["feed_items"]["partitions"] == [newer]
+
+
+def test_merge_asks_which_partition_to_keep_of_a_feed_found_twice(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A backup merged with the current state holds every feed twice, and wants the newer
+    one; a re-shard after a shard ran without a feed's state wants the older one. The
+    two cannot be told apart by the partitions, so merge refuses to guess."""
+    backup = _partition(NEW, checked_at="2024-01-01T10:00:00Z", success_at="2024-01-01T10:00:00Z")
+    current = {**backup, "checked_at": "2024-02-01T10:00:00Z", "items": "A" * 16}
+    never_read = _partition(OLD, failed_at="2024-01-01T10:00:00Z", failures=1)
+    read = _partition(OLD, checked_at="2023-01-01T10:00:00Z", success_at="2023-01-01T10:00:00Z")
+    paths = []
+    for n, state in enumerate([_state(backup, never_read), _state(current, read), _state(backup)]):
+        paths.append(tmp_path / f"s{n}.json")
+        paths[-1].write_text(json.dumps(state))
+    assert main(["merge", *map(str, paths)]) == 2
+    err = capsys.readouterr().err
+    assert "1 feeds" in err and "--keep older" in err and "--keep newer" in err
+    assert "SECRET" not in err
+    assert main(["merge", "--keep", "newer", *map(str, paths)]) == 0
+    merged = json.loads(capsys.readouterr().out)
+    # one that never read a document holds no baseline: never a choice to make
+    assert merged["bookmarks"]["feed_items"]["partitions"] == [current, read]
 
 
 def _placed(state: dict[str, Any], urls: list[str]) -> dict[str, int]:
