@@ -11,7 +11,7 @@ from singer_sdk.helpers._util import load_json
 
 from tap_feeddelta.config import Settings
 from tap_feeddelta.errors import StateError
-from tap_feeddelta.respellings import respelled_in_other_shards
+from tap_feeddelta.respellings import is_respelling, respelled_in_other_shards
 from tap_feeddelta.sharding import feeds_of_other_shards
 from tap_feeddelta.state import not_utf8_text
 
@@ -68,12 +68,18 @@ def state_json_error(exc: ValueError | RecursionError) -> StateError:
     return StateError(f"state: the state file {why} — {_UNCHANGED}")
 
 
-def check_shard(index: dict[tuple[str, str], Any], settings: Settings) -> None:
+def check_shard(index: dict[tuple[str, str], Any], settings: Settings) -> str | None:
     """A state that holds feeds another shard owns was written for another sharding:
     running on would start those feeds over silently and leave them stale in their own
-    shard's state. So does a feed configured under another URL than its partition's
-    (respelled, or replaced by the URL it redirects to) that another shard owns: that
-    shard has started it over, or will."""
+    shard's state. So does a feed respelled in the config into another shard: that shard
+    has started it over, or will. Both are refused (StateError).
+
+    A feed no longer configured whose document was last read from a configured URL that
+    another shard owns (its redirect's target) is told, not refused: the URL may have
+    replaced it (that shard starts it over) or been configured beside it all along (a
+    duplicate removed, nothing lost), and only that shard's state can tell. Refusing
+    would stop every feed of this shard, for nothing in the second case, and could not
+    keep the first one's baseline anyway once that shard has run. The warning, or None."""
     foreign = feeds_of_other_shards(
         index,
         settings.monitor_id,
@@ -96,15 +102,27 @@ def check_shard(index: dict[tuple[str, str], Any], settings: Settings) -> None:
         settings.shard_count,
         settings.shard_index,
     )
-    if moved:
+    respelled = [pair for pair in moved if is_respelling(*pair)]
+    shard = f"this is shard {settings.shard_index} of {settings.shard_count}"
+    if respelled:
         raise StateError(
-            f"state: it holds the state of {len(moved)} feeds configured now under another "
-            "URL (respelled, or replaced by the URL they redirect to) that another shard "
-            f"owns (this is shard {settings.shard_index} of {settings.shard_count}): that "
+            f"state: it holds the state of {len(respelled)} feeds configured now under "
+            f"another spelling of their URL that another shard owns ({shard}): that "
             "shard finds no state for them and starts them over. Move their state with "
             "tap-feeddelta-state merge, then split --feed-urls-file (see Scaling out)",
             "state_other_shard",
         )
+    if moved:
+        return (
+            f"state: it holds {len(moved)} feeds no longer configured whose documents "
+            "were last read from a configured URL (their redirect's target) that another "
+            f"shard owns ({shard}). If that URL replaced them, its shard has no state for "
+            "them: before its next run, move their state with tap-feeddelta-state merge, "
+            "then split --feed-urls-file (see Scaling out). If it was configured beside "
+            "them (duplicates removed), nothing is lost: they are dropped 30 days after "
+            "their last check"
+        )
+    return None
 
 
 def refused_state(exc: StateError) -> StateError:

@@ -5,7 +5,7 @@ Going from N to M shards without losing a baseline (README, "Scaling out", has t
 from the Meltano project directory, stopping at the first failure (``set -e``)::
 
     for i in 0..N-1:  meltano state get <state-id>:shard-$i > old-$i.json
-    tap-feeddelta-state merge old-*.json > all.json
+    tap-feeddelta-state merge --keep older old-*.json > all.json
     tap-feeddelta-state split --shard-count M --out-dir new all.json
     for j in 0..M-1:  meltano state set --force --input-file new/shard-$j.json <state-id>:shard-$j
 
@@ -36,7 +36,7 @@ import json
 import sys
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from tap_feeddelta.config import MAX_SHARD_COUNT, feed_key, feed_url_refusal
 from tap_feeddelta.errors import StateError
@@ -90,20 +90,56 @@ def _partitions(state: dict[str, Any]) -> list[dict[str, Any]]:
     return list(feed_state.get("partitions", []))
 
 
-def merge_states(states: list[dict[str, Any]]) -> dict[str, Any]:
+Keep = Literal["older", "newer"]
+
+
+def merge_states(states: list[dict[str, Any]], keep: Keep | None = None) -> dict[str, Any]:
     """One state holding every feed partition of ``states``.
 
-    A feed present in several inputs keeps the partition with the older baseline (see
-    _older_baseline): the other one was started by a run that could not find it.
-    """
+    A feed found in several inputs keeps its one partition that holds a baseline (one
+    that never read a document holds none). When two hold one and differ, which to keep
+    depends on where they come from, which the partitions do not tell: ``keep`` says it
+    (see _keeps). Without it, StateError, naming how many feeds and both choices."""
     chosen: dict[tuple[str, str], dict[str, Any]] = {}
+    undecided: set[tuple[str, str]] = set()
     for state in states:
         for partition in _partitions(state):
             key = partition_key(partition, "state")
             current = chosen.get(key)
-            if current is None or _older_baseline(partition, current):
+            if current is None:
                 chosen[key] = partition
+            elif partition != current:
+                if _has_baseline(partition) and _has_baseline(current) and keep is None:
+                    undecided.add(key)
+                if _keeps(partition, current, keep or "older"):
+                    chosen[key] = partition
+    if undecided:
+        raise StateError(
+            f"the states hold {len(undecided)} feeds twice, each time with a baseline: "
+            "pass --keep older when re-sharding (a shard ran without the feed's state and "
+            "started it over: the older one still has what was published since), or "
+            "--keep newer when merging a backup with the current state (the newer one is "
+            "the backup's continuation)"
+        )
     return {"bookmarks": {"feed_items": {"partitions": list(chosen.values())}}}
+
+
+def _has_baseline(partition: dict[str, Any]) -> bool:
+    return partition.get("success_at") is not None or bool(partition.get("items"))
+
+
+def _last_check(partition: dict[str, Any]) -> str:
+    return max((partition.get("checked_at") or "")[:19], (partition.get("failed_at") or "")[:19])
+
+
+def _keeps(partition: dict[str, Any], other: dict[str, Any], keep: Keep) -> bool:
+    """Whether ``partition`` is kept rather than ``other``, of the same feed: one holding a
+    baseline over one without, then by ``keep`` the one last checked earlier or later."""
+    if _has_baseline(partition) != _has_baseline(other):
+        return _has_baseline(partition)
+    if keep == "older":
+        return _older_baseline(partition, other)
+    return _last_check(partition) > _last_check(other)
 
 
 def _older_baseline(partition: dict[str, Any], other: dict[str, Any]) -> bool:
@@ -117,9 +153,7 @@ def _older_baseline(partition: dict[str, Any], other: dict[str, Any]) -> bool:
     holds no baseline at all."""
 
     def age(p: dict[str, Any]) -> tuple[bool, str]:
-        has_baseline = p.get("success_at") is not None or bool(p.get("items"))
-        last_check = max((p.get("checked_at") or "")[:19], (p.get("failed_at") or "")[:19])
-        return not has_baseline, last_check
+        return not _has_baseline(p), _last_check(p)
 
     return age(partition) < age(other)
 
@@ -148,13 +182,17 @@ def _as_configured(
     """Each partition with the URL whose shard is to hold it, as the tap takes partitions
     over (respellings.respelled_feeds): one under another spelling of a configured URL,
     and the one partition of a feed no longer configured whose document was last read
-    from a configured URL (a URL replaced by its redirect's target), are renamed to that
-    URL. ``shard_of`` hashes
-    the URL as written, so the configured spelling's shard may be another one, which
-    would start the feed over. When one feed has several such partitions (that shard
-    has run already and taken a baseline of its own), the older baseline is kept. Two
-    feeds no longer configured read from one URL are neither surely its feed: they go
-    to its shard under their own URLs (and age out there, as removed feeds)."""
+    from a configured URL without a partition of its own (a URL replaced by its
+    redirect's target), are renamed to that URL. ``shard_of`` hashes the URL as written,
+    so the configured spelling's shard may be another one, which would start the feed
+    over. When one feed has partitions under several spellings (the new spelling's shard
+    has run already and taken a baseline of its own), the older baseline is kept.
+
+    A feed no longer configured read from a configured URL that has a partition of its
+    own (a duplicate removed, or a replacement whose new shard has run already: the two
+    look alike), or read from it with another such feed, is not surely its feed: it goes
+    to that URL's shard under its own URL, where the run takes nothing over (the URL has
+    its state) and drops it 30 days after its last check, as a removed feed's."""
     configured = set(feed_urls)
     by_key = {feed_key(url): url for url in feed_urls}
     owners: list[str | None] = []
@@ -171,10 +209,15 @@ def _as_configured(
             and was_read_from(partition, read)
         ):
             claims.setdefault((monitor, read), []).append(n)
+    owned = {
+        (partition["context"]["monitor_id"], owner)
+        for partition, owner in zip(partitions, owners, strict=True)
+        if owner is not None
+    }
     beside: dict[int, str] = {}
-    for (_, url), claimants in claims.items():
+    for (monitor, url), claimants in claims.items():
         for n in claimants:
-            if len(claimants) == 1:
+            if len(claimants) == 1 and (monitor, url) not in owned:
                 owners[n] = url
             else:
                 beside[n] = url
@@ -363,6 +406,15 @@ def _dump(state: dict[str, Any], wrapped: bool) -> str:
     return json.dumps({_WRAPPER: state} if wrapped else state, separators=(",", ":"))
 
 
+_MERGE_HELP = """Merge states into one (stdout), in the form read. A feed found in several
+states keeps the partition that holds a baseline (one that never read a document holds
+none). When two hold one and differ, --keep says which: 'older' (the one last checked
+earlier) when re-sharding, as reshard.sh does: a second partition there comes from a shard
+that ran without the feed's state and started it over, and the older one still has what
+was published since (what the newer one's runs sent comes again, under the same
+delivery_ids); 'newer' when merging a backup with the current state, whose partitions
+continue the backup's. Without --keep such a merge is refused, naming how many feeds."""
+
 _RENAME_HELP = """Move one feed's partition from its old URL to its new one, for a private
 feed whose token changed: the next run reads the new URL as the same feed (no new
 baseline, no item again). Give the URLs in a file of two lines, the old URL then the new
@@ -378,8 +430,16 @@ def main(argv: list[str] | None = None) -> int:
         "its new URL.",
     )
     commands = parser.add_subparsers(dest="command", required=True)
-    merge = commands.add_parser("merge", help="merge states into one (stdout)")
+    merge = commands.add_parser(
+        "merge", help="merge states into one (stdout)", description=_MERGE_HELP
+    )
     merge.add_argument("files", nargs="+", help="state files ('-' for stdin)")
+    merge.add_argument(
+        "--keep",
+        choices=("older", "newer"),
+        help="of a feed found twice, each time with a baseline: the partition last checked "
+        "earlier (re-sharding) or later (a backup merged with the current state)",
+    )
     split = commands.add_parser("split", help="split one state into shard states")
     split.add_argument("file", help="state file ('-' for stdin)")
     split.add_argument("--shard-count", type=int, required=True)
@@ -388,7 +448,9 @@ def main(argv: list[str] | None = None) -> int:
         "--feed-urls-file",
         help="the configured feed URLs (one a line, or the tap's JSON config; '-' for "
         "stdin): a feed whose state is under another spelling of its URL, or under the URL "
-        "it replaced (its redirect's target), has it renamed and put in that URL's shard",
+        "it replaced (its redirect's target) when the URL has none of its own, has it "
+        "renamed and put in that URL's shard; a removed feed read from a URL that has its "
+        "own goes to that shard under its own URL (and ages out there)",
     )
     rename = commands.add_parser(
         "rename",
@@ -410,7 +472,7 @@ def main(argv: list[str] | None = None) -> int:
             return _rename(args, rename)
         if args.command == "merge":
             read = [_read(path) for path in args.files]
-            merged = merge_states([state for state, _ in read])
+            merged = merge_states([state for state, _ in read], args.keep)
             print(_dump(merged, any(wrapped for _, wrapped in read)))
             return 0
         if not 1 <= args.shard_count <= MAX_SHARD_COUNT:

@@ -234,10 +234,13 @@ class TapFeedDelta(Tap):
         # Refuse a state we cannot read now, before any stream writes a record.
         try:
             feed_state = feed_items_state(state)
+            warning = None
             if feed_state is not None:
-                check_shard(index_partitions(feed_state), self.feed_settings)
+                warning = check_shard(index_partitions(feed_state), self.feed_settings)
         except StateError as exc:
             raise refused_state(exc) from None
+        if warning is not None:
+            self.logger.warning("%s", warning)
         super().load_state(state)
 
     @cached_property

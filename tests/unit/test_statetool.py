@@ -8,8 +8,10 @@ from typing import Any
 
 import pytest
 
+from tap_feeddelta.respellings import respelled_feeds
 from tap_feeddelta.sharding import shard_of
 from tap_feeddelta.shownurl import as_fetched, final_url_hash
+from tap_feeddelta.state import index_partitions
 from tap_feeddelta.statetool import main, merge_states, split_state
 
 
@@ -272,16 +274,42 @@ def test_rename_takes_the_urls_as_arguments_too_and_refuses_half_of_them(
     assert "SECRET" not in capsys.readouterr().err
 
 
-def test_merge_keeps_the_older_baseline_of_a_feed_found_twice() -> None:
-    """The second partition of a feed comes from a run that did not find the first, and
-    is newer: keeping it would lose what was published before that run."""
+def test_merge_keeps_the_older_baseline_of_a_feed_found_twice_when_told() -> None:
+    """Re-sharding: the second partition of a feed comes from a run that did not find the
+    first, and is newer: keeping it would lose what was published before that run."""
     old = _partition(NEW, checked_at="2024-01-01T10:00:00Z", success_at="2024-01-01T10:00:00Z")
     newer = _partition(NEW, checked_at="2024-02-01T10:00:00Z", success_at="2024-02-01T10:00:00Z")
     newer["items"] = "A" * 16
     never_read = _partition(NEW, failed_at="2023-01-01T10:00:00Z", failures=1)
     for order in ([old, newer], [newer, old], [never_read, newer, old]):
-        merged = merge_states([_state(p) for p in order])
+        merged = merge_states([_state(p) for p in order], keep="older")
         assert merged["bookmarks"]["feed_items"]["partitions"] == [old]
+        merged = merge_states([_state(p) for p in order], keep="newer")
+        assert merged["bookmarks"]["feed_items"]["partitions"] == [newer]
+
+
+def test_merge_asks_which_partition_to_keep_of_a_feed_found_twice(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A backup merged with the current state holds every feed twice, and wants the newer
+    one; a re-shard after a shard ran without a feed's state wants the older one. The
+    two cannot be told apart by the partitions, so merge refuses to guess."""
+    backup = _partition(NEW, checked_at="2024-01-01T10:00:00Z", success_at="2024-01-01T10:00:00Z")
+    current = {**backup, "checked_at": "2024-02-01T10:00:00Z", "items": "A" * 16}
+    never_read = _partition(OLD, failed_at="2024-01-01T10:00:00Z", failures=1)
+    read = _partition(OLD, checked_at="2023-01-01T10:00:00Z", success_at="2023-01-01T10:00:00Z")
+    paths = []
+    for n, state in enumerate([_state(backup, never_read), _state(current, read), _state(backup)]):
+        paths.append(tmp_path / f"s{n}.json")
+        paths[-1].write_text(json.dumps(state))
+    assert main(["merge", *map(str, paths)]) == 2
+    err = capsys.readouterr().err
+    assert "1 feeds" in err and "--keep older" in err and "--keep newer" in err
+    assert "SECRET" not in err
+    assert main(["merge", "--keep", "newer", *map(str, paths)]) == 0
+    merged = json.loads(capsys.readouterr().out)
+    # one that never read a document holds no baseline: never a choice to make
+    assert merged["bookmarks"]["feed_items"]["partitions"] == [current, read]
 
 
 def _placed(state: dict[str, Any], urls: list[str]) -> dict[str, int]:
@@ -331,6 +359,33 @@ def test_split_renames_a_feed_replaced_by_its_redirect_target_with_what_it_read(
         source: shard_of("default", target, 7),
         "https://example.org/other.xml": shard_of("default", target, 7),
     }
+
+
+def test_split_keeps_a_configured_urls_own_partition_and_puts_a_removed_duplicate_beside_it() -> (
+    None
+):
+    """X redirected to Y and both were configured, each with its partition: removing X
+    must not hand Y's own (newer) state to X's. As the run does (respelled_feeds takes a
+    partition over only for a URL without one), Y keeps its own; X's goes to Y's shard
+    under its own URL, where Y's runs find nothing to take over and drop it in time."""
+    source, target = "https://a.example/x.xml", "https://b.example/y.xml"
+    removed = _partition(source, **_read_from(target), checked_at="2024-01-01T10:00:00Z")
+    own = _partition(target, **_read_from(target), checked_at="2024-03-01T10:00:00Z")
+    own["success_at"] = "2024-03-01T10:00:00Z"
+    merged = merge_states([_state(removed), _state(own)])
+    assert (
+        respelled_feeds(index_partitions(merged["bookmarks"]["feed_items"]), "default", [target])
+        == {}
+    )
+    shards = split_state(merged, 7, [target])
+    owner = shard_of("default", target, 7)
+    assert shards[owner]["bookmarks"]["feed_items"]["partitions"] in (
+        [own, removed],
+        [removed, own],
+    )
+    assert all(
+        not s["bookmarks"]["feed_items"]["partitions"] for n, s in enumerate(shards) if n != owner
+    )
 
 
 def test_split_keeps_the_older_baseline_when_the_new_spelling_took_one_of_its_own() -> None:
