@@ -45,6 +45,8 @@ RULE_TESTS = {
     "feed_items_current_version_number_is_version_count",
     "feed_item_versions_one_first_version_per_item",
     "feed_health_daily_counts_match_versions",
+    "stg_feed_items_item_key_per_item",
+    "stg_feed_items_item_key_separates_parts_holding_the_separator",
 }
 
 
@@ -64,11 +66,13 @@ def feed_name(url: str) -> str:
 def dbt_test_results(project: MeltanoProject) -> dict[str, str]:
     """Status of each test of the project's last dbt build, by name (run_results.json)."""
     results = json.loads((project.root / "transform" / "target" / "run_results.json").read_text())
-    return {
-        r["unique_id"].split(".")[2]: r["status"]
-        for r in results["results"]
-        if r["unique_id"].startswith(("test.", "unit_test."))
-    }
+    statuses: dict[str, str] = {}
+    for result in results["results"]:
+        # test.<project>.<name>[.<hash>], unit_test.<project>.<model>.<name>
+        kind, _, *names = result["unique_id"].split(".")
+        if kind in ("test", "unit_test"):
+            statuses[names[0] if kind == "test" else names[1]] = result["status"]
+    return statuses
 
 
 def assert_bookmarks(
