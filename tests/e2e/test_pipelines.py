@@ -37,6 +37,17 @@ BASELINE_ITEMS = {
 DELTA_ITEMS = {("demo-rss-4", "new"), ("urn:demo:atom:3", "new"), ("demo-rss-2", "updated")}
 RUN1_STATUS = {"rss.xml": "ok", "atom.xml": "ok", "feed.json": "ok", "gone.xml": "error"}
 RUN2_STATUS = {"rss.xml": "ok", "atom.xml": "ok", "feed.json": "not_modified", "gone.xml": "error"}
+# dbt tests that check what the models promise (transform/tests, source tests); each must run
+# in every `dbt build` on both warehouses.
+RULE_TESTS = {
+    "source_unique_raw_feeds_feed_items_delivery_id",
+    "feeddelta_source_unique_combination_raw_feeds_feed_health_monitor_id__feed_url__checked_at",
+    "feed_items_current_version_number_is_version_count",
+    "feed_item_versions_one_first_version_per_item",
+    "feed_health_daily_counts_match_versions",
+    "stg_feed_items_item_key_per_item",
+    "stg_feed_items_item_key_separates_parts_holding_the_separator",
+}
 
 
 def tap_env(demo: DemoServer, monitor_id: str, first_run_mode: str = "emit_all") -> dict[str, str]:
@@ -50,6 +61,18 @@ def tap_env(demo: DemoServer, monitor_id: str, first_run_mode: str = "emit_all")
 
 def feed_name(url: str) -> str:
     return url.rsplit("/", 1)[1]
+
+
+def dbt_test_results(project: MeltanoProject) -> dict[str, str]:
+    """Status of each test of the project's last dbt build, by name (run_results.json)."""
+    results = json.loads((project.root / "transform" / "target" / "run_results.json").read_text())
+    statuses: dict[str, str] = {}
+    for result in results["results"]:
+        # test.<project>.<name>[.<hash>], unit_test.<project>.<model>.<name>
+        kind, _, *names = result["unique_id"].split(".")
+        if kind in ("test", "unit_test"):
+            statuses[names[0] if kind == "test" else names[1]] = result["status"]
+    return statuses
 
 
 def assert_bookmarks(
@@ -78,6 +101,7 @@ class DuckDBRuns:
     run2_items: list[tuple[Any, ...]]  # (item_id, change_type, delivery_id, is_from_run_2)
     run2_health: list[tuple[Any, ...]]  # (feed_url, status, is_from_run_2)
     run1_last: str  # the baseline's last checked_at, UTC without an offset
+    dbt_tests: dict[str, str]  # status of each test of dbt-duckdb:build, by name
 
 
 @pytest.fixture(scope="module")
@@ -109,7 +133,9 @@ def duckdb_runs(project: MeltanoProject, demo_server: DemoServer) -> DuckDBRuns:
         "select feed_url, status, checked_at > cast(? as timestamp) from raw_feeds.feed_health",
         run1_last,
     )
-    return DuckDBRuns(db, run1_items, run1_health, run2_items, run2_health, run1_last)
+    return DuckDBRuns(
+        db, run1_items, run1_health, run2_items, run2_health, run1_last, dbt_test_results(project)
+    )
 
 
 def test_duckdb_baseline_delta_and_dbt(
@@ -138,7 +164,9 @@ def test_duckdb_baseline_delta_and_dbt(
 
     assert_bookmarks(project, "dev:tap-feeddelta-to-target-duckdb", demo_server, "e2e_duckdb")
 
-    # the dbt models built by dbt-duckdb:build
+    # the dbt models built by dbt-duckdb:build, with every test run and passed
+    assert set(duckdb_runs.dbt_tests) >= RULE_TESTS, sorted(duckdb_runs.dbt_tests)
+    assert set(duckdb_runs.dbt_tests.values()) == {"pass"}, duckdb_runs.dbt_tests
     db = duckdb_runs.db
     assert duckdb_query(db, "select count(*) from analytics.feed_item_versions") == [(10,)]
     assert duckdb_query(db, "select count(*) from analytics.feed_items_current") == [(9,)]
@@ -323,6 +351,9 @@ def test_postgres_baseline_delta_and_dbt(
     assert_bookmarks(project, "dev:tap-feeddelta-to-target-postgres", demo_server, "e2e_postgres")
 
     project.run("invoke", "dbt-postgres:build", env=postgres.env).check()
+    tests = dbt_test_results(project)
+    assert set(tests) >= RULE_TESTS, sorted(tests)
+    assert set(tests.values()) == {"pass"}, tests
     assert postgres.query("select count(*) from analytics.feed_item_versions") == [["10"]]
     assert postgres.query("select count(*) from analytics.feed_items_current") == [["9"]]
     assert postgres.query(
@@ -373,6 +404,11 @@ def test_postgres_baseline_delta_and_dbt(
         "from raw_feeds.feed_items"
     ) == [["10", "0"]]
     project.run("invoke", "dbt-postgres:build", env=postgres.env).check()
+    # The daily counts no longer match the versions left in feed_item_versions: the
+    # warn-level test says so, and nothing else fails.
+    tests = dbt_test_results(project)
+    assert tests.pop("feed_health_daily_counts_match_versions") == "warn"
+    assert set(tests.values()) == {"pass"}, tests
     # new: 7 (baseline) + 2 (delta) + 9 (refresh: RSS 4, Atom 3, JSON Feed 2); updated: 1
     assert postgres.query(
         "select sum(new_items), sum(updated_items) from analytics.feed_health_daily"

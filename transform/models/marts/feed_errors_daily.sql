@@ -32,7 +32,7 @@ daily as (
 )
 
 select
-    {{ dbt.hash(dbt.concat(["daily.monitor_id", "'|'", "daily.feed_url", "'|'", dbt.cast("daily.checked_on", dbt.type_string()), "'|'", "daily.error_code"])) }} as feed_error_day_id,
+    {{ feeddelta.key_hash(["daily.monitor_id", "daily.feed_url", dbt.cast("daily.checked_on", dbt.type_string()), "daily.error_code"]) }} as feed_error_day_id,
     daily.monitor_id,
     daily.feed_url,
     daily.checked_on,

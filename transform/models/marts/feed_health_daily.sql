@@ -73,7 +73,7 @@ errors as (
 )
 
 select
-    {{ dbt.hash(dbt.concat(["daily_checks.monitor_id", "'|'", "daily_checks.feed_url", "'|'", dbt.cast("daily_checks.checked_on", dbt.type_string())])) }} as feed_day_id,
+    {{ feeddelta.key_hash(["daily_checks.monitor_id", "daily_checks.feed_url", dbt.cast("daily_checks.checked_on", dbt.type_string())]) }} as feed_day_id,
     daily_checks.monitor_id,
     daily_checks.feed_url,
     daily_checks.checked_on,

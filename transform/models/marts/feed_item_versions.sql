@@ -1,7 +1,8 @@
 -- Every delivered version of every item, in order, with what changed since the previous one.
 -- Versions of one item are ordered by checked_at (delivery_id breaks ties). The first
--- delivered version has no previous one: it is change_type new, or updated when the item
--- was already in the baseline (first_run_mode baseline_only) before it changed.
+-- version has no previous one: it is change_type new, or updated when the item was already
+-- in the baseline (first_run_mode baseline_only) before it changed, or when its first
+-- content came again later (A, B, A: the upsert moved the first A's row to the last A).
 {%- set compared = ['url', 'title', 'summary', 'content_text', 'published_at', 'updated_at',
                     'authors_json', 'tags_json', 'enclosures_json'] %}
 {%- set item_window = "over (partition by item_key order by checked_at, delivery_id)" %}

@@ -8,7 +8,7 @@ with source as (
 typed as (
 
     select
-        {{ dbt.hash(dbt.concat(["monitor_id", "'|'", "feed_url", "'|'", dbt.cast("checked_at", dbt.type_string())])) }} as check_id,
+        {{ feeddelta.key_hash(["monitor_id", "feed_url", dbt.cast("checked_at", dbt.type_string())]) }} as check_id,
         cast(monitor_id as {{ dbt.type_string() }}) as monitor_id,
         cast(feed_url as {{ dbt.type_string() }}) as feed_url,
         {{ feeddelta.utc_timestamp('checked_at') }} as checked_at,

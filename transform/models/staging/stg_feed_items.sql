@@ -14,7 +14,7 @@ typed as (
         cast(monitor_id as {{ dbt.type_string() }}) as monitor_id,
         cast(feed_url as {{ dbt.type_string() }}) as feed_url,
         cast(item_id as {{ dbt.type_string() }}) as item_id,
-        {{ dbt.hash(dbt.concat(["monitor_id", "'|'", "feed_url", "'|'", "item_id"])) }} as item_key,
+        {{ feeddelta.key_hash(["monitor_id", "feed_url", "item_id"]) }} as item_key,
         cast(change_type as {{ dbt.type_string() }}) as change_type,
         {{ feeddelta.utc_timestamp('checked_at') }} as checked_at,
         cast(checked_at as date) as checked_on,  -- the loaded UTC value: the UTC day
