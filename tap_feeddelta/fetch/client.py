@@ -65,6 +65,7 @@ from tap_feeddelta.fetch.resolve import (
 )
 from tap_feeddelta.fetch.response import (
     Head,
+    HeadBytes,
     StatusLine,
     declares_body,
     drain_small_body,
@@ -547,8 +548,9 @@ class Fetcher:
                 phase = "exchange"
                 progress.doing = "waiting for the response"
                 conn.writer.write(request)
-                status_line = await read_status_line(conn.reader)
-                head = await read_rest_of_head(conn.reader, status_line)
+                budget = HeadBytes()
+                status_line = await read_status_line(conn.reader, budget)
+                head = await read_rest_of_head(conn.reader, status_line, budget)
                 if not (reused and head.status == 408):
                     return key, conn, head
                 conn.close()  # the server timed the idle connection out as this came in

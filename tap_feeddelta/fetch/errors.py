@@ -15,7 +15,7 @@ from typing import Literal
 from urllib3.exceptions import HTTPError as Urllib3Error
 
 from tap_feeddelta.errors import Issue
-from tap_feeddelta.fetch.wire import MAX_FIELDS
+from tap_feeddelta.fetch.wire import MAX_FIELDS, MAX_HEAD_BYTES
 
 Phase = Literal["connect", "exchange", "body"]
 
@@ -39,6 +39,13 @@ class TooManyFields(http.client.HTTPException):
     def __init__(self, where: Literal["header", "trailer"]) -> None:
         super().__init__(f"got more than {MAX_FIELDS} {where} fields")
         self.where = where
+
+
+class HeadTooLarge(http.client.HTTPException):
+    """The heads of one answer (interim ones included) past MAX_HEAD_BYTES."""
+
+    def __init__(self) -> None:
+        super().__init__(f"the response head is over {MAX_HEAD_BYTES // 1024} KiB")
 
 
 def timed_out(what: str) -> FetchError:
@@ -72,6 +79,10 @@ def failure_from_exception(exc: BaseException, *, phase: Phase, host: str) -> Fe
         return FetchError("connection_failed", f"{host} closed the connection without a response.")
     if isinstance(exc, http.client.LineTooLong):
         return FetchError("bad_response", f"{host} sent a header line that is too long.")
+    if isinstance(exc, HeadTooLarge):
+        return FetchError(
+            "bad_response", f"{host} sent a response head over {MAX_HEAD_BYTES // 1024} KiB."
+        )
     if isinstance(exc, TooManyFields):
         return FetchError("bad_response", f"{host} sent more than {MAX_FIELDS} {exc.where} fields.")
     if isinstance(exc, http.client.HTTPException):

@@ -4,7 +4,8 @@ The fetcher sends one request shape, built from an already checked ``Target``, a
 a handful of header fields, so it speaks the protocol itself instead of through a general
 client: per fetch that is a fraction of http.client's CPU (whose request checks and
 email-based header parsing alone were ~45 µs). Bounds are http.client's: 65,536 bytes per
-line, 100 field lines; at most 16 interim (1xx) answers are skipped. Failures raise
+line, 100 field lines; at most 16 interim (1xx) answers are skipped; and all the heads of
+one answer take at most 256 KiB (``MAX_HEAD_BYTES``). Failures raise
 http.client's exception types, so that one mapping (``errors.failure_from_exception``)
 serves every layer.
 """
@@ -19,12 +20,13 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 
 from tap_feeddelta.fetch.chunked import read_chunked
-from tap_feeddelta.fetch.errors import FetchError, TooManyFields
+from tap_feeddelta.fetch.errors import FetchError, HeadTooLarge, TooManyFields
 from tap_feeddelta.fetch.wire import (
     CHUNK_BYTES,
     DRAIN_SECONDS,
     MAX_DRAINED_BYTES,
     MAX_FIELDS,
+    MAX_HEAD_BYTES,
     MAX_INTERIM,
     MAX_LINE,
 )
@@ -92,7 +94,22 @@ async def read_line(reader: asyncio.StreamReader) -> bytes:
         raise http.client.LineTooLong("line") from None
 
 
-async def read_fields(reader: asyncio.StreamReader) -> HeaderFields:
+class HeadBytes:
+    """What is left of the bytes all the heads of one answer may take (MAX_HEAD_BYTES)."""
+
+    __slots__ = ("left",)
+
+    def __init__(self) -> None:
+        self.left = MAX_HEAD_BYTES
+
+    def take(self, line: bytes) -> bytes:
+        self.left -= len(line)
+        if self.left < 0:
+            raise HeadTooLarge
+        return line
+
+
+async def read_fields(reader: asyncio.StreamReader, budget: HeadBytes) -> HeaderFields:
     """Field lines up to the blank line that ends them.
 
     A line that is not ``name: value`` is skipped (servers do send stray lines); a folded
@@ -102,7 +119,7 @@ async def read_fields(reader: asyncio.StreamReader) -> HeaderFields:
     values = fields._values
     last: list[str] | None = None
     for _ in range(MAX_FIELDS + 1):
-        line = await read_line(reader)
+        line = budget.take(await read_line(reader))
         if line in (b"\r\n", b"\n", b""):
             return fields
         text = line.decode("iso-8859-1")
@@ -137,26 +154,33 @@ StatusLine = tuple[int, int, str]  # (10 or 11, status, reason)
 
 async def read_head(reader: asyncio.StreamReader, *, method: str = "GET") -> Head:
     """The final answer's head; interim answers (1xx but 101) are skipped."""
-    return await read_rest_of_head(reader, await read_status_line(reader), method=method)
+    budget = HeadBytes()
+    status_line = await read_status_line(reader, budget)
+    return await read_rest_of_head(reader, status_line, budget, method=method)
 
 
-async def read_status_line(reader: asyncio.StreamReader) -> StatusLine:
+async def read_status_line(reader: asyncio.StreamReader, budget: HeadBytes) -> StatusLine:
     """The final answer's status line; interim answers (1xx but 101) are skipped. (Read
-    apart from the fields, so that a head that then fails still tells its status.)"""
+    apart from the fields, so that a head that then fails still tells its status.) The
+    heads read take from ``budget``, the fields read next too."""
     for _ in range(MAX_INTERIM + 1):
-        version, status, reason = _status_line(await read_line(reader))
+        version, status, reason = _status_line(budget.take(await read_line(reader)))
         if not (100 <= status < 200) or status == 101:
             return version, status, reason
-        await read_fields(reader)  # an interim answer's fields are dropped
+        await read_fields(reader, budget)  # an interim answer's fields are dropped
     raise http.client.HTTPException("too many interim responses")
 
 
 async def read_rest_of_head(
-    reader: asyncio.StreamReader, status_line: StatusLine, *, method: str = "GET"
+    reader: asyncio.StreamReader,
+    status_line: StatusLine,
+    budget: HeadBytes,
+    *,
+    method: str = "GET",
 ) -> Head:
     """The head whose status line was read: its fields, and how its body is framed."""
     version, status, reason = status_line
-    fields = await read_fields(reader)
+    fields = await read_fields(reader, budget)
     named = _transfer_codings(fields)
     # identity (RFC 2616's "no coding", since dropped from the registry) changes nothing.
     codings = tuple(coding for coding in named if coding != "identity")

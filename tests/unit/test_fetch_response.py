@@ -14,15 +14,16 @@ from hypothesis import strategies as st
 
 from tap_feeddelta.fetch import chunked
 from tap_feeddelta.fetch.chunked import Dechunker
-from tap_feeddelta.fetch.errors import FetchError
+from tap_feeddelta.fetch.errors import FetchError, HeadTooLarge
 from tap_feeddelta.fetch.response import (
     Head,
+    HeadBytes,
     read_body,
     read_fields,
     read_head,
     request_bytes,
 )
-from tap_feeddelta.fetch.wire import CHUNK_BYTES, MAX_FIELDS, MAX_INTERIM, MAX_LINE
+from tap_feeddelta.fetch.wire import CHUNK_BYTES, MAX_FIELDS, MAX_HEAD_BYTES, MAX_INTERIM, MAX_LINE
 
 MAX_CHUNKS = 1 << 20
 MAX_WIRE = 1 << 40
@@ -267,7 +268,7 @@ def test_framing_matches_http_client(
 def test_read_fields_stops_at_the_blank_line() -> None:
     async def scenario() -> tuple[str | None, bytes]:
         reader = _reader(b"A: 1\r\n\r\nbody")
-        return (await read_fields(reader)).get("a"), await reader.read()
+        return (await read_fields(reader, HeadBytes())).get("a"), await reader.read()
 
     assert asyncio.run(scenario()) == ("1", b"body")
 
@@ -574,3 +575,22 @@ def test_transfer_encoding_identity_alone_frames_by_length_or_close_and_is_not_k
     assert resp.length == (3 if length else None)
     assert resp.will_close
     assert resp.read() == (b"abc" if length else b"abcdef")
+
+
+def test_all_the_heads_of_one_answer_take_at_most_the_head_bound() -> None:
+    # Each head within the line and field bounds, together past MAX_HEAD_BYTES: interim
+    # answers count, so 16 of them cannot make a fetch read ~110 MB of fields.
+    field = b"X-Pad: " + b"a" * 60_000 + b"\r\n"
+    interim = b"HTTP/1.1 103 Early Hints\r\n" + field * 2 + b"\r\n"
+    final = b"HTTP/1.1 200 OK\r\nContent-Length: 0\r\n\r\n"
+
+    async def scenario(data: bytes) -> Head:
+        return await read_head(_reader(data))
+
+    assert asyncio.run(scenario(interim * 2 + final)).status == 200  # ~240 KB: within
+    with pytest.raises(HeadTooLarge):
+        asyncio.run(scenario(interim * 3 + final))
+    one_big_head = b"HTTP/1.1 200 OK\r\n" + field * 5 + b"\r\n"
+    with pytest.raises(HeadTooLarge):
+        asyncio.run(scenario(one_big_head))
+    assert len(field) * 5 > MAX_HEAD_BYTES

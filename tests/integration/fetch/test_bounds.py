@@ -989,6 +989,26 @@ def test_an_over_long_header_line_keeps_the_status_and_url_of_its_answer(
     assert (result.http_status, result.final_url) == (200, server.url("/feed"))
 
 
+def test_heads_past_the_head_bound_are_refused(
+    server: Server, fetchers: Callable[..., Fetcher], clock: Clock
+) -> None:
+    """Sixteen interim answers of 99 fields of 64 KiB each are within every per-line and
+    per-head bound, and were ~110 MB read on each fetch: all the heads of an answer take
+    at most 256 KiB."""
+    field = b"X-Pad: " + b"a" * 60_000 + b"\r\n"
+
+    def bloated(request: Request, wire: Wire) -> None:
+        for _ in range(16):
+            wire.send(b"HTTP/1.1 103 Early Hints\r\n" + field * 99 + b"\r\n")
+        wire.send(b"HTTP/1.1 200 OK\r\nContent-Length: 6\r\n\r\n<rss/>")
+
+    server.routes["/feed"] = bloated
+    result = _fetch(fetchers, server.url("/feed"), request_timeout_seconds=10)
+    assert_error(result, "bad_response", clock, 2.0)
+    assert result.error is not None
+    assert result.error.message == "127.0.0.1 sent a response head over 256 KiB."
+
+
 def test_abort_ends_stalled_fetches_at_once_and_refuses_new_ones(
     silent_port: int, fetchers: Callable[..., Fetcher], clock: Clock
 ) -> None:
