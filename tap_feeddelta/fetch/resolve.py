@@ -196,7 +196,8 @@ def checked_answers(
             ):
                 reason += "; set allow_private_networks to fetch private and loopback addresses"
             if ip_literal is not None:
-                raise FetchError(denied_code, f"The address {host} is refused ({reason}).")
+                shown = host.partition("%")[0] + ("%…" if "%" in host else "")  # no zone text
+                raise FetchError(denied_code, f"The address {shown} is refused ({reason}).")
             raise FetchError(
                 denied_code, f"The host {host} resolves to a refused address ({reason})."
             )

@@ -96,6 +96,17 @@ def test_literal_destination_is_refused(
     assert server.connections == 0
 
 
+def test_a_scope_id_a_server_chose_is_not_quoted(
+    fetchers: Callable[..., Fetcher], server: Server
+) -> None:
+    # The zone text of an IPv6 literal is whatever a redirect's Location held.
+    result = fetchers().fetch(f"http://[fe80::1%25{'Z' * 2000}]:{server.port}/feed")
+    assert result.error is not None and result.error.code == "destination_denied"
+    assert result.error.message == (
+        "The address fe80::1%… is refused (IPv6 address with a scope id)."
+    )
+
+
 @pytest.mark.parametrize("host", NUMERIC_TRICKS)
 def test_numeric_trick_is_refused_after_resolution(
     host: str, fetchers: Callable[..., Fetcher], server: Server, clock: Clock
