@@ -7,7 +7,7 @@ seconds), so that they compare correctly as strings and serialize without work.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Final, Literal, NamedTuple
+from typing import Any, Final, Literal, NamedTuple, TypedDict, cast
 
 from tap_feeddelta.errors import Issue
 
@@ -40,6 +40,24 @@ class Enclosure:
     length_bytes: int | None = None
 
 
+CutDigest = tuple[str, str, str]  # see ParsedItem.cut_digests
+
+
+class ReadBefore(TypedDict, total=False):
+    """What versions before this one read otherwise of an item's fields, with their
+    values then (``ParsedItem.read_before``), filled by the readers while they read an
+    item; ``<field>_cuts``: the cut_digests entries of that field's reading then."""
+
+    url: str | None
+    title: str | None
+    title_cuts: tuple[CutDigest, ...]
+    summary: str | None
+    summary_cuts: tuple[CutDigest, ...]
+    authors: tuple[Author, ...]
+    tags: tuple[str, ...]
+    enclosures: tuple[Enclosure, ...]
+
+
 class ParsedItem(NamedTuple):
     """One entry as the document states it, normalized to plain text and safe URLs.
 
@@ -65,19 +83,23 @@ class ParsedItem(NamedTuple):
     # for each text field cut to its cap (title, summary, content_text): the fingerprint
     # covers what was cut off too. Not in records.
     cut_digests: tuple[tuple[str, str, str], ...] = ()
-    # The fields versions before this one read otherwise, with their values then: one
-    # person named by several RSS elements (<author> and <dc:creator>) listed once per
-    # element, markup kept in a JSON Feed title or a tag ("title", "title_cuts": the
-    # title's cut_digests entries, "authors", "tags"), markup or a hidden character kept in
-    # a URL ("url", "enclosures", "authors"). The fingerprints and ids they
-    # remembered are made of ``as_read_before()`` too (fingerprints.py). Not in records.
+    # The fields versions before this one read otherwise, with their values then (a
+    # ReadBefore's items, kept as a tuple so that the item stays hashable): one person
+    # named by several RSS elements (<author> and <dc:creator>) listed once per element,
+    # markup kept in a title, summary or tag, markup or a hidden character kept in a URL.
+    # The fingerprints and ids they remembered are made of ``as_read_before()`` too
+    # (fingerprints.py). Not in records.
     read_before: tuple[tuple[str, Any], ...] = ()
+
+    def fields_read_before(self) -> ReadBefore:
+        """``read_before`` as the ReadBefore it was made of."""
+        return cast(ReadBefore, dict(self.read_before))
 
     def as_read_before(self) -> ParsedItem:
         """The item as versions before read it (``read_before``): each field read
         otherwise ("title", "summary"…) with the cut_digests entries of that reading
         ("title_cuts"…) in place of the field's own."""
-        earlier = dict(self.read_before)
+        earlier: dict[str, Any] = dict(self.read_before)
         cuts = {
             key[: -len("_cuts")]: earlier.pop(key) for key in list(earlier) if key.endswith("_cuts")
         }

@@ -9,7 +9,7 @@ from typing import Final
 from lxml import etree
 
 from tap_feeddelta.errors import Issue, ParseError
-from tap_feeddelta.models import Author, Enclosure, ParsedFeed, ParsedItem
+from tap_feeddelta.models import Enclosure, ParsedFeed, ParsedItem
 from tap_feeddelta.parse import fields
 from tap_feeddelta.parse.atom import atom_feed
 from tap_feeddelta.parse.budget import url_budget_bytes
@@ -137,8 +137,8 @@ def _item_with_urls_read_before(
 ) -> ParsedItem:
     """``item`` with what versions before read otherwise of its URLs in ``read_before``;
     ``twin``: the item read with its URLs as they read them, if any."""
-    earlier = dict(item.read_before)
-    enclosures: tuple[Enclosure, ...] = earlier.get("enclosures", item.enclosures)
+    earlier = item.fields_read_before()
+    enclosures = earlier.get("enclosures", item.enclosures)
     before: fields.ReadBefore = {}
     if twin is not None:
         if twin.url != item.url:
@@ -157,12 +157,15 @@ def _item_with_urls_read_before(
             )
     if enclosures != item.enclosures:
         before["enclosures"] = enclosures
-    authors: tuple[Author, ...] = earlier.get("authors", item.authors)
+    authors = earlier.get("authors", item.authors)
     if any(author.url in readings for author in authors):
         before["authors"] = tuple(
             [replace(author, url=readings.get(author.url or "", author.url)) for author in authors]
         )
-    return fields.with_read_before(item, {**earlier, **before}) if before else item
+    if not before:
+        return item
+    earlier.update(before)
+    return fields.with_read_before(item, earlier)
 
 
 def _enclosures_with_urls_of(

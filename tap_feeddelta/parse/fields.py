@@ -13,6 +13,7 @@ from typing import Any, Final
 
 from tap_feeddelta.errors import Issue
 from tap_feeddelta.models import Author, Enclosure, ParsedItem
+from tap_feeddelta.models import ReadBefore as ReadBefore  # passed as ``before`` by the readers
 from tap_feeddelta.parse.bylines import byline_names
 from tap_feeddelta.parse.dates import rfc3339
 from tap_feeddelta.parse.limits import (
@@ -50,10 +51,6 @@ from tap_feeddelta.parse.urls import safe_url, unwrapped_url
 # text fields of an item cut to their cap (ParsedItem.cut_digests): passed as ``cuts``
 # by the readers, which fill it.
 Cuts = list[tuple[str, str, str]]
-# What versions before this one read of an item's fields, where it differs ("title" with
-# its "title_cuts", "tags", "authors"): passed as ``before`` by the readers, which fill
-# it; ``with_read_before`` makes ParsedItem.read_before of it.
-ReadBefore = dict[str, Any]
 
 # A media type's type and subtype (its parameters follow a ";").
 _MEDIA_TYPE: Final = re.compile(r"[A-Za-z0-9][\w.+-]*/[\w.+-]+")
