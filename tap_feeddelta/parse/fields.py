@@ -12,7 +12,7 @@ from dataclasses import replace
 from typing import Any, Final
 
 from tap_feeddelta.errors import Issue
-from tap_feeddelta.models import Author, Enclosure, ParsedItem
+from tap_feeddelta.models import Author, CutDigest, Enclosure, ParsedItem
 from tap_feeddelta.models import ReadBefore as ReadBefore  # passed as ``before`` by the readers
 from tap_feeddelta.parse.bylines import byline_names
 from tap_feeddelta.parse.dates import rfc3339
@@ -31,7 +31,14 @@ from tap_feeddelta.parse.limits import (
     MAX_TAGS,
     MAX_TITLE_BYTES,
 )
-from tap_feeddelta.parse.markup import TextKind, shows_tags, text_shows_html, without_markup
+from tap_feeddelta.parse.markup import (
+    TextKind,
+    rss_title_kind,
+    rss_title_read_as_text_before,
+    shows_tags,
+    text_shows_html,
+    without_markup,
+)
 from tap_feeddelta.parse.text import (
     as_read,
     as_read_spaces_left,
@@ -64,6 +71,9 @@ REFERENCE_REPLACED: Final = Issue(
 _TITLE_CUT: Final = Issue("title_truncated", "The title was cut to 1 KiB.")
 _SUMMARY_CUT: Final = Issue("summary_truncated", "The summary was cut to 4 KiB.")
 _CONTENT_CUT: Final = Issue("content_truncated", "The content was cut to 64 KiB.")
+# A field's cap and the issue of a cut to it.
+_TITLE_CAP: Final = (MAX_TITLE_BYTES, _TITLE_CUT)
+_SUMMARY_CAP: Final = (MAX_SUMMARY_BYTES, _SUMMARY_CUT)
 
 
 def title(
@@ -88,26 +98,43 @@ def title(
     value = _read_text(raw, kind, issues, unescape_twice=unescape_twice)
     if "<" in value and shows_tags(value):
         if before is not None:
-            before_cuts: Cuts = []
-            before["title"] = _capped(value, [], MAX_TITLE_BYTES, _TITLE_CUT, before_cuts)
-            before["title_cuts"] = tuple(before_cuts)
+            before["title"], before["title_cuts"] = _reading_then(value, *_TITLE_CAP)
         value = without_markup(value)
     if len(value) * 4 <= MAX_TITLE_BYTES:  # it cannot be over the cap (most titles)
         return value or None
     return _capped(value, issues, MAX_TITLE_BYTES, _TITLE_CUT, cuts)
 
 
+def rss_title(
+    raw: str | None,
+    issues: list[Issue],
+    *,
+    unescape_twice: bool = True,
+    cuts: Cuts | None = None,
+    before: ReadBefore | None = None,
+) -> str | None:
+    """A title of no declared kind (an RSS title, ``itunes:title``) read as
+    ``rss_title_kind`` says. Versions before read one that shows only a tag active as
+    written as plain text: ``before`` gets that reading where it differs."""
+    if not raw:
+        return None
+    kind = rss_title_kind(raw)
+    found = title(raw, kind, issues, unescape_twice=unescape_twice, cuts=cuts, before=before)
+    if before is not None and kind == "html" and rss_title_read_as_text_before(raw):
+        title_read_before(raw, found, before)
+    return found
+
+
 def title_read_before(text: str | None, title_now: str | None, before: ReadBefore) -> None:
     """Puts in ``before`` the title versions before read of ``text`` (taken from the
     document as plain text, its markup kept), where that differs from ``title_now``: a
-    JSON Feed title, read as an RSS title is since."""
+    JSON Feed title, read as an RSS title is since, or an RSS title read as HTML for a
+    tag active as written."""
     if not text:
         return
-    before_cuts: Cuts = []
-    earlier = _capped(plain_text(text), [], MAX_TITLE_BYTES, _TITLE_CUT, before_cuts)
+    earlier, earlier_cuts = _reading_then(plain_text(text), *_TITLE_CAP)
     if earlier != title_now:
-        before["title"] = earlier
-        before["title_cuts"] = tuple(before_cuts)
+        before["title"], before["title_cuts"] = earlier, earlier_cuts
 
 
 def summary_read_before(
@@ -116,11 +143,19 @@ def summary_read_before(
     """Puts in ``before`` the summary versions before read of ``raw`` (as ``kind``), where
     that differs from ``summary_now``: one read as HTML now for a tag active as written
     (``_shows_active_tag``), which they read as plain text."""
-    before_cuts: Cuts = []
-    earlier = _capped_text(raw, kind, [], MAX_SUMMARY_BYTES, _SUMMARY_CUT, cuts=before_cuts)
+    read = _read_text(raw, kind, [], unescape_twice=False) if raw else ""
+    earlier, earlier_cuts = _reading_then(read, *_SUMMARY_CAP)
     if earlier != summary_now:
-        before["summary"] = earlier
-        before["summary_cuts"] = tuple(before_cuts)
+        before["summary"], before["summary_cuts"] = earlier, earlier_cuts
+
+
+def _reading_then(
+    read: str, max_bytes: int, when_cut: Issue
+) -> tuple[str | None, tuple[CutDigest, ...]]:
+    """A field as versions before kept it: its text as they read it (``read``) cut to
+    the field's cap, and the cut_digests entries of that cut (none when not cut)."""
+    cuts: Cuts = []
+    return _capped(read, [], max_bytes, when_cut, cuts), tuple(cuts)
 
 
 def tags_without_markup(tags: tuple[str, ...], before: ReadBefore) -> tuple[str, ...]:

@@ -15,7 +15,7 @@ from lxml import etree
 
 from tap_feeddelta.errors import Issue
 from tap_feeddelta.models import Enclosure
-from tap_feeddelta.parse import fields, markup
+from tap_feeddelta.parse import fields
 from tap_feeddelta.parse.limits import MAX_ENCLOSURES
 from tap_feeddelta.parse.markup import TextKind
 from tap_feeddelta.parse.names import TagKey, markup_of, text_of
@@ -175,16 +175,11 @@ def fallback_title(
     per image), not the post. Only an item with no title element at all (a photo feed
     whose items are the photos) takes it, as in feedparser, where a deeper title never
     replaces a shallower one, even an empty one."""
-    if itunes_title:
-        kind = markup.rss_title_kind(itunes_title)
-        found = fields.title(
-            itunes_title, kind, issues, unescape_twice=unescape_twice, cuts=cuts, before=before
-        )
-        read_as_text_before = kind == "html" and markup.rss_title_read_as_text_before(itunes_title)
-        if before is not None and read_as_text_before:  # as an RSS title's
-            fields.title_read_before(itunes_title, found, before)
-        if found is not None:
-            return found
+    found = fields.rss_title(
+        itunes_title, issues, unescape_twice=unescape_twice, cuts=cuts, before=before
+    )
+    if found is not None:
+        return found
     if not elements:
         return None
     raw, kind = media_text(key, elements, "media:title", in_contents=not has_title)

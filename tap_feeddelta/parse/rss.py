@@ -117,7 +117,7 @@ def rss_feed(
     new_feed_url = fields.url(feed_values.get("new_feed_url"), base, "new feed", issues)
     return ParsedFeed(
         format=feed_format,
-        title=fields.title(feed_title, markup.rss_title_kind(feed_title), issues),
+        title=fields.rss_title(feed_title, issues),
         link=fields.url(
             feed_values.get("link"), feed_values.get("link_base", base), "feed", issues
         ),
@@ -424,12 +424,7 @@ def _item(
         tags = media_tags(key, media_elements, issues)
     if not tags and itunes_keywords:  # podcasts often have no other
         tags = keyword_tags(itunes_keywords, issues)
-    item_title = None
-    if title:
-        title_kind = markup.rss_title_kind(title)
-        item_title = fields.title(title, title_kind, issues, cuts=cuts, before=before)
-        if title_kind == "html" and markup.rss_title_read_as_text_before(title):
-            fields.title_read_before(title, item_title, before)
+    item_title = fields.rss_title(title, issues, cuts=cuts, before=before)
     if item_title is None:  # no title, or one without words
         has_title = any(key[child.tag] in ("title", "dc:title") for child in element)
         item_title = fallback_title(
