@@ -13,18 +13,24 @@ from typing import Final, Literal
 
 Severity = Literal["error", "warning", "info"]
 
-# What a message shows of a value a server chose: a label's token characters and "/"
-# (media types: "text/xml"); a URL's printable ASCII but for what could be read as
-# markup or close a quote ('"<>&`{}\\).
-_NOT_IN_SHOWN_LABEL: Final = re.compile(r"[^A-Za-z0-9._+/-]")
+# What a message shows of a value a file or a server chose, as the body of a regular
+# expression's character class: a label's token characters and "/" (media types:
+# "text/xml"); a state key's printable ASCII (another tool's keys hold "_", " ", anything);
+# a URL's printable ASCII but for what could be read as markup or close a quote
+# ('"<>&`{}\\).
+LABEL_CHARACTERS: Final = "A-Za-z0-9._+/-"
+PRINTABLE_ASCII: Final = " -~"
 _NOT_IN_SHOWN_URL: Final = re.compile(r"[^!#-%(-;=?-\[\]-_a-z|~]")
 
 
-def shown_label(label: str, max_chars: int = 32) -> str:
-    """A label a server sent (a header's), fit for a message: letters, digits and
-    ``._+/-``, any other character shown as ``?``; at most ``max_chars`` and ``...``."""
-    shown = _NOT_IN_SHOWN_LABEL.sub("?", label[:max_chars])
-    return shown + "..." if len(label) > max_chars else shown
+def shown_label(
+    label: str, max_chars: int = 32, allowed: str = LABEL_CHARACTERS, cut: str = "..."
+) -> str:
+    """A label a server or a file chose (a header's, a state's key), fit for a message: the
+    characters of ``allowed`` (a character class's body; by default letters, digits and
+    ``._+/-``), any other shown as ``?``; at most ``max_chars``, then ``cut``."""
+    shown = re.sub(f"[^{allowed}]", "?", label[:max_chars])
+    return shown + cut if len(label) > max_chars else shown
 
 
 def message_url(url: str) -> str:

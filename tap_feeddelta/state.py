@@ -24,7 +24,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any, Final
 
-from tap_feeddelta.errors import StateError
+from tap_feeddelta.errors import PRINTABLE_ASCII, StateError, shown_label
 
 STATE_VERSION: Final = 1
 ITEM_BYTES: Final = 12
@@ -174,9 +174,7 @@ def shown_keys(keys: Iterable[str]) -> str:
     shown (anything else as "?"), for a message: ``['a', 'b', …]``."""
     ordered = sorted(keys)
     shown = [
-        "".join(char if " " <= char <= "~" else "?" for char in key[:_SHOWN_KEY_CHARS])
-        + ("…" if len(key) > _SHOWN_KEY_CHARS else "")
-        for key in ordered[:_SHOWN_KEYS]
+        shown_label(key, _SHOWN_KEY_CHARS, PRINTABLE_ASCII, "…") for key in ordered[:_SHOWN_KEYS]
     ]
     more = ", …" if len(ordered) > _SHOWN_KEYS else ""
     return "[" + ", ".join(repr(key) for key in shown) + more + "]"
