@@ -8,6 +8,7 @@ against this one by a test.
 from __future__ import annotations
 
 import re
+import sys
 from dataclasses import dataclass
 from typing import Final, Literal
 
@@ -31,6 +32,26 @@ def shown_label(
     ``._+/-``), any other shown as ``?``; at most ``max_chars``, then ``cut``."""
     shown = re.sub(f"[^{allowed}]", "?", label[:max_chars])
     return shown + cut if len(label) > max_chars else shown
+
+
+# What a JSON reader (json's; simplejson's, with decimals, as the SDK reads a file) raises
+# for a file: a decode error (a ValueError with the position), or for valid JSON it cannot
+# take a ValueError (an integer past Python's digit limit), decimal's InvalidOperation (an
+# exponent past Decimal's) or a RecursionError (nesting past the recursion limit).
+JSON_READ_ERRORS: Final = (ValueError, ArithmeticError, RecursionError)
+
+
+def unread_json_text(exc: BaseException) -> str:
+    """Why a JSON reader took no document from a file, when it names no position in it
+    (a decode error's position is its caller's to word), for a message that names the
+    file: "is nested too deeply to read". Never quotes the file."""
+    if isinstance(exc, RecursionError):
+        return "is nested too deeply to read"
+    if isinstance(exc, ArithmeticError):
+        return "holds a number too large to read"
+    if "integer string conversion" in str(exc):  # Python's words for its digit limit
+        return f"holds an integer of over {sys.get_int_max_str_digits():,} digits"
+    return f"cannot be read as JSON ({type(exc).__name__})"
 
 
 def message_url(url: str) -> str:

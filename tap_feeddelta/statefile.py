@@ -10,7 +10,7 @@ from typing import IO, Any, Final
 from singer_sdk.helpers._util import load_json
 
 from tap_feeddelta.config import Settings
-from tap_feeddelta.errors import StateError
+from tap_feeddelta.errors import JSON_READ_ERRORS, StateError, unread_json_text
 from tap_feeddelta.respellings import is_respelling, respelled_in_other_shards
 from tap_feeddelta.sharding import feeds_of_other_shards
 from tap_feeddelta.state import not_utf8_text
@@ -46,21 +46,18 @@ def state_of_file(text: str) -> dict[str, Any] | None:
     a silent new baseline. So anything but an object or null is refused."""
     try:
         state = load_json(text)
-    except (ValueError, RecursionError) as exc:
+    except JSON_READ_ERRORS as exc:
         raise state_json_error(exc) from None
     if state is None or isinstance(state, dict):
         return state
     raise StateError(f"state: the state must be a JSON object — {_UNCHANGED}")
 
 
-def state_json_error(exc: ValueError | RecursionError) -> StateError:
+def state_json_error(exc: BaseException) -> StateError:
     """A state file that is empty or not JSON, where the JSON reader says; or JSON it
-    cannot take (a number of over 4,300 digits, arrays nested past Python's recursion
-    limit), which no state this tap writes holds."""
-    if isinstance(exc, RecursionError):
-        why = "is nested too deeply to read"
-    elif getattr(exc, "doc", None) is None:
-        why = "holds a number too long to read"
+    cannot take (see unread_json_text), which no state this tap writes holds."""
+    if getattr(exc, "doc", None) is None:
+        why = unread_json_text(exc)
     else:
         line, column = getattr(exc, "lineno", None), getattr(exc, "colno", None)
         where = f" (line {line}, column {column})" if line is not None else ""
