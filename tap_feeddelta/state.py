@@ -255,7 +255,6 @@ def _decode_items(value: Any, where: str) -> bytes:
 
 
 _UTF16_BOMS: Final = (b"\xff\xfe", b"\xfe\xff")
-_UTF8_BOM: Final = b"\xef\xbb\xbf"
 
 
 def not_utf8_text(head: bytes) -> str:
@@ -267,15 +266,6 @@ def not_utf8_text(head: bytes) -> str:
             "as UTF-8, e.g. with Out-File -Encoding utf8"
         )
     return "is not UTF-8 text"
-
-
-def state_text(data: bytes, where: str) -> str:
-    """A state file's bytes as text: UTF-8, with or without a byte order mark (as the tap
-    reads it). StateError naming the encoding for anything else."""
-    try:
-        return data.removeprefix(_UTF8_BOM).decode("utf-8")
-    except UnicodeDecodeError:
-        raise StateError(f"{where}: the state file {not_utf8_text(data[:2])}") from None
 
 
 def partition_key(partition: Any, where: str) -> tuple[str, str]:
