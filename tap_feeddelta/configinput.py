@@ -17,6 +17,7 @@ from singer_sdk.exceptions import ConfigValidationError
 from singer_sdk.helpers._util import load_json
 
 from tap_feeddelta.config import REFUSED_SETTINGS, all_config_problems, refused_settings
+from tap_feeddelta.errors import JSON_READ_ERRORS, unread_json_text
 
 # TAP_FEEDDELTA_<X> variables that are no setting and still not a mistake: the SDK's
 # log level, and Meltano's alias of its _metadata extra (the other extras, and a plugin
@@ -38,7 +39,9 @@ def config_file_problem(path: str) -> str | None:
         return f"cannot be read ({exc.strerror or type(exc).__name__})"
     try:
         config = load_json(text)  # as the SDK reads it
-    except ValueError as exc:
+    except JSON_READ_ERRORS as exc:
+        if getattr(exc, "doc", None) is None:
+            return unread_json_text(exc)
         line, column = getattr(exc, "lineno", None), getattr(exc, "colno", None)
         return "is not valid JSON" + (f" (line {line}, column {column})" if line else "")
     return None if isinstance(config, dict) else "does not hold a JSON object"

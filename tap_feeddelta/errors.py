@@ -8,23 +8,50 @@ against this one by a test.
 from __future__ import annotations
 
 import re
+import sys
 from dataclasses import dataclass
 from typing import Final, Literal
 
 Severity = Literal["error", "warning", "info"]
 
-# What a message shows of a value a server chose: a label's token characters and "/"
-# (media types: "text/xml"); a URL's printable ASCII but for what could be read as
-# markup or close a quote ('"<>&`{}\\).
-_NOT_IN_SHOWN_LABEL: Final = re.compile(r"[^A-Za-z0-9._+/-]")
+# What a message shows of a value a file or a server chose, as the body of a regular
+# expression's character class: a label's token characters and "/" (media types:
+# "text/xml"); a state key's printable ASCII (another tool's keys hold "_", " ", anything);
+# a URL's printable ASCII but for what could be read as markup or close a quote
+# ('"<>&`{}\\).
+LABEL_CHARACTERS: Final = "A-Za-z0-9._+/-"
+PRINTABLE_ASCII: Final = " -~"
 _NOT_IN_SHOWN_URL: Final = re.compile(r"[^!#-%(-;=?-\[\]-_a-z|~]")
 
 
-def shown_label(label: str, max_chars: int = 32) -> str:
-    """A label a server sent (a header's), fit for a message: letters, digits and
-    ``._+/-``, any other character shown as ``?``; at most ``max_chars`` and ``...``."""
-    shown = _NOT_IN_SHOWN_LABEL.sub("?", label[:max_chars])
-    return shown + "..." if len(label) > max_chars else shown
+def shown_label(
+    label: str, max_chars: int = 32, allowed: str = LABEL_CHARACTERS, cut: str = "..."
+) -> str:
+    """A label a server or a file chose (a header's, a state's key), fit for a message: the
+    characters of ``allowed`` (a character class's body; by default letters, digits and
+    ``._+/-``), any other shown as ``?``; at most ``max_chars``, then ``cut``."""
+    shown = re.sub(f"[^{allowed}]", "?", label[:max_chars])
+    return shown + cut if len(label) > max_chars else shown
+
+
+# What a JSON reader (json's; simplejson's, with decimals, as the SDK reads a file) raises
+# for a file: a decode error (a ValueError with the position), or for valid JSON it cannot
+# take a ValueError (an integer past Python's digit limit), decimal's InvalidOperation (an
+# exponent past Decimal's) or a RecursionError (nesting past the recursion limit).
+JSON_READ_ERRORS: Final = (ValueError, ArithmeticError, RecursionError)
+
+
+def unread_json_text(exc: BaseException) -> str:
+    """Why a JSON reader took no document from a file, when it names no position in it
+    (a decode error's position is its caller's to word), for a message that names the
+    file: "is nested too deeply to read". Never quotes the file."""
+    if isinstance(exc, RecursionError):
+        return "is nested too deeply to read"
+    if isinstance(exc, ArithmeticError):
+        return "holds a number too large to read"
+    if "integer string conversion" in str(exc):  # Python's words for its digit limit
+        return f"holds an integer of over {sys.get_int_max_str_digits():,} digits"
+    return f"cannot be read as JSON ({type(exc).__name__})"
 
 
 def message_url(url: str) -> str:

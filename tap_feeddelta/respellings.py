@@ -6,7 +6,7 @@ The run takes such a partition over; under sharding another shard may hold it.""
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from typing import Any
 from urllib.parse import urlsplit
 
@@ -155,29 +155,44 @@ def was_read_from(partition: dict[str, Any], url: str) -> bool:
 
 
 def respelled_in_other_shards(
-    index: dict[tuple[str, str], dict[str, Any]],
+    respelled: Mapping[str, tuple[str, str]],
     monitor_id: str,
-    feed_urls: Sequence[str],
     shard_count: int,
     shard_index: int,
 ) -> list[tuple[str, tuple[str, str]]]:
     """The partitions of a shard's state whose feed another shard owns under the URL
-    configured now, as (that URL, the partition's key): another spelling of its URL, or
-    the URL its document was last read from (see respelled_feeds). That shard finds no
-    state for it and would start it over, while this one kept the old partition as a
-    removed feed's (``shard_of`` hashes the URL as written, so a respelling may move it).
-    Only this shard's state is seen: a URL read from may have a partition of its own in
-    its shard (a duplicate of it removed), see is_respelling."""
+    configured now, as (that URL, the partition's key), of ``respelled`` (respelled_feeds
+    over every configured URL): another spelling of its URL, or the URL its document was
+    last read from. That shard finds no state for it and would start it over, while this
+    one kept the old partition as a removed feed's (``shard_of`` hashes the URL as
+    written, so a respelling may move it). Only this shard's state is seen: a URL read
+    from may have a partition of its own in its shard (a duplicate of it removed), see
+    is_respelling."""
     if shard_count == 1:
         return []
-    configured = set(feed_urls)
-    if all(monitor != monitor_id or url in configured for monitor, url in index):
-        return []  # every feed of the state is configured as spelled: the usual case
     return [
         (url, key)
-        for url, key in respelled_feeds(index, monitor_id, feed_urls).items()
+        for url, key in respelled.items()
         if shard_of(monitor_id, url, shard_count) != shard_index
     ]
+
+
+def respelled_in_shard(
+    respelled: Mapping[str, tuple[str, str]],
+    monitor_id: str,
+    shard_count: int,
+    shard_index: int,
+) -> dict[str, tuple[str, str]]:
+    """respelled_feeds over this shard's URLs, from ``respelled``, that over every
+    configured URL, of a state check_shard let through. The same: that state holds no
+    partition of a feed another shard owns, configured or respelled (check_shard refuses
+    it), and feed_urls holds one URL a feed (the config refuses two), so no URL of
+    another shard takes a partition from, or shares a key with, one of this shard."""
+    return {
+        url: key
+        for url, key in respelled.items()
+        if shard_of(monitor_id, url, shard_count) == shard_index
+    }
 
 
 def is_respelling(configured_url: str, key: tuple[str, str]) -> bool:

@@ -34,7 +34,7 @@ from tap_feeddelta.config import Settings
 from tap_feeddelta.fetch.errors import FetchError
 from tap_feeddelta.fetch.urls import parse_target
 from tap_feeddelta.ordered import ordered_results
-from tap_feeddelta.respellings import respelled_feeds
+from tap_feeddelta.respellings import respelled_feeds, respelled_in_shard
 from tap_feeddelta.sharding import shard_of
 from tap_feeddelta.state import (
     FeedBookmark,
@@ -83,8 +83,12 @@ class FeedRun:
         fetcher: FeedFetcher,
         logger: logging.Logger,
         now: Callable[[], datetime] = lambda: datetime.now(UTC),
+        respelled_at_start: dict[str, tuple[str, str]] | None = None,
     ) -> None:
         self.settings = settings
+        # respelled_feeds over every configured URL of the state the first pass starts
+        # from, if the Tap found it checking that state (statefile.check_shard).
+        self._respelled_at_start = respelled_at_start
         self.fetcher = fetcher
         self.logger = logger
         self.now = now
@@ -121,7 +125,14 @@ class FeedRun:
         index = index_partitions(stream_state, validate=False)
         monitor = self.settings.monitor_id
         feeds = self._feeds_of_this_shard()
-        self._respelled = respelled_feeds(index, monitor, [url for _, url in feeds])
+        found, self._respelled_at_start = self._respelled_at_start, None  # that state's
+        self._respelled = (
+            respelled_feeds(index, monitor, [url for _, url in feeds])
+            if found is None
+            else respelled_in_shard(
+                found, monitor, self.settings.shard_count, self.settings.shard_index
+            )
+        )
         partitions: list[dict[str, Any]] | None = None
         if commit:
             partitions = stream_state.setdefault("partitions", [])

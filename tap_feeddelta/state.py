@@ -24,7 +24,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any, Final
 
-from tap_feeddelta.errors import StateError
+from tap_feeddelta.errors import PRINTABLE_ASCII, StateError, shown_label
 
 STATE_VERSION: Final = 1
 ITEM_BYTES: Final = 12
@@ -174,9 +174,7 @@ def shown_keys(keys: Iterable[str]) -> str:
     shown (anything else as "?"), for a message: ``['a', 'b', …]``."""
     ordered = sorted(keys)
     shown = [
-        "".join(char if " " <= char <= "~" else "?" for char in key[:_SHOWN_KEY_CHARS])
-        + ("…" if len(key) > _SHOWN_KEY_CHARS else "")
-        for key in ordered[:_SHOWN_KEYS]
+        shown_label(key, _SHOWN_KEY_CHARS, PRINTABLE_ASCII, "…") for key in ordered[:_SHOWN_KEYS]
     ]
     more = ", …" if len(ordered) > _SHOWN_KEYS else ""
     return "[" + ", ".join(repr(key) for key in shown) + more + "]"
@@ -257,7 +255,6 @@ def _decode_items(value: Any, where: str) -> bytes:
 
 
 _UTF16_BOMS: Final = (b"\xff\xfe", b"\xfe\xff")
-_UTF8_BOM: Final = b"\xef\xbb\xbf"
 
 
 def not_utf8_text(head: bytes) -> str:
@@ -269,15 +266,6 @@ def not_utf8_text(head: bytes) -> str:
             "as UTF-8, e.g. with Out-File -Encoding utf8"
         )
     return "is not UTF-8 text"
-
-
-def state_text(data: bytes, where: str) -> str:
-    """A state file's bytes as text: UTF-8, with or without a byte order mark (as the tap
-    reads it). StateError naming the encoding for anything else."""
-    try:
-        return data.removeprefix(_UTF8_BOM).decode("utf-8")
-    except UnicodeDecodeError:
-        raise StateError(f"{where}: the state file {not_utf8_text(data[:2])}") from None
 
 
 def partition_key(partition: Any, where: str) -> tuple[str, str]:

@@ -5,13 +5,14 @@ that nothing was changed; the Tap logs it and ends the run."""
 from __future__ import annotations
 
 import os
+from collections.abc import Mapping
 from typing import IO, Any, Final
 
 from singer_sdk.helpers._util import load_json
 
 from tap_feeddelta.config import Settings
-from tap_feeddelta.errors import StateError
-from tap_feeddelta.respellings import is_respelling, respelled_in_other_shards
+from tap_feeddelta.errors import JSON_READ_ERRORS, StateError, unread_json_text
+from tap_feeddelta.respellings import is_respelling, respelled_feeds, respelled_in_other_shards
 from tap_feeddelta.sharding import feeds_of_other_shards
 from tap_feeddelta.state import not_utf8_text
 
@@ -46,21 +47,18 @@ def state_of_file(text: str) -> dict[str, Any] | None:
     a silent new baseline. So anything but an object or null is refused."""
     try:
         state = load_json(text)
-    except (ValueError, RecursionError) as exc:
+    except JSON_READ_ERRORS as exc:
         raise state_json_error(exc) from None
     if state is None or isinstance(state, dict):
         return state
     raise StateError(f"state: the state must be a JSON object — {_UNCHANGED}")
 
 
-def state_json_error(exc: ValueError | RecursionError) -> StateError:
+def state_json_error(exc: BaseException) -> StateError:
     """A state file that is empty or not JSON, where the JSON reader says; or JSON it
-    cannot take (a number of over 4,300 digits, arrays nested past Python's recursion
-    limit), which no state this tap writes holds."""
-    if isinstance(exc, RecursionError):
-        why = "is nested too deeply to read"
-    elif getattr(exc, "doc", None) is None:
-        why = "holds a number too long to read"
+    cannot take (see unread_json_text), which no state this tap writes holds."""
+    if getattr(exc, "doc", None) is None:
+        why = unread_json_text(exc)
     else:
         line, column = getattr(exc, "lineno", None), getattr(exc, "colno", None)
         where = f" (line {line}, column {column})" if line is not None else ""
@@ -68,7 +66,11 @@ def state_json_error(exc: ValueError | RecursionError) -> StateError:
     return StateError(f"state: the state file {why} — {_UNCHANGED}")
 
 
-def check_shard(index: dict[tuple[str, str], Any], settings: Settings) -> str | None:
+def check_shard(
+    index: dict[tuple[str, str], Any],
+    settings: Settings,
+    respelled: Mapping[str, tuple[str, str]] | None = None,
+) -> str | None:
     """A state that holds feeds another shard owns was written for another sharding:
     running on would start those feeds over silently and leave them stale in their own
     shard's state. So does a feed respelled in the config into another shard: that shard
@@ -79,7 +81,10 @@ def check_shard(index: dict[tuple[str, str], Any], settings: Settings) -> str | 
     replaced it (that shard starts it over) or been configured beside it all along (a
     duplicate removed, nothing lost), and only that shard's state can tell. Refusing
     would stop every feed of this shard, for nothing in the second case, and could not
-    keep the first one's baseline anyway once that shard has run. The warning, or None."""
+    keep the first one's baseline anyway once that shard has run. The warning, or None.
+
+    ``respelled``: respelled_feeds of ``index`` over every configured URL, found here if
+    not given (the Tap finds it once, for the run too)."""
     foreign = feeds_of_other_shards(
         index,
         settings.monitor_id,
@@ -95,18 +100,16 @@ def check_shard(index: dict[tuple[str, str], Any], settings: Settings) -> str | 
             "feeds to their shards with tap-feeddelta-state (see Scaling out)",
             "state_other_shard",
         )
+    if respelled is None and settings.shard_count > 1:
+        respelled = respelled_feeds(index, settings.monitor_id, settings.feed_urls)
     moved = respelled_in_other_shards(
-        index,
-        settings.monitor_id,
-        settings.feed_urls,
-        settings.shard_count,
-        settings.shard_index,
+        respelled or {}, settings.monitor_id, settings.shard_count, settings.shard_index
     )
-    respelled = [pair for pair in moved if is_respelling(*pair)]
+    spellings = [pair for pair in moved if is_respelling(*pair)]
     shard = f"this is shard {settings.shard_index} of {settings.shard_count}"
-    if respelled:
+    if spellings:
         raise StateError(
-            f"state: it holds the state of {len(respelled)} feeds configured now under "
+            f"state: it holds the state of {len(spellings)} feeds configured now under "
             f"another spelling of their URL that another shard owns ({shard}): that "
             "shard finds no state for them and starts them over. Move their state with "
             "tap-feeddelta-state merge, then split --feed-urls-file (see Scaling out)",

@@ -39,7 +39,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 from tap_feeddelta.config import MAX_SHARD_COUNT, feed_key, feed_url_refusal
-from tap_feeddelta.errors import StateError
+from tap_feeddelta.errors import JSON_READ_ERRORS, StateError, unread_json_text
 from tap_feeddelta.respellings import was_read_from
 from tap_feeddelta.sharding import shard_of
 from tap_feeddelta.shownurl import as_fetched, final_url_hash
@@ -47,8 +47,8 @@ from tap_feeddelta.state import (
     decode_bookmark,
     feed_items_state,
     index_partitions,
+    not_utf8_text,
     partition_key,
-    state_text,
 )
 
 _WRAPPER = "singer_state"
@@ -68,7 +68,8 @@ _READ_FROM_FIELDS = (
 
 
 class UsageError(Exception):
-    """A bad argument or URLs file: one line on stderr, exit status 2."""
+    """A bad argument, or a file that cannot be read as what it is given as: one line on
+    stderr, exit status 2."""
 
 
 def _unwrap(document: Any) -> tuple[dict[str, Any], bool]:
@@ -340,13 +341,31 @@ def _checked_url(url: str, which: str) -> str:
     return url
 
 
-def _read_urls(path: str) -> tuple[str, str]:
-    """The old and the new URL from a file (``-``: stdin) of two lines."""
+def _input_text(path: str, what: str) -> str:
+    """The text of the ``what`` file ``path`` ('-': stdin): UTF-8, with or without a byte
+    order mark (as the tap reads a state). Every file the tool reads is read here."""
     data = sys.stdin.buffer.read() if path == "-" else Path(path).read_bytes()
     try:
-        text = data.removeprefix(b"\xef\xbb\xbf").decode("utf-8")
+        return data.removeprefix(b"\xef\xbb\xbf").decode("utf-8")
     except UnicodeDecodeError:
-        raise UsageError(f"{path}: the URLs file is not UTF-8 text") from None
+        raise UsageError(f"{path}: the {what} {not_utf8_text(data[:2])}") from None
+
+
+def _json_document(text: str, path: str, what: str) -> Any:
+    """The JSON document of the ``what`` file ``path``. Anything the reader cannot take,
+    valid JSON too (nesting past the recursion limit, an integer past Python's digits),
+    is a UsageError in one line, never quoting the file."""
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise UsageError(f"{path}: not valid JSON ({exc.msg})") from None
+    except JSON_READ_ERRORS as exc:
+        raise UsageError(f"{path}: the {what} {unread_json_text(exc)}") from None
+
+
+def _read_urls(path: str) -> tuple[str, str]:
+    """The old and the new URL from a file (``-``: stdin) of two lines."""
+    text = _input_text(path, "URLs file")
     lines = [line.strip() for line in text.splitlines() if line.strip()]
     if len(lines) != 2:
         raise UsageError(
@@ -360,16 +379,9 @@ def _read_feed_urls(path: str) -> list[str]:
     """The configured feed URLs from a file ('-': stdin): the tap's config (a JSON object
     with ``feed_urls``, as ``meltano invoke --dump=config tap-feeddelta`` writes it), or
     one URL a line. Each must be one the tap takes."""
-    data = sys.stdin.buffer.read() if path == "-" else Path(path).read_bytes()
-    try:
-        text = data.removeprefix(b"\xef\xbb\xbf").decode("utf-8")
-    except UnicodeDecodeError:
-        raise UsageError(f"{path}: the feed URLs file is not UTF-8 text") from None
+    text = _input_text(path, "feed URLs file")
     if text.lstrip().startswith("{"):
-        try:
-            urls = json.loads(text).get("feed_urls")
-        except json.JSONDecodeError as exc:
-            raise UsageError(f"{path}: not valid JSON ({exc.msg})") from None
+        urls = _json_document(text, path, "config").get("feed_urls")
         if not isinstance(urls, list) or not all(isinstance(url, str) for url in urls):
             raise UsageError(f"{path}: the config holds no feed_urls list of strings")
     else:
@@ -383,15 +395,7 @@ def _read_feed_urls(path: str) -> list[str]:
 
 
 def _read(path: str) -> tuple[dict[str, Any], bool]:
-    try:
-        data = sys.stdin.buffer.read() if path == "-" else Path(path).read_bytes()
-        state, wrapped = _unwrap(json.loads(state_text(data, path)))
-    except json.JSONDecodeError as exc:
-        raise StateError(f"{path}: not valid JSON ({exc.msg})") from None
-    except RecursionError:
-        raise StateError(f"{path}: the state is nested too deeply to read") from None
-    except ValueError:  # Python's limit of 4,300 digits to an integer
-        raise StateError(f"{path}: the state holds a number too long to read") from None
+    state, wrapped = _unwrap(_json_document(_input_text(path, "state file"), path, "state"))
     if not state:
         # What `meltano state get` prints for a state id it does not know: a wrong id
         # must not pass for a shard without feeds.

@@ -32,6 +32,7 @@ from tap_feeddelta.configinput import (
 )
 from tap_feeddelta.errors import OutputClosed, StateError
 from tap_feeddelta.messages import EncodedStateWriter, FeedDeltaWriter
+from tap_feeddelta.respellings import respelled_feeds
 from tap_feeddelta.run import FeedRun
 from tap_feeddelta.state import feed_items_state, index_partitions
 from tap_feeddelta.statefile import (
@@ -65,6 +66,9 @@ class TapFeedDelta(Tap):
         for c in Tap.capabilities
         if c not in (TapCapabilities.ACTIVATE_VERSION, PluginCapabilities.BATCH)
     ]
+    # respelled_feeds of the loaded state over every configured URL (load_state), for the
+    # run: found once.
+    _respelled_at_start: dict[str, tuple[str, str]] | None = None
     # A copy: the SDK adds its built-in settings to this dict in place.
     config_jsonschema = copy.deepcopy(CONFIG_SCHEMA)
 
@@ -236,7 +240,13 @@ class TapFeedDelta(Tap):
             feed_state = feed_items_state(state)
             warning = None
             if feed_state is not None:
-                warning = check_shard(index_partitions(feed_state), self.feed_settings)
+                settings = self.feed_settings
+                index = index_partitions(feed_state)
+                # Found once, for the check and for the run (which starts from this state).
+                self._respelled_at_start = respelled_feeds(
+                    index, settings.monitor_id, settings.feed_urls
+                )
+                warning = check_shard(index, settings, self._respelled_at_start)
         except StateError as exc:
             raise refused_state(exc) from None
         if warning is not None:
@@ -264,7 +274,9 @@ class TapFeedDelta(Tap):
             )
         policy = _fetch_policy(settings)
         self._fetcher = Fetcher(policy)
-        return FeedRun(settings, self._fetcher, self.logger)
+        return FeedRun(
+            settings, self._fetcher, self.logger, respelled_at_start=self._respelled_at_start
+        )
 
     def _handle_termination(self, signum: int, frame: FrameType | None) -> None:
         # Fetches in flight end at once instead of running on meanwhile. Their feeds'

@@ -7,7 +7,7 @@ from decimal import Decimal
 import pytest
 
 from tap_feeddelta.errors import StateError
-from tap_feeddelta.statefile import state_of_file
+from tap_feeddelta.statefile import state_json_error, state_of_file
 
 
 def test_a_state_file_holds_an_object_or_null() -> None:
@@ -41,16 +41,23 @@ def test_anything_but_an_object_is_refused_without_quoting_it(text: str) -> None
 @pytest.mark.parametrize(
     ("text", "why"),
     [
-        ('{"x": ' + "9" * 5000 + "}", "holds a number too long to read"),
+        ('{"x": ' + "9" * 5000 + "}", "holds an integer of over 4,300 digits"),
+        ('{"x": 1e999999999999999999999}', "holds a number too large to read"),
         ('{"x": ' + "[" * 200_000 + "]" * 200_000 + "}", "is nested too deeply to read"),
     ],
-    ids=["number-of-5000-digits", "nested-200000-deep"],
+    ids=["integer-of-5000-digits", "exponent-of-21-digits", "nested-200000-deep"],
 )
 def test_json_the_reader_cannot_take_is_refused_as_a_damaged_state(text: str, why: str) -> None:
     with pytest.raises(StateError) as caught:
         state_of_file(text)
     assert str(caught.value).startswith(f"state: the state file {why} — ")
     assert caught.value.code == "state_invalid"
+
+
+def test_another_reader_error_without_a_position_is_not_called_a_long_number() -> None:
+    refusal = state_json_error(ValueError("the reader's own words"))
+    assert str(refusal).startswith("state: the state file cannot be read as JSON (ValueError) — ")
+    assert refusal.code == "state_invalid"
 
 
 def test_a_refusal_names_few_keys_cut_short_in_printable_ascii() -> None:

@@ -420,17 +420,31 @@ def test_split_reads_the_urls_from_the_taps_config_and_refuses_a_bad_one_unquote
 
 
 @pytest.mark.parametrize(
-    "text",
+    ("text", "why"),
     [
-        '{"bookmarks": {"x": ' + "9" * 5000 + "}}",
-        '{"bookmarks": ' + "[" * 200_000 + "]" * 200_000 + "}",
+        ('{"feed_urls": [], "x": ' + "9" * 5000 + "}", "holds an integer of over 4,300 digits"),
+        ('{"feed_urls": ' + "[" * 200_000 + "]" * 200_000 + "}", "is nested too deeply to read"),
     ],
-    ids=["number-of-5000-digits", "nested-200000-deep"],
+    ids=["integer-of-5000-digits", "nested-200000-deep"],
 )
+@pytest.mark.parametrize("read_as", ["state", "feed-urls"])
 def test_json_the_reader_cannot_take_is_refused_in_one_line(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str], text: str
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], text: str, why: str, read_as: str
 ) -> None:
-    (tmp_path / "state.json").write_text(text)
-    assert main(["merge", str(tmp_path / "state.json")]) == 2
-    [line] = capsys.readouterr().err.splitlines()
-    assert line.startswith("tap-feeddelta-state: ") and "9999" not in line
+    """Every file the tool reads as JSON: the state, and the tap's config given as the
+    feed URLs file. A RecursionError or ValueError out of main is a traceback."""
+    unreadable, state = tmp_path / "unreadable.json", tmp_path / "state.json"
+    unreadable.write_text(text)
+    state.write_text(_state_text())
+    split = ["split", "--shard-count", "2", "--out-dir", str(tmp_path / "new")]
+    if read_as == "state":
+        args = [[*split, str(unreadable)], ["merge", str(unreadable)]]
+    else:
+        args = [[*split, "--feed-urls-file", str(unreadable), str(state)]]
+    for arguments in args:
+        assert main(arguments) == 2
+        out, err = capsys.readouterr()
+        [line] = err.splitlines()
+        assert line.startswith(f"tap-feeddelta-state: {unreadable}: the ") and why in line
+        assert "9999" not in line and out == ""
+    assert not (tmp_path / "new").exists()
