@@ -329,19 +329,28 @@ def _check_records(
 def _remember_delivery(
     run: int, name: str, memory: TapMemory, item: Item | None, record: Record, v: Violations
 ) -> None:
-    """One version, one delivery_id: the same one when redelivered, never another version's."""
+    """One change, one delivery_id: a change is the version delivered and, for an update,
+    the version it replaced. The same one when redelivered (a new item re-added, a run
+    sent again), never another change's (an edit reverted, A -> B -> A, is a change of
+    its own)."""
     item_id = record["item_id"]
     if item is None:  # a version the model cannot name (read from a damaged document)
         memory.remembered[item_id] = None
         return
     version = item.version()
+    replaced = memory.remembered.get(item_id) if record["change_type"] == "updated" else None
+    if record["change_type"] == "updated" and replaced is None:
+        # Replaces a version the model cannot name: the change cannot be named either.
+        memory.remembered[item_id] = version
+        return
+    change = (replaced, version)
     delivered = memory.delivery_ids.setdefault(item_id, {})
-    if version in delivered and delivered[version] != record["delivery_id"]:
-        v.add(run, f"{name}: redelivery of same version of {item_id} with new delivery_id")
+    if change in delivered and delivered[change] != record["delivery_id"]:
+        v.add(run, f"{name}: redelivery of same change of {item_id} with new delivery_id")
     for other, delivery_id in delivered.items():
-        if other != version and delivery_id == record["delivery_id"]:
-            v.add(run, f"{name}: two versions of {item_id} share delivery_id")
-    delivered[version] = record["delivery_id"]
+        if other != change and delivery_id == record["delivery_id"]:
+            v.add(run, f"{name}: two changes of {item_id} share delivery_id")
+    delivered[change] = record["delivery_id"]
     memory.remembered[item_id] = version
 
 

@@ -77,7 +77,9 @@ class TapMemory:
     """
 
     remembered: dict[str, Version | None] = field(default_factory=dict)
-    delivery_ids: dict[str, dict[Version, str]] = field(default_factory=dict)
+    # Per item, the delivery_id of each change delivered: (the version it replaced, None
+    # for a new item; the version delivered).
+    delivery_ids: dict[str, dict[tuple[Version | None, Version], str]] = field(default_factory=dict)
     consecutive_failures: int = 0
     last_checked_at: str = ""
 
@@ -235,7 +237,7 @@ class Feed:
         # Drawn whether or not there is an older version: which versions were delivered
         # depends on the tap (and on time, as with Retry-After), the random sequence must not.
         pick = self.rng.random()
-        delivered = self.memory.delivery_ids.get(item.item_id, {})
+        delivered = dict.fromkeys(v for _, v in self.memory.delivery_ids.get(item.item_id, {}))
         older = [version for version in delivered if version != item.version()]
         if not older:
             return "edit_back"

@@ -8,7 +8,7 @@ gzip), runs this checkout's tap again and again carrying the last STATE forward 
 does, and checks each run against an independent model of what must come out: records valid
 against their SCHEMA message and schemas/*.json, codes from the README's table and never
 internal_error, nothing lost, duplicated or spuriously updated from an intact document, one
-delivery_id per item version, counts that add up, a bounded state the next run can read, and
+delivery_id per item change, counts that add up, a bounded state the next run can read, and
 items before health rows before the last STATE.
 
     python fuzz/contract_fuzz.py [--runs N] [--seed S] [--max-items-per-run K]

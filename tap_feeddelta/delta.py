@@ -103,7 +103,7 @@ def _identify(
     """Items with their identity, in document order; and how many exact repeats were dropped.
 
     Ids depend on the document alone, never on memory, so a run without state gives the
-    same ids (and delivery_ids). Nothing distinct is dropped: when items share an id (a
+    same ids (and new items' delivery_ids). Nothing distinct is dropped: when items share an id (a
     status page whose every item links to its home page, a CMS giving every item one
     guid), each of them takes its title id instead, and those whose title ids are shared
     too take their content id (``shared_id``). An item that repeats an earlier one
@@ -316,7 +316,7 @@ def diff_items(
     # Emitted in document order, whatever order chose them.
     changes = tuple(
         [
-            _change(entry, change_type, prefix)
+            _change(entry, change_type, prefix, remembered)
             for entry, change_type in changed
             if id(entry) in emit_ids
         ]
@@ -540,10 +540,24 @@ def _select_for_emission(
     return changed
 
 
-def _change(entry: _Identified, change_type: ChangeType, prefix: hashlib.blake2b) -> ItemChange:
+def _change(
+    entry: _Identified,
+    change_type: ChangeType,
+    prefix: hashlib.blake2b,
+    remembered: dict[int, int],
+) -> ItemChange:
+    """The change to send. Its delivery_id (fingerprints.delivery_id) covers, for an
+    update, the content hash the state keeps of the version it replaces: an edit
+    reverted (A, B, A) is a version of its own, not the first A again, while a run sent
+    again from the same state gives the same ids. A new item's covers no memory, so a
+    run without state (--full-refresh) gives it the id it had."""
     item_fingerprint = f"{FINGERPRINT_VERSION}:{entry.fingerprint.hex()}"
-    hashed = prefix.copy()  # == delivery_id(monitor_id, feed_url, item_id, item_fingerprint)
-    hashed.update(f"{entry.item_id}{SEP}{item_fingerprint}".encode())
+    hashed = prefix.copy()
+    if change_type == "new":
+        hashed.update(f"{entry.item_id}{SEP}{item_fingerprint}".encode())
+    else:  # remembered, with another content hash (_classified)
+        replaced = remembered[entry.key_hash]
+        hashed.update(f"{entry.item_id}{SEP}{item_fingerprint}{SEP}{replaced:08x}".encode())
     return ItemChange(
         entry.item,
         entry.item_id,

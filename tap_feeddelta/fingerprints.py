@@ -425,9 +425,20 @@ def fingerprint(item: ParsedItem) -> str:
     return f"{FINGERPRINT_VERSION}:{fingerprint_bytes(item).hex()}"
 
 
-def delivery_id(monitor_id: str, feed_url: str, item_id: str, item_fingerprint: str) -> str:
-    """Reference for tests: the run computes it via delivery_prefix (delta._change)."""
-    material = SEP.join([monitor_id, feed_url, item_id, item_fingerprint])
+def delivery_id(
+    monitor_id: str,
+    feed_url: str,
+    item_id: str,
+    item_fingerprint: str,
+    replaced_content_hash: int | None = None,
+) -> str:
+    """A record's delivery_id; ``replaced_content_hash``: for an update, the content hash
+    the state kept of the version it replaces (none for a new item). Reference for tests:
+    the run computes it via delivery_prefix (delta._change)."""
+    parts = [monitor_id, feed_url, item_id, item_fingerprint]
+    if replaced_content_hash is not None:
+        parts.append(f"{replaced_content_hash:08x}")
+    material = SEP.join(parts)
     return hashlib.blake2b(material.encode("utf-8"), digest_size=16).hexdigest()
 
 

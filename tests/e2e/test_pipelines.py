@@ -396,13 +396,15 @@ def test_postgres_baseline_delta_and_dbt(
     ) == [['"demo"', "demo", "array"]]
 
     # A --full-refresh re-baseline (emit_all) delivers every item of phase 2 again as new.
-    # The target upserts on delivery_id, so the rows move to the refresh: demo-rss-2's edit
-    # is no longer an `updated` row. The daily counts still show what each check delivered.
+    # The target upserts on delivery_id, so the rows of items unchanged since they came as
+    # new move to the refresh; demo-rss-2's edit keeps its `updated` row (an update's
+    # delivery_id covers the version it replaced too) and its current content gets a `new`
+    # row of its own. The daily counts still show what each check delivered.
     project.run("run", "--full-refresh", "tap-feeddelta", "target-postgres", env=env).check()
     assert postgres.query(
         "select count(*), sum(case when change_type = 'updated' then 1 else 0 end) "
         "from raw_feeds.feed_items"
-    ) == [["10", "0"]]
+    ) == [["11", "1"]]
     project.run("invoke", "dbt-postgres:build", env=postgres.env).check()
     # The daily counts no longer match the versions left in feed_item_versions: the
     # warn-level test says so, and nothing else fails.

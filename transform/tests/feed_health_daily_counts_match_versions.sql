@@ -1,9 +1,9 @@
 {{ config(severity='warn') }}
 -- feed_health_daily's new_items and updated_items (from the checks' item_counts) against the
 -- versions of that day in feed_item_versions. They differ, and this warns, after a change is
--- delivered again under the same delivery_id: a re-sent run, a --full-refresh, an item that
--- goes back to an earlier version (see the columns' descriptions). Otherwise it is an error
--- in the models or a lost row.
+-- delivered again under the same delivery_id: a re-sent run, a --full-refresh, an item
+-- re-added after the state forgot it, the same edit made again (see the columns'
+-- descriptions). Otherwise it is an error in the models or a lost row.
 with versions as (
 
     select

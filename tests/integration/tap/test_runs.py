@@ -244,6 +244,27 @@ def test_same_change_resent_has_same_delivery_id(server: FeedServer) -> None:
     assert len({r["delivery_id"] for r in first.items}) == 5
 
 
+def test_an_edit_reverted_is_a_version_of_its_own(server: FeedServer) -> None:
+    """A, B, then A again: three delivery_ids, so an upserting target keeps all three
+    rows (the third had the first's id, and its row replaced the first)."""
+    version_a = [("id-0", "Title A", "Summary")]
+    server.put("/feed.xml", rss(version_a))
+    cfg = config(server, "/feed.xml", first_run_mode="emit_all")
+    first = run_tap(cfg)
+    server.put("/feed.xml", rss([("id-0", "Title B", "Summary")]))
+    second = run_tap(cfg, first.final_state)
+    server.put("/feed.xml", rss(version_a))
+    third = run_tap(cfg, second.final_state)
+    delivered = [r for run in (first, second, third) for r in run.items]
+    assert [(r["title"], r["change_type"]) for r in delivered] == [
+        ("Title A", "new"),
+        ("Title B", "updated"),
+        ("Title A", "updated"),
+    ]
+    assert delivered[0]["fingerprint"] == delivered[2]["fingerprint"]
+    assert len({r["delivery_id"] for r in delivered}) == 3
+
+
 def test_emit_recent_emits_the_newest(server: FeedServer) -> None:
     server.put("/feed.xml", rss(ITEMS))
     run = run_tap(config(server, "/feed.xml", first_run_mode="emit_recent", max_initial_items=2))

@@ -2,7 +2,8 @@
 -- Versions of one item are ordered by checked_at (delivery_id breaks ties). The first
 -- version has no previous one: it is change_type new, or updated when the item was already
 -- in the baseline (first_run_mode baseline_only) before it changed, or when its first
--- content came again later (A, B, A: the upsert moved the first A's row to the last A).
+-- change was delivered again later under its delivery_id (a --full-refresh, an item
+-- forgotten and re-added, the same edit made again): the upsert moved that row.
 {%- set compared = ['url', 'title', 'summary', 'content_text', 'published_at', 'updated_at',
                     'authors_json', 'tags_json', 'enclosures_json'] %}
 {%- set item_window = "over (partition by item_key order by checked_at, delivery_id)" %}
