@@ -243,7 +243,8 @@ def earlier_content_hashes(item: ParsedItem, ignored: tuple[str, ...] = ()) -> l
     of this content, where it differs from this run's hash (see _earlier_hashes); for an
     item that versions before read otherwise (``ParsedItem.read_before``: one person
     named by several elements listed once per element, markup kept in a title, summary
-    or tag, a URL read otherwise), those of the item as they read it too. Only for items
+    or tag, a URL read otherwise, an extension's elements under a namespace name they
+    did not know read as nothing), those of the item as they read it too. Only for items
     that look changed or renamed, so it costs nothing on unchanged ones."""
     hashes = _earlier_hashes(item, ignored)
     if item.read_before:

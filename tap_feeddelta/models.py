@@ -55,6 +55,8 @@ class ReadBefore(TypedDict, total=False):
     summary_cuts: tuple[CutDigest, ...]
     authors: tuple[Author, ...]
     tags: tuple[str, ...]
+    published_at: str | None
+    updated_at: str | None
     enclosures: tuple[Enclosure, ...]
 
 
@@ -86,7 +88,8 @@ class ParsedItem(NamedTuple):
     # The fields versions before this one read otherwise, with their values then (a
     # ReadBefore's items, kept as a tuple so that the item stays hashable): one person
     # named by several RSS elements (<author> and <dc:creator>) listed once per element,
-    # markup kept in a title, summary or tag, markup or a hidden character kept in a URL.
+    # markup kept in a title, summary or tag, markup or a hidden character kept in a URL,
+    # an extension's elements under a namespace name they did not know (parse/aliases.py).
     # The fingerprints and ids they remembered are made of ``as_read_before()`` too
     # (fingerprints.py). Not in records.
     read_before: tuple[tuple[str, Any], ...] = ()

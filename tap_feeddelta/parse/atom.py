@@ -11,6 +11,7 @@ from lxml import etree
 from tap_feeddelta.errors import Issue, ParseError
 from tap_feeddelta.models import Author, Enclosure, FeedFormat, ParsedFeed, ParsedItem
 from tap_feeddelta.parse import fields
+from tap_feeddelta.parse.aliases import with_reading_without_aliases
 from tap_feeddelta.parse.budget import within_url_budget
 from tap_feeddelta.parse.limits import MAX_ENCLOSURES, MAX_ITEMS_READ, MAX_RAW_TEXT_CHARS
 from tap_feeddelta.parse.markup import TextKind
@@ -178,6 +179,17 @@ def atom_feed(
         "entries",
         issues,
     )
+    if key.reads_alias:  # versions before read the alias's elements as nothing
+        then_key = tag_keys(ATOM_HOME | {namespace}, root, with_aliases=False)
+        items = tuple(
+            [
+                with_reading_without_aliases(
+                    item,
+                    _entry(then_key, element, item.source_pointer, url, known_bases, feed_authors),
+                )
+                for item, element in zip(items, entries, strict=False)
+            ]
+        )
     title_raw, title_kind = values.get("title", (None, "text"))
     subtitle_raw, subtitle_kind = values.get("subtitle", (None, "text"))
     return ParsedFeed(

@@ -42,6 +42,22 @@ _PREFIXES: Final = {
     "http://www.w3.org/1999/xhtml": "xhtml",
     "http://rssnamespace.org/feedburner/ext/1.0": "feedburner",
 }
+# Other names generators give the same namespaces, which versions before read as no known
+# one (as nothing): the readers record how they read an item then (``TagKey.reads_alias``).
+# Found in real feeds or kept by other feed readers (feedparser, feedsmith,
+# audiofluidity-rss); the scheme, case and a trailing "/" never matter (_namespace_key).
+ALIASES: Final = {
+    # Media RSS: the RSS Advisory Board's page for its spec (Squarespace), Yahoo's video
+    # search (SourceForge's file feeds) and its tools site, where the spec first was.
+    "http://www.rssboard.org/media-rss": "media",
+    "http://video.search.yahoo.com/mrss/": "media",
+    "http://tools.search.yahoo.com/mrss/": "media",
+    "http://search.yahoo.com/rss": "media",
+    # iTunes: copied from an example (feedparser reads it too).
+    "http://example.com/DTDs/PodCast-1.0.dtd": "itunes",
+    # Dublin Core elements: its namespace's documentation page (GlobeNewswire).
+    "http://dublincore.org/documents/dcmi-namespace/": "dc",
+}
 
 
 def _namespace_key(namespace: str) -> str:
@@ -56,8 +72,13 @@ def _namespace_key(namespace: str) -> str:
 
 
 # Feeds write the same namespace with https:// and with or without a trailing "/".
-_PREFIX_OF_KEY: Final = {
+_PREFIX_OF_KEY_BEFORE: Final = {
     _namespace_key(namespace): prefix for namespace, prefix in _PREFIXES.items()
+}
+_ALIAS_KEYS: Final = frozenset(_namespace_key(namespace) for namespace in ALIASES)
+_PREFIX_OF_KEY: Final = {
+    **_PREFIX_OF_KEY_BEFORE,
+    **{_namespace_key(namespace): prefix for namespace, prefix in ALIASES.items()},
 }
 # Prefixes that recovery may leave unbound ("dc:creator" without a namespace).
 _KNOWN_PREFIXES: Final = frozenset(
@@ -106,13 +127,24 @@ class TagKey(dict[object, str]):
     with a prefix is an extension's, read as nothing. Which it is comes from the first
     element of that tag in ``root``'s document: the document is read once, in order and
     only as far as a tag asked about first appears, noting each tag's first prefix on the
-    way, so every element is looked at once at most, however many tags there are."""
+    way, so every element is looked at once at most, however many tags there are.
 
-    __slots__ = ("_elements", "_firsts", "home")
+    ``with_aliases``: whether the other names of known namespaces (``ALIASES``) are
+    known, or read as versions before read them; ``reads_alias``: whether one was read."""
 
-    def __init__(self, home: frozenset[str], root: etree._Element | None = None) -> None:
+    __slots__ = ("_elements", "_firsts", "_prefixes", "home", "reads_alias")
+
+    def __init__(
+        self,
+        home: frozenset[str],
+        root: etree._Element | None = None,
+        *,
+        with_aliases: bool = True,
+    ) -> None:
         super().__init__()
         self.home = frozenset(_namespace_key(namespace) for namespace in home)
+        self._prefixes = _PREFIX_OF_KEY if with_aliases else _PREFIX_OF_KEY_BEFORE
+        self.reads_alias = False
         # The elements not yet read, and namespace → local name → whether the first
         # element of that tag has no prefix (each namespace string is kept once).
         self._elements = None if root is None else root.iter(etree.Element)
@@ -129,9 +161,11 @@ class TagKey(dict[object, str]):
             if namespace_key in self.home:
                 result = local.lower()
             else:
-                prefix = _PREFIX_OF_KEY.get(namespace_key, "")
+                prefix = self._prefixes.get(namespace_key, "")
                 if prefix:
                     result = f"{prefix}:{local.lower()}"
+                    if namespace_key in _ALIAS_KEYS:
+                        self.reads_alias = True
                 elif self._is_unprefixed(namespace, local):
                     result = local.lower()
                 else:
@@ -171,10 +205,12 @@ class TagKey(dict[object, str]):
         return False
 
 
-def tag_keys(home: frozenset[str], root: etree._Element | None = None) -> TagKey:
+def tag_keys(
+    home: frozenset[str], root: etree._Element | None = None, *, with_aliases: bool = True
+) -> TagKey:
     """A caching mapping: element tag → key, for a document whose own namespaces are
-    ``home`` (and whose root is ``root``: see ``TagKey``)."""
-    return TagKey(home, root)
+    ``home`` (and whose root is ``root``; ``with_aliases``: see ``TagKey``)."""
+    return TagKey(home, root, with_aliases=with_aliases)
 
 
 def text_of(element: etree._Element) -> str:

@@ -9,6 +9,7 @@ from lxml import etree
 from tap_feeddelta.errors import Issue, ParseError
 from tap_feeddelta.models import Author, Enclosure, FeedFormat, ParsedFeed, ParsedItem
 from tap_feeddelta.parse import fields, markup
+from tap_feeddelta.parse.aliases import with_reading_without_aliases
 from tap_feeddelta.parse.budget import within_url_budget
 from tap_feeddelta.parse.limits import MAX_ENCLOSURES, MAX_ITEMS_READ
 from tap_feeddelta.parse.media import (
@@ -112,6 +113,19 @@ def rss_feed(
         "items",
         issues,
     )
+    if key.reads_alias:  # versions before read the alias's elements as nothing
+        then_key = tag_keys(_home(root), root, with_aliases=False)
+        then_authors = (
+            () if channel is None else _channel(then_key, channel, base, doc.has_xml_base, {}, [])
+        )
+        items = tuple(
+            [
+                with_reading_without_aliases(
+                    item, _item(then_key, element, pointer, url, known_bases, then_authors)
+                )
+                for item, element, pointer in zip(items, item_elements, pointers, strict=False)
+            ]
+        )
     feed_title = feed_values.get("title")
     feed_description = feed_values.get("description")
     new_feed_url = fields.url(feed_values.get("new_feed_url"), base, "new feed", issues)

@@ -50,6 +50,15 @@ def _enclosure(url: str) -> str:
     return f'<enclosure url="{url}" type="audio/mpeg" length="5"/>'
 
 
+def _aliased(items: str, namespace: str) -> tuple[str, str]:
+    """RSS whose items use the prefix ``x`` for ``namespace``."""
+    body = (
+        f'<rss version="2.0" xmlns:x="{namespace}"><channel><title>F</title>'
+        f"<link>https://m.example/</link>{items}</channel></rss>"
+    )
+    return body, "application/rss+xml"
+
+
 BIDI_HOST_MP3 = "https://ex\u202eample.com/a.mp3"
 
 DOCUMENTS: dict[str, tuple[str, str]] = {
@@ -212,6 +221,34 @@ DOCUMENTS: dict[str, tuple[str, str]] = {
         }
     ),
     "json-relative-backslash": _json({"url": "/a\\b", "title": "x"}),
+    # Extensions under namespace names that version did not know (read as nothing then).
+    "squarespace-media-rss": _aliased(
+        "<item><title>Spring</title><link>https://m.example/spring</link><guid>s1</guid>"
+        '<x:content url="https://cdn.m.example/1.jpg" type="image/jpeg" medium="image">'
+        "<x:title>Spring</x:title></x:content></item>"
+        '<item><link>https://m.example/visit</link><guid>s2</guid><x:content medium="image"'
+        ' url="https://cdn.m.example/2.jpg"><x:title>Visit</x:title></x:content></item>',
+        "http://www.rssboard.org/media-rss",
+    ),
+    "sourceforge-media-rss-known-by-enclosure": _aliased(
+        "<item><title>/app-1.2.zip</title><pubDate>Mon, 15 Jan 2024 10:00:00 GMT</pubDate>"
+        '<x:content type="application/zip" url="https://dl.m.example/app-1.2.zip"/></item>',
+        "http://video.search.yahoo.com/mrss/",
+    ),
+    "dublin-core-documentation-page": _aliased(
+        "<item><guid>n1</guid><title>Results</title><x:creator>Acme</x:creator>"
+        "<x:date>2024-01-15T10:00:00Z</x:date><x:subject>Earnings</x:subject></item>",
+        "http://dublincore.org/documents/dcmi-namespace/",
+    ),
+    "itunes-example-namespace": _aliased(
+        "<item><x:title>Episode 1</x:title><x:author>Host</x:author>"
+        f"{_enclosure('https://cdn.m.example/1.mp3')}</item>",
+        "http://example.com/DTDs/PodCast-1.0.dtd",
+    ),
+    "atom-media-rssboard": _atom(
+        '<entry xmlns:x="http://www.rssboard.org/media-rss"><id>urn:1</id>'
+        '<x:title>One</x:title><x:content url="https://cdn.m.example/1.jpg"/></entry>'
+    ),
 }
 
 
