@@ -25,8 +25,10 @@ _TITLE_TAG: Final = re.compile(r"<(/?)([A-Za-z][\w:.-]*)(\s[^<>]*|/)?>")
 _VOID_NAMES: Final = frozenset({"br", "hr", "img", "wbr"})
 # A script or style start tag in any shape, with any prefix: what follows it is code.
 _RUNNING_START: Final = re.compile(r"<(?:[A-Za-z_][\w.-]*:)?(?:script|style)(?![\w.:-])", re.I)
-# A start tag's name followed by a space or "/": what may go on with an attribute.
-_OPEN_START_TAG: Final = re.compile(r"<[A-Za-z][\w:.-]*(?=[\s/])")
+# A start tag's name followed by a space or "/": what may go on with an attribute. The
+# name as HTML reads it: a letter, then anything to a space, "/" or ">" ("<a;b onclick=…>"
+# is an element of its own, and any element runs a handler).
+_OPEN_START_TAG: Final = re.compile(r"<[A-Za-z][^\s/>]*(?=[\s/])")
 # An attribute whose value runs script or loads something (an event handler, a URL, a
 # style, a meta refresh, SVG's animation of another attribute), spaces around its "="
 # and any prefix (xlink:href) allowed. Other attributes hold nothing active: "x<y means

@@ -158,6 +158,10 @@ ACTIVE = [
     ("Hi <script>alert(1)", "Hi"),  # unclosed: the rest is code
     ("Hi <svg:style>x{}", "Hi"),
     ('Hi <math><mi xlink:href="javascript:x()">', "Hi"),
+    # HTML's tag names run to a space, "/" or ">": any element takes a handler.
+    ("<a;b onclick=alert(1)>Hi", "Hi"),
+    ('<x" onmouseover=alert(1)>Hi', "Hi"),
+    ("Hi <amp;/href=", "Hi"),
 ]
 # Text that only looks like a tag stays as it is.
 INERT = ["x<y means x = y - 1", "a<b and c>d", "Vec<T> = Vec::new()", "Use <details open>"]
