@@ -10,10 +10,10 @@ from lxml import etree
 
 from tap_feeddelta.errors import Issue, ParseError
 from tap_feeddelta.models import Author, Enclosure, FeedFormat, ParsedFeed, ParsedItem
-from tap_feeddelta.parse import fields
+from tap_feeddelta.parse import fields, itemurls
 from tap_feeddelta.parse.aliases import with_reading_without_aliases
 from tap_feeddelta.parse.budget import within_url_budget
-from tap_feeddelta.parse.limits import MAX_ENCLOSURES, MAX_ITEMS_READ, MAX_RAW_TEXT_CHARS
+from tap_feeddelta.parse.limits import MAX_ITEMS_READ, MAX_RAW_TEXT_CHARS
 from tap_feeddelta.parse.markup import TextKind
 from tap_feeddelta.parse.media import fallback_title, media_enclosures, media_tags, media_text
 from tap_feeddelta.parse.names import (
@@ -26,7 +26,16 @@ from tap_feeddelta.parse.names import (
     text_of,
 )
 from tap_feeddelta.parse.persons import person
-from tap_feeddelta.parse.xmldoc import XmlDocument, base_of, child_base, cut_short, kept_items
+from tap_feeddelta.parse.urls import safe_url_before
+from tap_feeddelta.parse.xmldoc import (
+    Bases,
+    XmlDocument,
+    bases_of,
+    child_base,
+    child_bases,
+    cut_short,
+    kept_items,
+)
 
 ATOM_03 = "http://purl.org/atom/ns#"
 
@@ -130,14 +139,16 @@ def atom_feed(
     key = tag_keys(ATOM_HOME | {namespace}, root)
     issues = list(doc.issues)
     # The bases of the elements an xml:base applies on: None when the document has none.
-    known_bases: dict[etree._Element, str | None] | None = {} if doc.has_xml_base else None
-    base = url if known_bases is None else base_of(root, url, issues, known_bases)
+    known_bases: dict[etree._Element, Bases] | None = {} if doc.has_xml_base else None
+    bases = (url, url) if known_bases is None else bases_of(root, url, issues, known_bases)
+    base = bases[0]
     entries: list[etree._Element] = []
     has_more = False
     values: dict[str, tuple[str | None, TextKind]] = {}
     link: str | None = None
     link_is_page = False  # an alternate link to a web page, which no later one replaces
     authors: list[Author] = []
+    authors_before: list[Author] = []  # as versions before read them (their URLs)
     for child in root:
         name = key[child.tag]
         if name == "entry":
@@ -160,18 +171,29 @@ def atom_feed(
                     if resolved is not None:
                         link, link_is_page = resolved, is_page
         elif name == "author":
-            found = person(key, child, base, doc.has_xml_base, issues)
+            found, found_before = person(key, child, bases, doc.has_xml_base, issues)
             authors.extend([found] if found else [])
+            authors_before.extend([found_before] if found_before else [])
     entries, is_truncated = kept_items(doc, entries, key, "entry", (root,), issues)
     if is_truncated and not entries:
         raise ParseError("invalid_feed", cut_short(issues, "entry"))
     if has_more:
         issues.append(Issue("too_many_items", f"Only the first {MAX_ITEMS_READ} entries are read."))
     feed_authors = fields.first_authors(authors, issues)
+    feed_authors_before = (
+        feed_authors if authors_before == authors else fields.first_authors(authors_before, [])
+    )
     root_name = root.tag.rpartition("}")[2]
     items, is_over_budget = within_url_budget(
         (
-            _entry(key, element, f"/{root_name}/entry[{index}]", url, known_bases, feed_authors)
+            _entry(
+                key,
+                element,
+                f"/{root_name}/entry[{index}]",
+                url,
+                known_bases,
+                (feed_authors, feed_authors_before),
+            )
             for index, element in enumerate(entries, 1)
         ),
         url_budget_bytes,
@@ -185,7 +207,14 @@ def atom_feed(
             [
                 with_reading_without_aliases(
                     item,
-                    _entry(then_key, element, item.source_pointer, url, known_bases, feed_authors),
+                    _entry(
+                        then_key,
+                        element,
+                        item.source_pointer,
+                        url,
+                        known_bases,
+                        (feed_authors, feed_authors_before),
+                    ),
                 )
                 for item, element in zip(items, entries, strict=False)
             ]
@@ -205,16 +234,22 @@ def atom_feed(
     )
 
 
+# An entry's authors, and its authors as versions before read them (their URLs).
+_Authors = tuple[tuple[Author, ...], tuple[Author, ...]]
+
+
 def _source_authors(
-    key: TagKey, source: etree._Element, base: str | None, has_xml_base: bool, issues: list[Issue]
-) -> tuple[Author, ...]:
+    key: TagKey, source: etree._Element, bases: Bases, has_xml_base: bool, issues: list[Issue]
+) -> _Authors:
     """The authors of the feed an entry was copied from (``atom:source``)."""
-    found = (
-        person(key, child, base, has_xml_base, issues)
+    found = [
+        person(key, child, bases, has_xml_base, issues)
         for child in source
         if key[child.tag] == "author"
-    )
-    return fields.first_authors([author for author in found if author is not None], issues)
+    ]
+    now = fields.first_authors([author for author, _ in found if author is not None], issues)
+    before = [author for _, author in found if author is not None]
+    return now, now if before == list(now) else fields.first_authors(before, [])
 
 
 def _entry(
@@ -222,28 +257,37 @@ def _entry(
     element: etree._Element,
     pointer: str,
     document_url: str,
-    known_bases: dict[etree._Element, str | None] | None,
-    feed_authors: tuple[Author, ...],
+    known_bases: dict[etree._Element, Bases] | None,
+    feed_authors: _Authors,
 ) -> ParsedItem:
     issues: list[Issue] = []
     cuts: fields.Cuts = []
     has_xml_base = known_bases is not None
-    base = (
-        document_url if known_bases is None else base_of(element, document_url, issues, known_bases)
-    )
+    if known_bases is None:
+        bases: Bases = (document_url, document_url)
+    else:
+        bases = bases_of(element, document_url, issues, known_bases)
+    base = bases[0]
     entry_id = link = published = issued = updated = created = original_link = None
     itunes_title = None
     link_is_page = False
+    # The alternate link as versions before read it (their reading of URLs), which may
+    # be another one than now's where a URL reads otherwise.
+    link_before: str | None = None
+    before_is_page = False
     title: tuple[str | None, TextKind] = (None, "text")
     summary: tuple[str | None, TextKind] = (None, "text")
     content: tuple[str | None, TextKind] = (None, "text")
     authors: list[Author] = []
-    source_authors: tuple[Author, ...] = ()
+    authors_before: list[Author] = []  # as versions before read them (their URLs)
+    source_authors: _Authors = ((), ())
     tags: list[str] = []
     enclosures: list[Enclosure] = []
     media: list[Enclosure] = []  # Media RSS media:content, for an entry with no enclosure
+    enclosures_before: list[Enclosure] = []  # both as versions before read them
+    media_before: list[Enclosure] = []
     media_elements: list[etree._Element] = []  # read for a missing title or summary
-    original_enclosures: list[tuple[int, str]] = []  # FeedBurner's, by enclosure index
+    original_enclosures: list[itemurls.Original] = []  # FeedBurner's, by enclosure index
     for child in element:
         name = key[child.tag]
         if name == "title":
@@ -254,21 +298,30 @@ def _entry(
             href = child.get("href")
             if not href:
                 continue
-            link_base = child_base(child, base, issues) if has_xml_base else base
+            link_bases = child_bases(child, *bases, issues) if has_xml_base else bases
             if rel == "alternate":
-                if link_is_page:
+                if link_is_page and before_is_page:
                     continue
                 is_page = _is_page_type(child.get("type"))
-                if link is None or is_page:
-                    resolved = fields.url(href, link_base, "item", issues)
+                is_taken_before = not before_is_page and (link_before is None or is_page)
+                if not link_is_page and (link is None or is_page):
+                    resolved, then = fields.url_readings(href, *link_bases, "item", issues)
                     if resolved is not None:
                         link, link_is_page = resolved, is_page
-            elif rel == "enclosure" and len(enclosures) <= MAX_ENCLOSURES:  # one past: reported
-                enc = fields.enclosure(
-                    href, child.get("type"), child.get("length"), link_base, issues
+                elif is_taken_before:  # only where the readings went apart
+                    then = safe_url_before(href, link_bases[1])[0]
+                if is_taken_before and then is not None:
+                    link_before, before_is_page = then, is_page
+            elif rel == "enclosure" and not itemurls.are_full(enclosures, enclosures_before):
+                itemurls.add_enclosure(
+                    enclosures,
+                    enclosures_before,
+                    href,
+                    child.get("type"),
+                    child.get("length"),
+                    link_bases,
+                    issues,
                 )
-                if enc is not None:
-                    enclosures.append(enc)
         elif name == "id":
             if entry_id is None or not entry_id.strip():  # an empty <id/> hides no later one
                 entry_id = text_of(child)
@@ -288,9 +341,11 @@ def _entry(
             if created is None:
                 created = text_of(child)
         elif name == "author":
-            found = person(key, child, base, has_xml_base, issues)
+            found, found_before = person(key, child, bases, has_xml_base, issues)
             if found is not None:
                 authors.append(found)
+            if found_before is not None:
+                authors_before.append(found_before)
         elif name == "category":
             value = fields.tag(child.get("term") or child.get("label") or text_of(child), issues)
             if value:
@@ -303,25 +358,29 @@ def _entry(
             found = fields.author(text_of(child), None, None, base, issues)
             if found is not None:
                 authors.append(found)
+                authors_before.append(found)
         elif name == "source":
-            source_base = child_base(child, base, issues) if has_xml_base else base
-            source_authors = _source_authors(key, child, source_base, has_xml_base, issues)
+            source_bases = child_bases(child, *bases, issues) if has_xml_base else bases
+            source_authors = _source_authors(key, child, source_bases, has_xml_base, issues)
         elif name.startswith("media:"):
             if name == "media:content" or name == "media:group":
-                media_enclosures(key, child, base, has_xml_base, media, issues)
+                media_enclosures(key, child, bases, has_xml_base, media, media_before, issues)
             media_elements.append(child)
         elif name == "feedburner:origlink":
             if original_link is None:
                 original_link = text_of(child)
         elif name == "feedburner:origenclosurelink":  # follows the enclosure it stands for
-            if len(enclosures) <= MAX_ENCLOSURES:
-                original_enclosures.append((max(len(enclosures) - 1, 0), text_of(child)))
+            if not itemurls.are_full(enclosures, enclosures_before):
+                original_enclosures.append(
+                    itemurls.original_of_last(enclosures, enclosures_before, text_of(child))
+                )
         elif name == "itunes:title" and not (itunes_title and itunes_title.strip()):
             itunes_title = markup_of(child, is_text_markup=True)
     if original_link:  # FeedBurner's alternate link is its redirect
-        link = fields.original_url(original_link, base) or link
+        original, original_before = itemurls.original_url(original_link, *bases)
+        link, link_before = original or link, original_before or link_before
     if original_enclosures:
-        enclosures = fields.with_original_urls(enclosures, original_enclosures, base)
+        itemurls.with_original_urls(enclosures, enclosures_before, original_enclosures, bases)
     # Atom text constructs say how they are escaped: read as typed, not unescaped twice.
     before: fields.ReadBefore = {}
     item_title = fields.title(
@@ -344,23 +403,39 @@ def _entry(
     if not tags and media_elements:
         tags = media_tags(key, media_elements, issues)
     native_id = fields.native_id(entry_id, issues)
-    if link is None and native_id and native_id.startswith(("http://", "https://")):
-        link = fields.url(native_id, None, "item", issues)  # the id is the permalink
+    url: itemurls.Readings = (link, link_before)
+    if None in url and native_id and native_id.startswith(("http://", "https://")):
+        url = itemurls.next_url(url, native_id, None, None, "item", issues)  # the permalink
+    url = itemurls.item_url(url)
+    offered, offered_before = enclosures or media, enclosures_before or media_before
     # Positional (faster than keywords); the order is checked by test_fields.py.
     item = ParsedItem(
         native_id,  # native_id
         "atom_id" if native_id is not None else None,  # native_id_source
-        fields.item_url(link),  # url (Google Alerts: the page, not the redirect)
+        url[0],  # url (Google Alerts: the page, not the redirect)
         item_title,  # title
         fields.summary(summary[0], summary[1], issues, cuts),  # summary
         fields.content(content[0], content[1], issues, cuts),  # content_text
-        fields.first_authors(authors, issues) or source_authors or feed_authors,  # RFC 4287 4.2.1
+        # authors (RFC 4287 4.2.1: the entry's, else its source's, else the feed's)
+        fields.first_authors(authors, issues) or source_authors[0] or feed_authors[0],
         fields.tags_without_markup(fields.item_tags(tags, issues), before),  # tags
         fields.date(published or issued or created, "published", issues),  # published_at
         fields.date(updated, "updated", issues),  # updated_at
-        fields.first_enclosures(enclosures or media, issues),  # enclosures
+        fields.first_enclosures(offered, issues),  # enclosures
         pointer,  # source_pointer
         tuple(issues) if len(issues) < 2 else fields.distinct_issues(issues),  # issues
         tuple(cuts) if cuts else (),  # cut_digests
     )
+    if url[1] is not url[0] or offered_before != offered:
+        itemurls.record_before(before, url, offered, offered_before, item.enclosures)
+    if (
+        authors_before != authors
+        or source_authors[1] is not source_authors[0]
+        or feed_authors[1] is not feed_authors[0]
+    ):  # an author's URL read otherwise before
+        authors_then = (
+            fields.first_authors(authors_before, []) or source_authors[1] or feed_authors[1]
+        )
+        if authors_then != item.authors:
+            before["authors"] = authors_then
     return fields.with_read_before(item, before) if before else item

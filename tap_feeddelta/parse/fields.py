@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import hashlib
 import re
-from dataclasses import replace
 from typing import Any, Final
 
 from tap_feeddelta.errors import Issue
@@ -52,7 +51,7 @@ from tap_feeddelta.parse.text import (
     utf8_length,
     without_controls,
 )
-from tap_feeddelta.parse.urls import safe_url, unwrapped_url
+from tap_feeddelta.parse.urls import UrlProblem, safe_url, safe_url_readings
 
 # (field, digest of its whole text, the digest earlier versions computed) of the
 # text fields of an item cut to their cap (ParsedItem.cut_digests): passed as ``cuts``
@@ -269,35 +268,30 @@ def url(raw: str | None, base: str | None, what: str, issues: list[Issue]) -> st
     if not raw:
         return None
     value, problem = safe_url(raw, base)
-    if problem == "url_too_long":
-        issues.append(Issue("url_too_long", f"The {what} URL is over 2 KiB; dropped."))
-    elif problem == "unsafe_url":
-        message = f"The {what} URL is not http(s) or names no valid host; dropped."
-        issues.append(Issue("unsafe_url", message))
+    if problem is not None:
+        _report(problem, what, issues)
     return value
 
 
-def item_url(url: str | None) -> str | None:
-    """An item's URL without the redirect it may go through (``unwrapped_url``)."""
-    return unwrapped_url(url) if url else url
+def url_readings(
+    raw: str | None, base: str | None, base_before: str | None, what: str, issues: list[Issue]
+) -> tuple[str | None, str | None]:
+    """``url``, and the URL as versions before this one read it (``base_before``: the
+    base as they read it): the same object when they read it alike."""
+    if not raw:
+        return None, None
+    value, problem, before = safe_url_readings(raw, base, base_before)
+    if problem is not None:
+        _report(problem, what, issues)
+    return value, before
 
 
-def original_url(raw: str | None, base: str | None) -> str | None:
-    """A URL that stands in for one the item already gives (FeedBurner's original link
-    for its redirect): ``None`` when unusable, without an issue, as the other URL stays."""
-    return safe_url(raw, base)[0] if raw else None
-
-
-def with_original_urls(
-    enclosures: list[Enclosure], originals: list[tuple[int, str]], base: str | None
-) -> list[Enclosure]:
-    """The enclosures with the URLs of ``originals`` (index, original URL) in place of
-    theirs: FeedBurner follows each enclosure with its original URL."""
-    for index, raw in originals:
-        found = original_url(raw, base)
-        if found is not None and index < len(enclosures):
-            enclosures[index] = replace(enclosures[index], url=found)
-    return enclosures
+def _report(problem: UrlProblem, what: str, issues: list[Issue]) -> None:
+    if problem == "url_too_long":
+        issues.append(Issue("url_too_long", f"The {what} URL is over 2 KiB; dropped."))
+    else:
+        message = f"The {what} URL is not http(s) or names no valid host; dropped."
+        issues.append(Issue("unsafe_url", message))
 
 
 def date(raw: str | None, what: str, issues: list[Issue]) -> str | None:
@@ -335,7 +329,9 @@ def language(raw: str | None) -> str | None:
 # full. Only immutable values are kept, so a hit returns what a computation would.
 _CACHED_INPUT_CHARS: Final = 512
 _CACHE_ENTRIES: Final = 1024
-_Found = tuple[Author | None, tuple[Issue, ...]]
+# An author as read now, as versions before this one read it (the same object when they
+# read it alike: its URL, see urls.safe_url_readings), and the issues it raised.
+_Found = tuple[Author | None, Author | None, tuple[Issue, ...]]
 _AUTHORS: dict[tuple[str | None, str | None, str | None, str | None], _Found] = {}
 _RSS_AUTHORS: dict[tuple[str, str | None], tuple[tuple[Author, ...], tuple[Issue, ...]]] = {}
 _TAGS: dict[str, str] = {}
@@ -357,22 +353,43 @@ def author(
     key = (name, email, link, base)
     found = _AUTHORS.get(key)
     if found is None:
-        new_issues: list[Issue] = []
-        found = (_author(name, email, link, base, new_issues), tuple(new_issues))
+        found = _found_author(name, email, link, base, base)
         if len(name or "") + len(email or "") + len(link or "") <= _CACHED_INPUT_CHARS:
             _remember(_AUTHORS, key, found)
-    if found[1]:
-        issues.extend(found[1])
+    if found[2]:
+        issues.extend(found[2])
     return found[0]
 
 
-def _author(
+def author_readings(
     name: str | None,
     email: str | None,
     link: str | None,
     base: str | None,
+    base_before: str | None,
     issues: list[Issue],
-) -> Author | None:
+) -> tuple[Author | None, Author | None]:
+    """``author``, and the author as versions before this one read it (``base_before``:
+    the base as they read it): the same object when they read it alike. The cache
+    keeps both readings of a base read alike; an author under a base read otherwise
+    (an xml:base, rare) is read each time, as the key does not tell the two apart."""
+    key = (name, email, link, base)
+    is_cached = base_before == base
+    found = _AUTHORS.get(key) if is_cached else None
+    if found is None:
+        found = _found_author(name, email, link, base, base_before)
+        is_short = len(name or "") + len(email or "") + len(link or "") <= _CACHED_INPUT_CHARS
+        if is_cached and is_short:
+            _remember(_AUTHORS, key, found)
+    if found[2]:
+        issues.extend(found[2])
+    return found[0], found[1]
+
+
+def _found_author(
+    name: str | None, email: str | None, link: str | None, base: str | None, base_before: str | None
+) -> _Found:
+    issues: list[Issue] = []
     was_cut = False
     if name and len(name) > MAX_PERSON_TEXT_CHARS:
         name, was_cut = name[:MAX_PERSON_TEXT_CHARS], True
@@ -393,10 +410,17 @@ def _author(
             email = email[7:]
         if len(email) <= MAX_EMAIL_CHARS and _EMAIL.fullmatch(email) and email.isprintable():
             clean_email = email
-    clean_url = url(link, base, "author", issues) if link else None
-    if not (clean_name or clean_email or clean_url):
+    clean_url, url_before = url_readings(link, base, base_before, "author", issues)
+    found = _person(clean_name, clean_email, clean_url)
+    if url_before is clean_url:
+        return found, found, tuple(issues)
+    return found, _person(clean_name, clean_email, url_before), tuple(issues)
+
+
+def _person(name: str | None, email: str | None, url: str | None) -> Author | None:
+    if not (name or email or url):
         return None
-    return Author(name=clean_name or None, email=clean_email, url=clean_url)
+    return Author(name=name or None, email=email, url=url)
 
 
 def _name_text(raw: str) -> str:
@@ -500,23 +524,30 @@ def _rss_author(raw: str, base: str | None, issues: list[Issue]) -> Author | Non
     return author(raw, None, None, base, issues)
 
 
-def enclosure(
+def enclosure_readings(
     link: str | None,
     media_type: str | None,
     length: str | int | None,
     base: str | None,
+    base_before: str | None,
     issues: list[Issue],
-) -> Enclosure | None:
-    href = url(link, base, "enclosure", issues)
-    if href is None:
-        return None
+) -> tuple[Enclosure | None, Enclosure | None]:
+    """An enclosure, and the enclosure as versions before this one read it (its URL;
+    ``base_before``: the base as they read it): the same object when they read it alike."""
+    href, href_before = url_readings(link, base, base_before, "enclosure", issues)
+    if href is None and href_before is None:
+        return None, None
     clean_type = None
     if media_type:
         if not media_type.isprintable():  # a tab or line break in its parameters, a control
             media_type = collapsed(without_controls(media_type))
         media_type = media_type.strip()
         clean_type = _media_type(media_type)
-    return Enclosure(url=href, type=clean_type, length_bytes=_length(length, issues))
+    length_bytes = _length(length, issues if href is not None else [])
+    found = None if href is None else Enclosure(href, clean_type, length_bytes)
+    if href_before is href:
+        return found, found
+    return found, None if href_before is None else Enclosure(href_before, clean_type, length_bytes)
 
 
 def _media_type(text: str) -> str | None:

@@ -9,11 +9,10 @@ from typing import Any, Final
 
 from tap_feeddelta.errors import Issue, ParseError
 from tap_feeddelta.models import Author, Enclosure, FeedFormat, ParsedFeed, ParsedItem
-from tap_feeddelta.parse import fields, markup
+from tap_feeddelta.parse import fields, itemurls, markup
 from tap_feeddelta.parse.budget import within_url_budget
 from tap_feeddelta.parse.limits import (
     MAX_AUTHORS,
-    MAX_ENCLOSURES,
     MAX_ITEMS_READ,
     MAX_JSON_CONTAINERS,
     MAX_RAW_TEXT_CHARS,
@@ -125,20 +124,26 @@ def _not_a_string(what: str) -> Issue:
     return Issue("invalid_value", f"The {what} is not a string; ignored.")
 
 
-def _authors(holder: dict[str, Any], base: str | None, issues: list[Issue]) -> tuple[Author, ...]:
+Authors = tuple[tuple[Author, ...], tuple[Author, ...]]
+
+
+def _authors(holder: dict[str, Any], base: str | None, issues: list[Issue]) -> Authors:
+    """The authors, and the authors as versions before read them (their URLs), the
+    same object when they read them alike."""
     raw = holder.get("authors")
     if raw is None or raw == []:
         one = holder.get("author")  # JSON Feed 1.0's one author; a null one is absent
         if one is not None:
             raw = [one]
     if raw is None:
-        return ()
+        return _NO_AUTHORS
     if not isinstance(raw, list):
         issues.append(Issue("invalid_value", "The authors are not a list; ignored."))
-        return ()
+        return _NO_AUTHORS
     found: list[Author] = []
+    found_before: list[Author] = []
     for person in raw:
-        if len(found) > MAX_AUTHORS:
+        if len(found) > MAX_AUTHORS and len(found_before) > MAX_AUTHORS:
             break  # one past the cap is enough to report the rest
         if not isinstance(person, dict):
             issues.append(Issue("invalid_value", "An author is not an object; ignored."))
@@ -147,12 +152,20 @@ def _authors(holder: dict[str, Any], base: str | None, issues: list[Issue]) -> t
         email = None
         if link is not None and link.lstrip()[:7].lower() == "mailto:":
             email, link = link, None  # an address, not a page
-        author = fields.author(
-            _text(person.get("name"), "author name", issues), email, link, base, issues
+        author, author_before = fields.author_readings(
+            _text(person.get("name"), "author name", issues), email, link, base, base, issues
         )
-        if author is not None:
+        if author is not None and len(found) <= MAX_AUTHORS:
             found.append(author)
-    return fields.first_authors(found, issues)
+        if author_before is not None and len(found_before) <= MAX_AUTHORS:
+            found_before.append(author_before)
+    authors = fields.first_authors(found, issues)
+    if found_before == found:
+        return authors, authors
+    return authors, fields.first_authors(found_before, [])
+
+
+_NO_AUTHORS: Final[Authors] = ((), ())
 
 
 def json_feed(
@@ -171,7 +184,7 @@ def json_feed(
     items, is_over_budget = within_url_budget(
         _items(raw_items[:MAX_ITEMS_READ], url, feed_authors, issues),
         url_budget_bytes,
-        feed_authors,
+        feed_authors[0],
         "items",
         issues,
     )
@@ -193,7 +206,7 @@ def json_feed(
 
 
 def _items(
-    raw_items: list[Any], url: str, feed_authors: tuple[Author, ...], issues: list[Issue]
+    raw_items: list[Any], url: str, feed_authors: Authors, issues: list[Issue]
 ) -> Iterator[ParsedItem]:
     """The items, one at a time; one that is no object is reported and skipped."""
     for index, raw in enumerate(raw_items):
@@ -203,9 +216,7 @@ def _items(
             issues.append(Issue("invalid_value", "An item is not an object; ignored."))
 
 
-def _item(
-    raw: dict[str, Any], pointer: str, base: str | None, feed_authors: tuple[Author, ...]
-) -> ParsedItem:
+def _item(raw: dict[str, Any], pointer: str, base: str | None, feed_authors: Authors) -> ParsedItem:
     issues: list[Issue] = []
     cuts: fields.Cuts = []
     raw_id = raw.get("id")
@@ -219,11 +230,12 @@ def _item(
     if isinstance(raw_id, float):  # 123.0 is item "123", as JavaScript's String() gives
         raw_id = _whole_number(raw_id) or str(raw_id)
     native_id = fields.native_id(None if raw_id is None else str(raw_id), issues)
-    url = fields.url(_string(raw.get("url"), "url", issues), base, "item", issues)
-    if url is None:
-        url = fields.url(
-            _string(raw.get("external_url"), "external url", issues), base, "item", issues
+    url = fields.url_readings(_string(raw.get("url"), "url", issues), base, base, "item", issues)
+    if url[0] is None or url[1] is None:  # read now only where the item has no URL now
+        external = _string(
+            raw.get("external_url"), "external url", issues if url[0] is None else []
         )
+        url = itemurls.next_url(url, external, base, base, "item", issues)
     html = _text(raw.get("content_html"), "content_html", issues)
     content = fields.content(html, "html", issues, cuts) if html else None
     if content is None:  # no HTML, or HTML without words (a photo post's <img>)
@@ -246,23 +258,35 @@ def _item(
     before: fields.ReadBefore = {}
     raw_title = raw.get("title")
     title = _title(raw_title, "title", issues, cuts, before)
+    summary = _summary(raw.get("summary"), issues, cuts, before)
+    authors, authors_before = _authors(raw, base, issues)
+    authors = authors or feed_authors[0]
+    authors_before = authors_before or feed_authors[1]
+    if authors_before != authors:
+        before["authors"] = authors_before
+    item_tags = fields.tags_without_markup(fields.item_tags(tags, issues), before)
+    published = _string(raw.get("date_published"), "date_published", issues)
+    published_at = fields.date(published, "published", issues)
+    updated = _string(raw.get("date_modified"), "date_modified", issues)
+    updated_at = fields.date(updated, "updated", issues)
+    found, found_before = _attachments(raw, base, issues)
+    enclosures = fields.first_enclosures(found, issues)
+    url = itemurls.item_url(url)
+    if url[1] is not url[0] or found_before != found:
+        itemurls.record_before(before, url, found, found_before, enclosures)
     # Positional (faster than keywords); the order is checked by test_fields.py.
     item = ParsedItem(
         native_id,  # native_id
         "json_id" if native_id is not None else None,  # native_id_source
-        fields.item_url(url),  # url (Google Alerts: the page, not the redirect)
+        url[0],  # url (Google Alerts: the page, not the redirect)
         title,  # title
-        _summary(raw.get("summary"), issues, cuts, before),
+        summary,  # summary
         content,  # content_text
-        _authors(raw, base, issues) or feed_authors,  # authors
-        fields.tags_without_markup(fields.item_tags(tags, issues), before),  # tags
-        fields.date(
-            _string(raw.get("date_published"), "date_published", issues), "published", issues
-        ),  # published_at
-        fields.date(
-            _string(raw.get("date_modified"), "date_modified", issues), "updated", issues
-        ),  # updated_at
-        fields.first_enclosures(_attachments(raw, base, issues), issues),  # enclosures
+        authors,  # authors
+        item_tags,  # tags
+        published_at,  # published_at
+        updated_at,  # updated_at
+        enclosures,  # enclosures
         pointer,  # source_pointer
         tuple(issues) if len(issues) < 2 else fields.distinct_issues(issues),  # issues
         tuple(cuts) if cuts else (),  # cut_digests
@@ -303,16 +327,20 @@ def _summary(
     return fields.summary(_decoded(raw, issues), "text", issues, cuts)
 
 
-def _attachments(raw: dict[str, Any], base: str | None, issues: list[Issue]) -> list[Enclosure]:
+def _attachments(
+    raw: dict[str, Any], base: str | None, issues: list[Issue]
+) -> tuple[list[Enclosure], list[Enclosure]]:
+    """The attachments, and the attachments as versions before read them (their URLs)."""
     attachments = raw.get("attachments")
+    found: list[Enclosure] = []
+    found_before: list[Enclosure] = []
     if attachments is None:
-        return []
+        return found, found_before
     if not isinstance(attachments, list):
         issues.append(Issue("invalid_value", "The attachments are not a list; ignored."))
-        return []
-    found: list[Enclosure] = []
+        return found, found_before
     for attachment in attachments:
-        if len(found) > MAX_ENCLOSURES:
+        if itemurls.are_full(found, found_before):
             break  # one past the cap is enough to report the rest
         if not isinstance(attachment, dict):
             issues.append(Issue("invalid_value", "An attachment is not an object; ignored."))
@@ -324,13 +352,13 @@ def _attachments(raw: dict[str, Any], base: str | None, issues: list[Issue]) -> 
         if size is not None and (isinstance(size, bool) or not isinstance(size, int | str)):
             issues.append(Issue("invalid_value", "An attachment size is not a number; ignored."))
             size = None
-        enc = fields.enclosure(
+        itemurls.add_enclosure(
+            found,
+            found_before,
             _string(attachment.get("url"), "attachment url", issues),
             _string(attachment.get("mime_type"), "attachment type", issues),
             size,
-            base,
+            (base, base),
             issues,
         )
-        if enc is not None:
-            found.append(enc)
-    return found
+    return found, found_before

@@ -15,11 +15,10 @@ from lxml import etree
 
 from tap_feeddelta.errors import Issue
 from tap_feeddelta.models import Enclosure
-from tap_feeddelta.parse import fields
-from tap_feeddelta.parse.limits import MAX_ENCLOSURES
+from tap_feeddelta.parse import fields, itemurls
 from tap_feeddelta.parse.markup import TextKind
 from tap_feeddelta.parse.names import TagKey, markup_of, text_of
-from tap_feeddelta.parse.xmldoc import child_base
+from tap_feeddelta.parse.xmldoc import Bases, child_bases
 
 _GROUP: Final = frozenset({"media:group"})
 _HOLDERS: Final = frozenset({"media:group", "media:content"})
@@ -114,31 +113,38 @@ def is_avatar(key: TagKey, element: etree._Element) -> bool:
 def media_enclosures(
     key: TagKey,
     element: etree._Element,
-    base: str | None,
+    bases: Bases,
     has_xml_base: bool,
     found: list[Enclosure],
+    found_before: list[Enclosure],
     issues: list[Issue],
 ) -> None:
     """Add to ``found`` the enclosures of a Media RSS ``media:content`` or of the
     ``media:content``s of a ``media:group`` (an RSS item's or an Atom entry's child), other
-    than an author's picture; an item uses them when it has no enclosure of its own.
-    Reading stops one past ``MAX_ENCLOSURES``: that one is enough to report the cut."""
+    than an author's picture; an item uses them when it has no enclosure of its own. To
+    ``found_before``, the same as versions before read them (``bases``: the base now and
+    as they read it; see itemurls). Reading stops one past ``MAX_ENCLOSURES``: that one
+    is enough to report the cut."""
     if key[element.tag] == "media:content":
         contents = [element]
     else:
         contents = [child for child in element if key[child.tag] == "media:content"]
-        base = child_base(element, base, issues) if has_xml_base else base
+        bases = child_bases(element, *bases, issues) if has_xml_base else bases
     for content in contents:
-        if len(found) > MAX_ENCLOSURES:
+        if itemurls.are_full(found, found_before):
             return  # one past the cap is read, to be reported
         if is_avatar(key, content):
             continue  # the author's picture (WordPress.com's Gravatar), not the item's media
-        media_base = child_base(content, base, issues) if has_xml_base else base
-        enc = fields.enclosure(
-            content.get("url"), content.get("type"), content.get("fileSize"), media_base, issues
+        media_bases = child_bases(content, *bases, issues) if has_xml_base else bases
+        itemurls.add_enclosure(
+            found,
+            found_before,
+            content.get("url"),
+            content.get("type"),
+            content.get("fileSize"),
+            media_bases,
+            issues,
         )
-        if enc is not None:
-            found.append(enc)
 
 
 def _declared_kind(element: etree._Element) -> str | None:

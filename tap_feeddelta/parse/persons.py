@@ -12,17 +12,22 @@ from tap_feeddelta.models import Author
 from tap_feeddelta.parse import fields
 from tap_feeddelta.parse.limits import MAX_AUTHORS
 from tap_feeddelta.parse.names import TagKey, text_of
-from tap_feeddelta.parse.xmldoc import child_base
+from tap_feeddelta.parse.xmldoc import Bases, child_bases
 
 _URI_PARTS: Final = frozenset({"uri", "url", "homepage"})
 _PARTS: Final = _URI_PARTS | {"name", "email"}
 
 
 def person(
-    key: TagKey, element: etree._Element, base: str | None, has_xml_base: bool, issues: list[Issue]
-) -> Author | None:
+    key: TagKey,
+    element: etree._Element,
+    bases: Bases,
+    has_xml_base: bool,
+    issues: list[Issue],
+) -> tuple[Author | None, Author | None]:
     """A person: ``name``, ``email`` and ``uri`` children (0.3: ``url``), or a bare text
-    that is the name."""
+    that is the name; with the person as versions before read it (``bases``: the base
+    now and as they read it), the same object when they read it alike."""
     name = email = uri = None
     for child in element:
         part = key[child.tag]
@@ -37,8 +42,8 @@ def person(
     if uri and uri.lstrip()[:7].lower() == "mailto:":
         email, uri = email or uri, None  # an address, not a page (as in JSON Feed)
     if uri and has_xml_base:
-        base = child_base(element, base, issues)
-    return fields.author(name, email, uri, base, issues)
+        bases = child_bases(element, *bases, issues)
+    return fields.author_readings(name, email, uri, *bases, issues)
 
 
 def is_person(key: TagKey, element: etree._Element) -> bool:

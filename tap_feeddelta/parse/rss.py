@@ -8,10 +8,10 @@ from lxml import etree
 
 from tap_feeddelta.errors import Issue, ParseError
 from tap_feeddelta.models import Author, Enclosure, FeedFormat, ParsedFeed, ParsedItem
-from tap_feeddelta.parse import fields, markup
+from tap_feeddelta.parse import fields, itemurls, markup
 from tap_feeddelta.parse.aliases import with_reading_without_aliases
 from tap_feeddelta.parse.budget import within_url_budget
-from tap_feeddelta.parse.limits import MAX_ENCLOSURES, MAX_ITEMS_READ
+from tap_feeddelta.parse.limits import MAX_ITEMS_READ
 from tap_feeddelta.parse.media import (
     fallback_title,
     keyword_tags,
@@ -29,7 +29,15 @@ from tap_feeddelta.parse.names import (
     text_of,
 )
 from tap_feeddelta.parse.persons import is_person, merged_authors, person
-from tap_feeddelta.parse.xmldoc import XmlDocument, base_of, child_base, cut_short, kept_items
+from tap_feeddelta.parse.xmldoc import (
+    Bases,
+    XmlDocument,
+    bases_of,
+    child_base,
+    child_bases,
+    cut_short,
+    kept_items,
+)
 
 # A description in the XHTML namespace (a default one declared on it) is RSS's: XHTML has none.
 _DESCRIPTIONS = frozenset({"description", "dc:description", "xhtml:description"})
@@ -91,16 +99,17 @@ def rss_feed(
     if has_more:
         issues.append(Issue("too_many_items", f"Only the first {MAX_ITEMS_READ} items are read."))
     # The bases of the elements an xml:base applies on: None when the document has none.
-    known_bases: dict[etree._Element, str | None] | None = {} if doc.has_xml_base else None
-    base = (
-        url
+    known_bases: dict[etree._Element, Bases] | None = {} if doc.has_xml_base else None
+    bases = (
+        (url, url)
         if known_bases is None
-        else base_of(channel if channel is not None else root, url, issues, known_bases)
+        else bases_of(channel if channel is not None else root, url, issues, known_bases)
     )
-    feed_authors: tuple[Author, ...] = ()
+    base = bases[0]
+    feed_authors: _Authors = ((), ())
     feed_values: dict[str, str | None] = {}
     if channel is not None:
-        feed_authors = _channel(key, channel, base, doc.has_xml_base, feed_values, issues)
+        feed_authors = _channel(key, channel, bases, doc.has_xml_base, feed_values, issues)
     root_name = root.tag.rpartition("}")[2] if root.prefix is None else f"{root.prefix}:RDF"
     pointers = _pointers(root_name, channels, item_elements)
     items, is_over_budget = within_url_budget(
@@ -109,14 +118,16 @@ def rss_feed(
             for element, pointer in zip(item_elements, pointers, strict=True)
         ),
         url_budget_bytes,
-        feed_authors,
+        feed_authors[0],
         "items",
         issues,
     )
     if key.reads_alias:  # versions before read the alias's elements as nothing
         then_key = tag_keys(_home(root), root, with_aliases=False)
         then_authors = (
-            () if channel is None else _channel(then_key, channel, base, doc.has_xml_base, {}, [])
+            ((), ())
+            if channel is None
+            else _channel(then_key, channel, bases, doc.has_xml_base, {}, [])
         )
         items = tuple(
             [
@@ -213,17 +224,23 @@ def _channels_opened(
             yield child
 
 
+# The authors of an item or a feed, and as versions before read them (their URLs).
+_Authors = tuple[tuple[Author, ...], tuple[Author, ...]]
+
+
 def _channel(
     key: TagKey,
     channel: etree._Element,
-    base: str | None,
+    bases: Bases,
     has_xml_base: bool,
     values: dict[str, str | None],
     issues: list[Issue],
-) -> tuple[Author, ...]:
+) -> _Authors:
     """The channel's fields into ``values`` (``link_base``: the base of its link, when
-    an xml:base of the link's own may apply), and its author."""
+    an xml:base of the link's own may apply), and its author (now, before)."""
+    base = bases[0]
     authors: list[Author] = []
+    authors_before: list[Author] = []
     editors: list[str] = []  # managingEditor texts, read only when no author has a name
     for child in channel:
         name = key[child.tag]
@@ -257,14 +274,21 @@ def _channel(
             values["new_feed_url"] = text_of(child)  # Apple's way to move a podcast
         elif name in ("dc:creator", "itunes:author", "author"):
             if len(child):
-                authors.extend(_element_authors(key, child, base, issues))
+                found, found_before = _element_authors(key, child, bases, issues)
+                authors.extend(found)
+                authors_before.extend(found_before)
             else:  # "Name", "email (Name)", a bare email: as an item's author reads
-                authors.extend(fields.rss_authors(text_of(child), base, issues))
+                found = fields.rss_authors(text_of(child), base, issues)
+                authors.extend(found)
+                authors_before.extend(found)
     if not values.get("link") and "atomlink" in values:
         values["link"] = values["atomlink"]
         if has_xml_base:
             values["link_base"] = values["atomlink_base"]
-    return _show_author(authors, editors, base, issues)
+    shown = _show_author(authors, editors, base, issues)
+    if authors_before == authors:
+        return shown, shown
+    return shown, _show_author(authors_before, editors, base, [])
 
 
 def _show_author(
@@ -290,28 +314,35 @@ def _item(
     element: etree._Element,
     pointer: str,
     document_url: str,
-    known_bases: dict[etree._Element, str | None] | None,
-    feed_authors: tuple[Author, ...],
+    known_bases: dict[etree._Element, Bases] | None,
+    feed_authors: _Authors,
 ) -> ParsedItem:
     issues: list[Issue] = []
     cuts: fields.Cuts = []
     has_xml_base = known_bases is not None
-    base = (
-        document_url if known_bases is None else base_of(element, document_url, issues, known_bases)
-    )
+    if known_bases is None:
+        bases: Bases = (document_url, document_url)
+    else:
+        bases = bases_of(element, document_url, issues, known_bases)
+    base = bases[0]
     title = link = description = encoded = guid = published = dc_date = updated = None
     atom_published = created = plain_updated = None  # the last two: Jira's <created>, <updated>
     alternate = itunes_summary = itunes_title = itunes_keywords = original_link = None
     is_permalink = True
     # The bases of link, alternate and guid: an xml:base of the element's own applies.
-    link_base = alternate_base = guid_base = original_base = base
+    link_bases = alternate_bases = guid_bases = original_bases = bases
     authors: list[Author] = []
     itunes_authors: list[Author] = []
+    # Both as versions before read them (their URLs), as are the enclosures below.
+    authors_before: list[Author] = []
+    itunes_authors_before: list[Author] = []
     tags: list[str] = []
     enclosures: list[Enclosure] = []
     media: list[Enclosure] = []
+    enclosures_before: list[Enclosure] = []
+    media_before: list[Enclosure] = []
     media_elements: list[etree._Element] = []  # read for a missing title or description
-    original_enclosures: list[tuple[int, str]] = []  # FeedBurner's, by enclosure index
+    original_enclosures: list[itemurls.Original] = []  # FeedBurner's, by enclosure index
     for child in element:
         name = key[child.tag]
         if name == "title" or name == "dc:title":
@@ -321,9 +352,9 @@ def _item(
             if not link:
                 link = text_of(child).strip()  # an empty <link/> hides no later one
                 if has_xml_base:
-                    link_base = child_base(child, base, issues)
+                    link_bases = child_bases(child, *bases, issues)
                 if not link and alternate is None:
-                    alternate, alternate_base = _href_link(child), link_base
+                    alternate, alternate_bases = _href_link(child), link_bases
         elif name == "description" or name == "dc:description" or name == "xhtml:description":
             if description is None or not description.strip():  # an empty one hides none
                 description = markup_of(child, is_text_markup=True)
@@ -335,7 +366,7 @@ def _item(
                 guid = text_of(child)
                 is_permalink = (child.get("isPermaLink") or "true").strip().lower() != "false"
                 if has_xml_base:
-                    guid_base = child_base(child, base, issues)
+                    guid_bases = child_bases(child, *bases, issues)
         elif name == "category" or name == "dc:subject":
             value = fields.tag(text_of(child), issues)
             if value:
@@ -344,22 +375,26 @@ def _item(
             if encoded is None or not encoded.strip():
                 encoded = markup_of(child, is_text_markup=name != "xhtml:body")
         elif name == "dc:creator" or name == "author" or name == "dc:author":
-            authors.extend(
-                _element_authors(key, child, base, issues)
-                if len(child)
-                else fields.rss_authors(text_of(child), base, issues)
-            )
+            if len(child):
+                found, found_before = _element_authors(key, child, bases, issues)
+            else:
+                found = found_before = fields.rss_authors(text_of(child), base, issues)
+            authors.extend(found)
+            authors_before.extend(found_before)
         elif name == "tags":
             tags.extend(keyword_tags(text_of(child), issues))
         elif name == "enclosure":
-            if len(enclosures) > MAX_ENCLOSURES:
+            if itemurls.are_full(enclosures, enclosures_before):
                 continue  # one past the cap is read, to be reported
-            enclosure_base = child_base(child, base, issues) if has_xml_base else base
-            enc = fields.enclosure(
-                child.get("url"), child.get("type"), child.get("length"), enclosure_base, issues
+            itemurls.add_enclosure(
+                enclosures,
+                enclosures_before,
+                child.get("url"),
+                child.get("type"),
+                child.get("length"),
+                child_bases(child, *bases, issues) if has_xml_base else bases,
+                issues,
             )
-            if enc is not None:
-                enclosures.append(enc)
         elif name == "dc:date":
             if dc_date is None:
                 dc_date = text_of(child)
@@ -376,7 +411,7 @@ def _item(
             if plain_updated is None:
                 plain_updated = text_of(child)
         elif name == "media:content" or name == "media:group":
-            media_enclosures(key, child, base, has_xml_base, media, issues)
+            media_enclosures(key, child, bases, has_xml_base, media, media_before, issues)
             media_elements.append(child)
         elif name in _MEDIA_TEXTS:
             media_elements.append(child)
@@ -385,12 +420,14 @@ def _item(
             if rel == "alternate" and alternate is None:
                 alternate = child.get("href")
                 if has_xml_base:
-                    alternate_base = child_base(child, base, issues)
+                    alternate_bases = child_bases(child, *bases, issues)
         elif name == "itunes:author":
             if len(child):
-                itunes_authors.extend(_element_authors(key, child, base, issues))
+                found, found_before = _element_authors(key, child, bases, issues)
             else:
-                itunes_authors.extend(fields.rss_authors(text_of(child), base, issues))
+                found = found_before = fields.rss_authors(text_of(child), base, issues)
+            itunes_authors.extend(found)
+            itunes_authors_before.extend(found_before)
         elif name == "itunes:summary" and itunes_summary is None:
             # Raw markup (child elements) stays markup, as in description: its blocks
             # read as separate words.
@@ -402,10 +439,13 @@ def _item(
         elif name == "feedburner:origlink" and original_link is None:
             original_link = text_of(child)
             if has_xml_base:
-                original_base = child_base(child, base, issues)
-        elif name == "feedburner:origenclosurelink" and len(enclosures) <= MAX_ENCLOSURES:
-            # It follows the enclosure it stands for.
-            original_enclosures.append((max(len(enclosures) - 1, 0), text_of(child)))
+                original_bases = child_bases(child, *bases, issues)
+        elif name == "feedburner:origenclosurelink" and not itemurls.are_full(
+            enclosures, enclosures_before
+        ):  # It follows the enclosure it stands for.
+            original_enclosures.append(
+                itemurls.original_of_last(enclosures, enclosures_before, text_of(child))
+            )
     if published is None:
         published = atom_published
     if published is None:
@@ -417,23 +457,29 @@ def _item(
     native_id = fields.native_id(guid, issues)
     if native_id is None and element.get(RDF_ABOUT):
         native_id = fields.native_id(element.get(RDF_ABOUT), issues)
-    # FeedBurner's <link> is its redirect; the original link is the page itself.
-    url = fields.original_url(original_link, original_base) if original_link else None
-    if url is None and link:
-        url = fields.url(link, link_base, "item", issues)
-    if url is None and alternate:
-        url = fields.url(alternate, alternate_base, "item", issues)
-    if url is None and native_id and is_permalink:
+    # FeedBurner's <link> is its redirect; the original link is the page itself. Each
+    # next candidate is read while the URL now or as read before has none yet.
+    url = (
+        itemurls.original_url(original_link, *original_bases)
+        if original_link
+        else itemurls.NONE_READ
+    )
+    if link and None in url:
+        url = itemurls.next_url(url, link, *link_bases, "item", issues)
+    if alternate and None in url:
+        url = itemurls.next_url(url, alternate, *alternate_bases, "item", issues)
+    if None in url and native_id and is_permalink:
         if native_id.startswith(("http://", "https://")):
-            url = fields.url(native_id, None, "item", issues)
+            url = itemurls.next_url(url, native_id, None, None, "item", issues)
         elif native_id.startswith("/"):  # a site generator without its base URL
-            url = fields.url(native_id, guid_base, "item", issues)
+            url = itemurls.next_url(url, native_id, *guid_bases, "item", issues)
+    url = itemurls.item_url(url)
     before: fields.ReadBefore = {}
     summary = fields.summary(description, markup.rss_description_kind(description), issues, cuts)
     if summary is None:  # no description, or one without words ("<![CDATA[ ]]>")
         summary = _fallback_summary(key, itunes_summary, media_elements, issues, cuts, before)
     if original_enclosures:
-        enclosures = fields.with_original_urls(enclosures, original_enclosures, base)
+        itemurls.with_original_urls(enclosures, enclosures_before, original_enclosures, bases)
     if not tags and media_elements:  # Flickr's tags are only in media:category
         tags = media_tags(key, media_elements, issues)
     if not tags and itunes_keywords:  # podcasts often have no other
@@ -453,37 +499,47 @@ def _item(
         )
     listed = authors or itunes_authors
     merged = merged_authors(listed) if len(listed) > 1 else listed
-    if merged is not listed:  # versions before listed one person once per element
-        before["authors"] = fields.first_authors(listed, [])
+    # Versions before listed one person once per element, and read URLs otherwise.
+    listed_before = authors_before or itunes_authors_before
+    offered, offered_before = enclosures or media, enclosures_before or media_before
     # Positional (faster than keywords); the order is checked by test_fields.py.
     item = ParsedItem(
         native_id,  # native_id
         "guid" if native_id is not None else None,  # native_id_source
-        fields.item_url(url),  # url (Google Alerts: the page, not the redirect)
+        url[0],  # url (Google Alerts: the page, not the redirect)
         item_title,  # title
         summary,  # summary
         fields.content(encoded, "html", issues, cuts),  # content_text
-        fields.first_authors(merged, issues) or feed_authors,  # authors
+        fields.first_authors(merged, issues) or feed_authors[0],  # authors
         fields.tags_without_markup(fields.item_tags(tags, issues), before),  # tags
         fields.date(published, "published", issues),  # published_at
         fields.date(updated, "updated", issues),  # updated_at
-        fields.first_enclosures(enclosures or media, issues),  # enclosures
+        fields.first_enclosures(offered, issues),  # enclosures
         pointer,  # source_pointer
         tuple(issues) if len(issues) < 2 else fields.distinct_issues(issues),  # issues
         tuple(cuts) if cuts else (),  # cut_digests
     )
+    if url[1] is not url[0] or offered_before != offered:
+        itemurls.record_before(before, url, offered, offered_before, item.enclosures)
+    if merged is not listed or listed_before != listed or feed_authors[1] is not feed_authors[0]:
+        authors_then = fields.first_authors(listed_before, []) or feed_authors[1]
+        if merged is not listed or authors_then != item.authors:
+            before["authors"] = authors_then
     return fields.with_read_before(item, before) if before else item
 
 
 def _element_authors(
-    key: TagKey, element: etree._Element, base: str | None, issues: list[Issue]
-) -> tuple[Author, ...]:
+    key: TagKey, element: etree._Element, bases: Bases, issues: list[Issue]
+) -> _Authors:
     """An author element with children: a person when they are ``<name>``/``<email>``
-    (templates made for Atom), else the text around its markup."""
+    (templates made for Atom), else the text around its markup; with the authors as
+    versions before read them (their URLs)."""
     if is_person(key, element):
-        found = person(key, element, base, True, issues)  # True: its own xml:base, if any
-        return () if found is None else (found,)
-    return fields.rss_authors(text_of(element), base, issues)
+        found, found_before = person(key, element, bases, True, issues)  # True: own xml:base
+        now = _listed(found)
+        return now, now if found_before is found else _listed(found_before)
+    found_text = fields.rss_authors(text_of(element), bases[0], issues)
+    return found_text, found_text
 
 
 def _href_link(element: etree._Element) -> str | None:
@@ -524,3 +580,7 @@ def _fallback_summary(
 def _as_html_text(text: str) -> str:
     """Plain text written as HTML that reads as it: its "&" and "<" escaped."""
     return text.replace("&", "&amp;").replace("<", "&lt;")
+
+
+def _listed(found: Author | None) -> tuple[Author, ...]:
+    return () if found is None else (found,)

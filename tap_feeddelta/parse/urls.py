@@ -6,10 +6,7 @@ from __future__ import annotations
 
 import re
 import unicodedata
-from collections.abc import Iterator
-from contextlib import contextmanager
-from contextvars import ContextVar
-from dataclasses import dataclass, field
+from collections.abc import Callable
 from typing import Final, Literal
 from urllib.parse import parse_qsl, urljoin, urlsplit, urlunsplit
 
@@ -51,22 +48,34 @@ def safe_url(raw: str, base: str | None) -> tuple[str | None, UrlProblem | None]
         return None, "url_too_long"
     if _SIMPLE.fullmatch(text) is not None:
         return text, None  # absolute, printable ASCII, no userinfo: nothing to do
-    readings = _READINGS.get()
-    if readings is not None and readings.as_before:
-        return safe_url_before(raw, base)
     text = _STRIPPED.sub("", text)
     if not text:
         return None, None
-    as_browsers = _slashes_as_browsers_read(text)
-    url, problem, is_plain = _resolved(as_browsers, base)
-    if readings is not None and (
-        url is None
-        or not is_plain
-        or as_browsers is not text
-        or (base is not None and base in readings.by_url)
-    ):
-        _remember_reading_before(readings, raw, base, url)
+    url, problem, _ = _resolved(_slashes_as_browsers_read(text), base)
     return url, problem
+
+
+def safe_url_readings(
+    raw: str, base: str | None, base_before: str | None
+) -> tuple[str | None, UrlProblem | None, str | None]:
+    """``safe_url`` of ``raw``, with what versions before this one read of it
+    (``safe_url_before`` on ``base_before``, the base as they read it): the reading now
+    itself when they read it alike, as they do most URLs, which costs nothing more."""
+    text = raw.strip()
+    if not text:
+        return None, None, None
+    if len(text) <= MAX_URL_BYTES and _SIMPLE.fullmatch(text) is not None:
+        return text, None, text  # absolute printable ASCII: alike (_SIMPLE_BEFORE holds it)
+    stripped = _STRIPPED.sub("", text) if len(text) <= MAX_URL_BYTES else ""
+    if not stripped:
+        url: str | None = None
+        problem: UrlProblem | None = "url_too_long" if len(text) > MAX_URL_BYTES else None
+    else:
+        as_browsers = _slashes_as_browsers_read(stripped)
+        url, problem, is_plain = _resolved(as_browsers, base)
+        if url is not None and is_plain and as_browsers is stripped and base_before == base:
+            return url, problem, url  # printable ASCII with nothing to encode: read alike
+    return url, problem, safe_url_before(raw, base_before)[0]
 
 
 def _slashes_as_browsers_read(text: str) -> str:
@@ -157,70 +166,6 @@ def _percent_utf8(char: str) -> str:
     return "".join(f"%{byte:02X}" for byte in char.encode("utf-8", "replace"))
 
 
-# What versions before this one read of the URLs read otherwise now, collected while a
-# document is read (readings_before), for ParsedItem.read_before (parse/feed.py).
-_READINGS: Final[ContextVar[UrlReadings | None]] = ContextVar("readings_before", default=None)
-
-
-@dataclass(slots=True)
-class UrlReadings:
-    """What ``safe_url`` found versions before this one read otherwise in a document."""
-
-    # Their reading (None: none) of each URL read otherwise now, by its reading now.
-    by_url: dict[str, str | None] = field(default_factory=dict)
-    # Whether a URL they read reads as none now (a host holding a bidi control or
-    # markup): which item held it, only a reading of the document as they read its URLs
-    # tells (urls_read_as_before).
-    lost: bool = False
-    # While the document is read as they read its URLs: safe_url is safe_url_before.
-    as_before: bool = False
-
-
-@contextmanager
-def readings_before() -> Iterator[UrlReadings]:
-    """While open, ``safe_url`` puts in the UrlReadings it yields each URL it reads
-    otherwise than versions before this one, by its reading now, with their reading,
-    and notes when one they read reads as none now.
-
-    Only the URLs ``safe_url`` is called for are seen: a reader's cache in front of it
-    hides the others. ``fields.author`` keeps the authors it has read for the whole
-    process, so a document read a second time in one process has lost the readings of
-    its author URLs (an item whose author URL is read otherwise looks updated once).
-    A run reads each feed once, so that holds for runs; and an author URL refused now
-    (``Author.url`` None) is never recovered, as no item reading maps it back (its item,
-    not identified by it, looks updated once)."""
-    readings = UrlReadings()
-    token = _READINGS.set(readings)
-    try:
-        yield readings
-    finally:
-        _READINGS.reset(token)
-
-
-@contextmanager
-def urls_read_as_before() -> Iterator[None]:
-    """While open, ``safe_url`` reads URLs as versions before this one did
-    (``safe_url_before``)."""
-    token = _READINGS.set(UrlReadings(as_before=True))
-    try:
-        yield
-    finally:
-        _READINGS.reset(token)
-
-
-def _remember_reading_before(
-    readings: UrlReadings, raw: str, base: str | None, url: str | None
-) -> None:
-    """Puts in ``readings`` what versions before this one read of ``raw`` (``base``: the
-    base as read now, whose reading then the readings hold when it differed), when that
-    differs from ``url``, the reading now."""
-    before, _ = safe_url_before(raw, (readings.by_url.get(base) or base) if base else None)
-    if url is None:
-        readings.lost = readings.lost or before is not None
-    elif before != url:
-        readings.by_url[url] = before
-
-
 # safe_url_before: safe_url as versions up to a2d3b36 read URLs, word for word, constants
 # included. The ids and fingerprints in their states were made of its readings, so it
 # must never change (tests/unit/golden_upgrade checks it against that version's code).
@@ -278,11 +223,26 @@ def unwrapped_url(url: str) -> str:
     ``www.google.com/url?...&url=<page>`` (Google Alerts; ``q=`` in older links) gives its
     ``url`` (else ``q``) parameter when that is an http(s) URL that passes ``safe_url``.
     Any other URL, or a redirect without such a target, is returned as it is."""
-    if not url[:27].lower().startswith(_GOOGLE_REDIRECTS):
-        return url
+    return _unwrapped(url, safe_url) if is_redirect(url) else url
+
+
+def unwrapped_url_before(url: str) -> str:
+    """``unwrapped_url`` as versions before this one read it: its target read by
+    ``safe_url_before``."""
+    return _unwrapped(url, safe_url_before) if is_redirect(url) else url
+
+
+def is_redirect(url: str) -> bool:
+    """Whether ``url`` is a redirect link ``unwrapped_url`` reads the page of."""
+    return url[:27].lower().startswith(_GOOGLE_REDIRECTS)
+
+
+def _unwrapped(
+    url: str, read: Callable[[str, str | None], tuple[str | None, UrlProblem | None]]
+) -> str:
     params = dict(parse_qsl(url.partition("?")[2].partition("#")[0]))
     target = params.get("url") or params.get("q")
     if not target or not target.lstrip()[:8].lower().startswith(("http://", "https://")):
         return url
-    page, _ = safe_url(target, None)
+    page, _ = read(target, None)
     return page or url

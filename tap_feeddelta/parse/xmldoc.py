@@ -42,7 +42,7 @@ from tap_feeddelta.parse.repair import (
     with_raw_html_as_text,
 )
 from tap_feeddelta.parse.tagsyntax import ANY_PREFIX, LOCAL_NAME, NO_TAG_AFTER_LT
-from tap_feeddelta.parse.urls import safe_url
+from tap_feeddelta.parse.urls import safe_url, safe_url_before
 
 MAX_MARKUP_TAGS: Final = 1_000_000  # "<" characters in one document
 _TOO_MANY_TAGS: Final = Issue(
@@ -347,23 +347,42 @@ def _tags_of(local_name: str, *, is_end: bool) -> re.Pattern[bytes]:
     return pattern
 
 
+# The base URL in effect at an element as read now, and as versions before this one read
+# it (see urls.safe_url_readings): one per element an xml:base applies on.
+Bases = tuple[str | None, str | None]
+
+
 def base_of(
     element: etree._Element,
     document_url: str | None,
     issues: list[Issue],
-    known: dict[etree._Element, str | None],
+    known: dict[etree._Element, Bases],
 ) -> str | None:
-    """The base URL in effect at ``element``: each ``xml:base`` from the root down,
-    resolved on the base above it (``child_base``). For the feed and its items.
+    """The base URL in effect at ``element`` (``bases_of``, as read now)."""
+    return bases_of(element, document_url, issues, known)[0]
 
-    ``known`` keeps the base found for each element, for one document: the items of one
+
+def bases_of(
+    element: etree._Element,
+    document_url: str | None,
+    issues: list[Issue],
+    known: dict[etree._Element, Bases],
+) -> Bases:
+    """The base URL in effect at ``element``, as read now and as versions before read
+    it: each ``xml:base`` from the root down, resolved on the base above it
+    (``child_bases``). For the feed and its items.
+
+    ``known`` keeps the bases found for each element, for one document: the items of one
     parent resolve its chain once. (lxml's ``element.base`` rebuilt the whole chain for
     every item, a join of bases that may each be megabytes long.)"""
     if element in known:
         return known[element]
     parent = element.getparent()
-    outer = document_url if parent is None else base_of(parent, document_url, issues, known)
-    found = known[element] = child_base(element, outer, issues)
+    if parent is None:
+        outer: Bases = (document_url, document_url)
+    else:
+        outer = bases_of(parent, document_url, issues, known)
+    found = known[element] = child_bases(element, *outer, issues)
     return found
 
 
@@ -381,6 +400,21 @@ def child_base(element: etree._Element, parent_base: str | None, issues: list[Is
     if problem == "url_too_long":
         issues.append(_BASE_TOO_LONG)
     return found or parent_base
+
+
+def child_bases(
+    element: etree._Element, parent_base: str | None, parent_before: str | None, issues: list[Issue]
+) -> Bases:
+    """``child_base``, with the base as versions before read it (``parent_before``: the
+    parent's as they read it)."""
+    own = element.get(_XML_BASE)
+    if not own:
+        return parent_base, parent_before
+    found, problem = safe_url(own, parent_base)
+    if problem == "url_too_long":
+        issues.append(_BASE_TOO_LONG)
+    before, _ = safe_url_before(own, parent_before)  # once an element: no need to spare it
+    return found or parent_base, before or parent_before
 
 
 _NESTED_AWAY: Final = Issue(

@@ -92,6 +92,17 @@ BEFORE: dict[str, tuple[str, dict[str, Any]]] = {
         "<uri>https://e.org/~a`</uri></author></item>",
         {"authors": (Author("A", None, "https://e.org/~a`"),)},
     ),
+    # A host holding a bidi control is refused now: the author keeps no URL, or is none.
+    "author-host-bidi": (
+        "<item><guid>g1</guid><title>T</title><author><name>A</name>"
+        "<uri>https://e\u202e.org/a</uri></author></item>",
+        {"authors": (Author("A", None, "https://e\u202e.org/a"),)},
+    ),
+    "author-only-a-url-host-bidi": (
+        "<item><guid>g1</guid><title>T</title><author>"
+        "<uri>https://e\u202e.org/a</uri></author></item>",
+        {"authors": (Author(None, None, "https://e\u202e.org/a"),)},
+    ),
 }
 
 
@@ -101,7 +112,7 @@ def test_a_state_from_before_urls_were_encoded_sends_nothing_again(
     document: str, fields_before: dict[str, Any], ignored: tuple[str, ...]
 ) -> None:
     # A feed URL of its own: an author read once is remembered by its link and base, and
-    # the reading before is collected as a document is read (see feed._with_urls_read_before).
+    # the reading before is kept with it (see fields.author_readings).
     feed_url = f"{URL}?ignored={','.join(ignored)}"
     (item,) = _rss_items(document, feed_url)
     before = item._replace(read_before=(), **fields_before)
@@ -150,3 +161,16 @@ def test_a_url_read_alike_has_no_reading_before() -> None:
         '<enclosure url="/ep 1.mp3" type="audio/mpeg" length="5"/></item>'
     )
     assert item.read_before == ()
+
+
+@pytest.mark.parametrize("host", ["e.org/~a`", "e\u202e.org/a"], ids=["encoded", "refused"])
+def test_an_author_read_again_keeps_its_url_as_read_before(host: str) -> None:
+    # The authors read are cached for the process: a second reading of one keeps the
+    # reading before too.
+    document = (
+        f"<item><guid>g1</guid><title>T</title><author><name>A</name><uri>https://{host}</uri>"
+        "</author></item>"
+    )
+    first, again = (_rss_items(document, f"{URL}?again")[0] for _ in range(2))
+    assert dict(first.read_before) == {"authors": (Author("A", None, f"https://{host}"),)}
+    assert again.read_before == first.read_before
