@@ -36,7 +36,9 @@ MELTANO_KINDS = {
     "array": {"array"},
     "boolean": {"boolean"},
     "integer": {"integer"},
-    "number": {"decimal"},
+    # Not decimal: Meltano 4.4.1 cannot pass a decimal from a variable (Decimal is not JSON
+    # serializable); an integer kind still passes a YAML number like 2.5 as it is.
+    "number": {"integer"},
     "string": {"string", "options", "date_iso8601", "password"},
 }
 

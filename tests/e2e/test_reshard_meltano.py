@@ -52,7 +52,8 @@ def _shims(tmp_path: Path, meltano: str) -> dict[str, str]:
     shim.write_text(
         "#!/bin/sh\n"
         'last=""; for arg in "$@"; do last=$arg; done\n'
-        f'if [ "$1 $2" = "state set" ] && [ -n "${{FAIL_ONCE:-}}" ] && [ "$last" = "$FAIL_ONCE" ] '
+        'case " $* " in *" state set "*) setting=1 ;; *) setting="" ;; esac\n'
+        f'if [ -n "$setting" ] && [ -n "${{FAIL_ONCE:-}}" ] && [ "$last" = "$FAIL_ONCE" ] '
         f'&& [ ! -e "{failed}" ]; then touch "{failed}"; echo "disk full" >&2; exit 1; fi\n'
         f'exec "{meltano}" "$@"\n'
     )

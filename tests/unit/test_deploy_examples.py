@@ -18,8 +18,12 @@ import yaml
 
 from tap_feeddelta.config import CONFIG_SCHEMA
 
-DEPLOY = Path(__file__).resolve().parents[2] / "deploy"
+ROOT = Path(__file__).resolve().parents[2]
+DEPLOY = ROOT / "deploy"
 KUBERNETES = DEPLOY / "kubernetes" / "feeddelta-shards.yaml"
+DOCKERFILE = DEPLOY / "kubernetes" / "Dockerfile"
+# Where scripts/setup-pipeline puts Meltano, relative to the checkout it sets up.
+SETUP_PIPELINE_MELTANO = ".venv-meltano/bin/meltano"
 AIRFLOW_DAG = DEPLOY / "airflow" / "feeddelta_shards.py"
 # Where meltano.yml's target-postgres settings come from; its defaults (127.0.0.1:5433,
 # database warehouse) only fit the throwaway server of scripts/postgres.
@@ -100,19 +104,25 @@ def test_kubernetes_container_command_becomes_meltano_and_gets_sigterm(tmp_path:
     the tap run on to the SIGKILL, and Meltano's run record stays "running" for 5 minutes.
     """
     container = _container()
-    bin_dir = tmp_path / "bin"
-    bin_dir.mkdir()
-    (bin_dir / "meltano").write_text(FAKE_MELTANO)
-    (bin_dir / "meltano").chmod(0o755)
+    # The image's project directory as scripts/setup-pipeline leaves it; no meltano on the
+    # PATH (the image puts none there: a bare `meltano` would exit 127).
+    workdir = tmp_path / "project"
+    meltano = workdir / SETUP_PIPELINE_MELTANO
+    meltano.parent.mkdir(parents=True)
+    meltano.write_text(FAKE_MELTANO)
+    meltano.chmod(0o755)
     out = tmp_path / "meltano.out"
     env = {
-        "PATH": f"{bin_dir}{os.pathsep}{os.environ['PATH']}",
+        "PATH": "/usr/bin:/bin",
         "JOB_COMPLETION_INDEX": "3",
         "FAKE_MELTANO_OUT": str(out),
     }
     # In a session of its own, so that the finally can stop a meltano the shell left behind.
     proc = subprocess.Popen(
-        [*container["command"], *container["args"]], env=env, start_new_session=True
+        [*container["command"], *container["args"]],
+        cwd=workdir,
+        env=env,
+        start_new_session=True,
     )
     try:
         deadline = time.monotonic() + 30
@@ -128,6 +138,42 @@ def test_kubernetes_container_command_becomes_meltano_and_gets_sigterm(tmp_path:
         with contextlib.suppress(ProcessLookupError):
             os.killpg(proc.pid, signal.SIGKILL)
         proc.wait()
+
+
+def _dockerfile() -> list[tuple[str, str]]:
+    """The Dockerfile's instructions as (INSTRUCTION, arguments), continuation lines joined."""
+    text = DOCKERFILE.read_text().replace("\\\n", " ")
+    lines = [line.strip() for line in text.splitlines()]
+    pairs = [line.partition(" ")[::2] for line in lines if line and not line.startswith("#")]
+    return [(name.upper(), args.strip()) for name, args in pairs]
+
+
+def test_dockerfile_builds_the_image_the_kubernetes_example_runs() -> None:
+    """The image is this project set up by scripts/setup-pipeline (as CI sets up its
+    checkout) in the container's working directory, so the manifest's Meltano is there."""
+    instructions = _dockerfile()
+    assert instructions[0] == ("FROM", "python:3.11-slim")
+    workdirs = [args for name, args in instructions if name == "WORKDIR"]
+    container = _container()
+    assert workdirs == [container["workingDir"]]
+    # The whole project copied into it (build context: the repository root), then set up.
+    assert ("COPY", f"--chown=10001:10001 . {container['workingDir']}") in instructions
+    assert ("RUN", "scripts/setup-pipeline") in instructions
+    # Not root: Kubernetes checks a numeric USER against runAsNonRoot.
+    [user] = [args for name, args in instructions if name == "USER"]
+    assert int(user) > 0
+    assert [n for n, _ in instructions].index("USER") < instructions.index(
+        ("RUN", "scripts/setup-pipeline")
+    )
+    assert container["securityContext"]["runAsNonRoot"] is True
+    # The manifest runs the Meltano that scripts/setup-pipeline makes, from that directory.
+    assert f"exec {SETUP_PIPELINE_MELTANO} run " in container["args"][0]
+    assert f"{SETUP_PIPELINE_MELTANO} install" in (ROOT / "scripts" / "setup-pipeline").read_text()
+    # The developer's virtualenvs and outputs stay out of the image: their paths and
+    # interpreters are the build machine's.
+    ignored = (ROOT / ".dockerignore").read_text().split()
+    for path in (".venv*", ".meltano", "output", ".git"):
+        assert path in ignored, path
 
 
 class _Dag:

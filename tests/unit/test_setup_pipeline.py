@@ -37,3 +37,31 @@ def test_setup_creates_the_folders_the_readme_commands_write_into(tmp_path: Path
     )
     assert done.returncode == 0, done.stderr
     assert (checkout / "output" / "logs").is_dir()
+
+
+def test_setup_installs_meltano_with_its_postgres_driver(tmp_path: Path) -> None:
+    """A shared system database (MELTANO_DATABASE_URI=postgresql+psycopg://…, as sharding
+    needs) takes Meltano's `postgres` extra; without it Meltano stops with "No module named
+    'psycopg'". A .venv-meltano of the right version but without the driver is completed."""
+    checkout = tmp_path / "checkout"
+    (checkout / "scripts").mkdir(parents=True)
+    shutil.copy2(ROOT / "scripts" / "setup-pipeline", checkout / "scripts" / "setup-pipeline")
+    pip_log = tmp_path / "pip.log"
+    _stub(checkout / ".venv" / "bin" / "tap-feeddelta", "exit 0")
+    # Meltano 4.4.1 is there, psycopg is not; `-m pip` records what it was asked to install.
+    _stub(
+        checkout / ".venv-meltano" / "bin" / "python",
+        f'case "$*" in *"import psycopg"*) exit 1 ;; "-m pip"*) echo "$*" >> "{pip_log}" ;; '
+        "*) echo 4.4.1 ;; esac",
+    )
+    _stub(checkout / ".venv-meltano" / "bin" / "meltano", "exit 0")
+    done = subprocess.run(
+        [str(checkout / "scripts" / "setup-pipeline"), "--quiet"],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr
+    assert pip_log.read_text().splitlines() == ["-m pip install meltano[postgres]==4.4.1"]

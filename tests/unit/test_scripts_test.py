@@ -1,0 +1,87 @@
+"""scripts/test sets up the end-to-end tools (Meltano, Airflow, PostgreSQL) only when its
+pytest arguments can select an end-to-end test; with none (CI) it sets up everything."""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def _stub(path: Path, script: str) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(f"#!/bin/sh\n{script}\n")
+    path.chmod(0o755)
+
+
+def _checkout(tmp_path: Path) -> tuple[Path, Path]:
+    """A checkout whose tools are stand-ins that log their calls: the log's path."""
+    checkout = tmp_path / "checkout"
+    log = tmp_path / "calls.log"
+    (checkout / "scripts").mkdir(parents=True)
+    shutil.copy2(ROOT / "scripts" / "test", checkout / "scripts" / "test")
+    for folder in ("tests/unit", "tests/e2e", "tests/integration/tap"):
+        (checkout / folder).mkdir(parents=True)
+    (checkout / "tests" / "e2e" / "test_pipelines.py").touch()
+    (checkout / "tests" / "unit" / "test_cli.py").touch()
+    record = f'echo "$(basename "$0") $*" >> "{log}"'
+    _stub(checkout / ".venv" / "bin" / "python", f'case "$*" in "-m pytest"*) {record} ;; esac')
+    for tool in ("ruff", "mypy"):
+        _stub(checkout / ".venv" / "bin" / tool, "exit 0")
+    _stub(checkout / "scripts" / "setup-pipeline", record)
+    _stub(
+        checkout / "scripts" / "postgres",
+        f'{record}\n[ "$1" = start ] && echo "export FEEDDELTA_PG_DIR={tmp_path}/pg"; exit 0',
+    )
+    _stub(checkout / ".venv-meltano" / "bin" / "uv", record)
+    _stub(checkout / ".venv-airflow" / "bin" / "python", "exit 0")
+    return checkout, log
+
+
+def _calls(tmp_path: Path, *args: str, e2e: str | None = None) -> list[str]:
+    checkout, log = _checkout(tmp_path)
+    env = {"PATH": "/usr/bin:/bin", "HOME": str(tmp_path)}
+    if e2e is not None:
+        env["FEEDDELTA_E2E"] = e2e
+    done = subprocess.run(
+        [str(checkout / "scripts" / "test"), *args],
+        cwd=tmp_path,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+    assert done.returncode == 0, done.stdout + done.stderr
+    return [line.split()[0] for line in log.read_text().splitlines()]
+
+
+SET_UP = ["setup-pipeline", "uv", "postgres"]
+
+
+@pytest.mark.parametrize(
+    ("args", "calls"),
+    [
+        ((), [*SET_UP, "python", "python", "postgres"]),  # CI: everything, as before
+        (("tests/unit",), ["python"]),
+        (("tests/unit/test_cli.py::test_x", "-q", "-k", "not slow"), ["python"]),
+        (("tests/e2e/test_pipelines.py::test_x",), [*SET_UP, "python", "python", "postgres"]),
+        (("tests",), [*SET_UP, "python", "python", "postgres"]),  # holds tests/e2e
+        ((".", "-q"), [*SET_UP, "python", "python", "postgres"]),
+        (("-m", "e2e"), [*SET_UP, "python", "python", "postgres"]),
+        (("-q", "-x"), [*SET_UP, "python", "python", "postgres"]),  # no path: every test
+    ],
+    ids=["none", "unit", "unit-node-and-options", "e2e-node", "tests", "root", "marker", "options"],
+)
+def test_sets_up_end_to_end_tools_only_when_an_e2e_test_can_run(
+    tmp_path: Path, args: tuple[str, ...], calls: list[str]
+) -> None:
+    assert _calls(tmp_path, *args) == calls
+
+
+def test_feeddelta_e2e_0_skips_the_set_up(tmp_path: Path) -> None:
+    assert _calls(tmp_path, e2e="0") == ["python", "python"]
