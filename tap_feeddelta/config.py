@@ -10,6 +10,7 @@ from typing import Any, Final
 
 from tap_feeddelta import __version__
 from tap_feeddelta.bounds import MAX_URL_BYTES
+from tap_feeddelta.configwords import in_config_order, violations_told
 from tap_feeddelta.fetch.errors import FetchError
 from tap_feeddelta.fetch.urls import parse_target
 from tap_feeddelta.models import FINGERPRINT_FIELDS, ContentMode, FirstRunMode
@@ -324,7 +325,8 @@ def schema_problems(schema: dict[str, Any], config: dict[str, Any]) -> list[str]
     """The config's JSON-schema violations, each naming the key and the rule but never
     the value: a misplaced feed URL can carry a token or a password. Reference for tests:
     the run uses all_config_problems."""
-    return [problem for _, problem in _schema_violations(schema, config)]
+    problems = [problem for _, problem in _schema_violations(schema, config)]
+    return in_config_order(problems, config)
 
 
 def _schema_violations(
@@ -335,14 +337,7 @@ def _schema_violations(
 
     checked = _schema_to_check(schema, config)
     validator = validator_for(checked)(checked)
-    return [
-        (
-            tuple(error.absolute_path),
-            f"config{''.join(f'[{step!r}]' for step in error.absolute_path)}: "
-            + _rule_broken(error),
-        )
-        for error in validator.iter_errors(config)
-    ]
+    return [told for error in validator.iter_errors(config) for told in violations_told(error)]
 
 
 def _schema_to_check(schema: dict[str, Any], config: dict[str, Any]) -> dict[str, Any]:
@@ -370,17 +365,18 @@ def _schema_to_check(schema: dict[str, Any], config: dict[str, Any]) -> dict[str
 def all_config_problems(
     schema: dict[str, Any], config: dict[str, Any]
 ) -> tuple[list[str], frozenset[str]]:
-    """Every problem of ``config`` at once: its schema violations, then config_problems
-    of the values that passed the schema (a misspelt key hides no feed URL problem); and
-    the keys whose values the schema refused. A feed_urls entry the schema refused is
-    left out of the checks, the others are checked."""
+    """Every problem of ``config`` at once, in the order of its keys: its schema
+    violations, and config_problems of the values that passed the schema (a misspelt key
+    hides no feed URL problem); and the keys whose values the schema refused. A feed_urls
+    entry the schema refused is left out of the checks, the others are checked."""
     violations = _schema_violations(schema, config)
+    settings = schema.get("properties", {})
     refused: set[str] = set()
     refused_urls: set[int] = set()
     for path, _ in violations:
         if len(path) >= 2 and path[0] == "feed_urls" and isinstance(path[1], int):
             refused_urls.add(path[1])
-        elif path:
+        elif path and path[0] in settings and path[0] in config:  # not a key left out
             refused.add(str(path[0]))
     judged = {key: value for key, value in config.items() if key not in refused}
     urls = judged.get("feed_urls")
@@ -388,52 +384,7 @@ def all_config_problems(
         judged["feed_urls"] = [None if i in refused_urls else u for i, u in enumerate(urls)]
     problems = [problem for _, problem in violations]
     problems += config_problems(judged, unjudged=frozenset(refused))
-    return problems, frozenset(refused)
-
-
-_BOUND_WORDS: Final = {
-    "minimum": "at least",
-    "maximum": "at most",
-    "exclusiveMinimum": "more than",
-    "exclusiveMaximum": "less than",
-    "minLength": "at least this many characters:",
-    "maxLength": "at most this many characters:",
-    "minItems": "at least this many items:",
-    "maxItems": "at most this many items:",
-}
-
-# What each setting's "pattern" asks for, in words: the regex itself says little to a user.
-_PATTERN_WORDS: Final = {
-    "feed_urls": "must start with http:// or https://",
-    "monitor_id": "must be 1 to 64 characters, each one of A-Z a-z 0-9 _ -",
-    "user_agent": (
-        "must be printable ASCII characters only (no tab, line break or other control character)"
-    ),
-    "start_date": (
-        "must be an RFC 3339 date-time such as 2024-01-01T00:00:00Z, or a date such as 2024-01-01"
-    ),
-}
-
-
-def _rule_broken(error: Any) -> str:
-    """What a jsonschema ValidationError says, in words that hold no instance value."""
-    rule, expected = error.validator, error.validator_value
-    if rule == "type":
-        return f"must be of type {expected}"
-    if rule in _BOUND_WORDS:
-        return f"must be {_BOUND_WORDS[rule]} {expected}"
-    if rule == "enum":
-        return f"must be one of {expected}"
-    if rule in ("required", "additionalProperties"):
-        return str(error.message)  # names keys, never values
-    if rule == "format":
-        return f"must be a valid {expected}"
-    if rule == "pattern":
-        setting = str(error.absolute_path[0]) if error.absolute_path else ""
-        return _PATTERN_WORDS.get(setting, f"must match the pattern {expected}")
-    if rule == "uniqueItems":
-        return "has repeated items"
-    return f"fails the schema's {rule!r} rule"
+    return in_config_order(problems, config), frozenset(refused)
 
 
 # A URL the fetcher sends as written, bar the case of nothing, a default port and an

@@ -17,6 +17,7 @@ from singer_sdk.exceptions import ConfigValidationError
 from singer_sdk.helpers._util import load_json
 
 from tap_feeddelta.config import REFUSED_SETTINGS, all_config_problems, refused_settings
+from tap_feeddelta.configwords import close_name, in_config_order
 from tap_feeddelta.errors import JSON_READ_ERRORS, unread_json_text
 
 # TAP_FEEDDELTA_<X> variables that are no setting and still not a mistake: the SDK's
@@ -66,9 +67,15 @@ def unknown_variables(
         rest = variable.removeprefix(prefix)
         if rest in names or rest in OTHER_VARIABLES or rest.startswith(("_", *objects)):
             continue
-        why = refused.get(rest, "is not a setting of this tap (see tap-feeddelta --about)")
+        why = refused.get(rest) or _not_a_setting(prefix, rest, names)
         problems.append(f"environment variable {variable}: {why}")
     return problems
+
+
+def _not_a_setting(prefix: str, rest: str, names: Iterable[str]) -> str:
+    close = close_name(rest, names)
+    hint = f"did you mean {prefix}{close}?" if close else "see tap-feeddelta --about"
+    return f"is not a setting of this tap ({hint})"
 
 
 def numbers_read(
@@ -100,9 +107,9 @@ def config_problems(
     not_finite: Iterable[str],
     stream_schemas: Iterable[dict[str, Any]],
 ) -> list[str]:
-    """Every problem of ``config`` at once, none quoting a value: refused settings, numbers
-    that are not finite, config.py's checks, then the flattening settings (only once the
-    schema check has judged them)."""
+    """Every problem of ``config`` at once, none quoting a value, in the order of its keys:
+    refused settings, numbers that are not finite, config.py's checks, and the flattening
+    settings (only once the schema check has judged them)."""
     not_finite = list(not_finite)
     others = {k: v for k, v in config.items() if k not in REFUSED_SETTINGS and k not in not_finite}
     problems = refused_settings(config)
@@ -111,7 +118,7 @@ def config_problems(
     problems += found
     if not any(key.startswith("flattening_") for key in unjudged):
         problems += flattening_problems(others, stream_schemas)
-    return problems
+    return in_config_order(problems, config)
 
 
 def flattening_problems(

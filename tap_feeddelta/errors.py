@@ -91,7 +91,9 @@ CODES: Final[dict[str, CodeInfo]] = {
     "timeout": CodeInfo(
         "error", True, "The feed's time budget ran out, or its host stopped answering."
     ),
-    "redirect_limit": CodeInfo("error", False, "More redirects than max_redirects."),
+    "redirect_limit": CodeInfo(
+        "error", False, "More redirects than max_redirects (the message says when they loop)."
+    ),
     "redirect_denied": CodeInfo(
         "error",
         False,

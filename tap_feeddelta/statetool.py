@@ -344,11 +344,32 @@ def _checked_url(url: str, which: str) -> str:
 def _input_text(path: str, what: str) -> str:
     """The text of the ``what`` file ``path`` ('-': stdin): UTF-8, with or without a byte
     order mark (as the tap reads a state). Every file the tool reads is read here."""
-    data = sys.stdin.buffer.read() if path == "-" else Path(path).read_bytes()
+    try:
+        data = sys.stdin.buffer.read() if path == "-" else Path(path).read_bytes()
+    except OSError as exc:
+        raise UsageError(f"{path}: cannot be read ({_why(exc)})") from None
     try:
         return data.removeprefix(b"\xef\xbb\xbf").decode("utf-8")
     except UnicodeDecodeError:
         raise UsageError(f"{path}: the {what} {not_utf8_text(data[:2])}") from None
+
+
+def _why(exc: OSError) -> str:
+    """An OSError's words alone ("No such file or directory"), as the tap gives them: not
+    str(exc), which is "[Errno 2] ..." and the path again."""
+    return exc.strerror or type(exc).__name__
+
+
+def _write_shards(out_dir: Path, shard_states: list[dict[str, Any]], wrapped: bool) -> None:
+    """shard-<i>.json in ``out_dir`` (made if missing) for each shard's state."""
+    written = out_dir
+    try:
+        out_dir.mkdir(parents=True, exist_ok=True)
+        for index, shard_state in enumerate(shard_states):
+            written = out_dir / f"shard-{index}.json"
+            written.write_text(_dump(shard_state, wrapped) + "\n")
+    except OSError as exc:
+        raise UsageError(f"{written}: cannot be written ({_why(exc)})") from None
 
 
 def _json_document(text: str, path: str, what: str) -> Any:
@@ -419,6 +440,13 @@ was published since (what the newer one's runs sent comes again, under the same
 delivery_ids); 'newer' when merging a backup with the current state, whose partitions
 continue the backup's. Without --keep such a merge is refused, naming how many feeds."""
 
+_SPLIT_HELP = """Split one state into shard states, one file per shard (shard-<i>.json in
+--out-dir, <i> from 0), in the form read: each feed's partition goes to the shard that owns
+the feed, as the tap run with that shard_count and shard_index=<i> reads it. Give the
+configured feed URLs (--feed-urls-file) to have a feed whose state is under another
+spelling of its URL, or under the URL it replaced, follow its configured URL. Refused when
+the state is empty (a wrong state id)."""
+
 _RENAME_HELP = """Move one feed's partition from its old URL to its new one, for a private
 feed whose token changed: the next run reads the new URL as the same feed (no new
 baseline, no item again). Give the URLs in a file of two lines, the old URL then the new
@@ -444,9 +472,16 @@ def main(argv: list[str] | None = None) -> int:
         help="of a feed found twice, each time with a baseline: the partition last checked "
         "earlier (re-sharding) or later (a backup merged with the current state)",
     )
-    split = commands.add_parser("split", help="split one state into shard states")
+    split = commands.add_parser(
+        "split", help="split one state into shard states", description=_SPLIT_HELP
+    )
     split.add_argument("file", help="state file ('-' for stdin)")
-    split.add_argument("--shard-count", type=int, required=True)
+    split.add_argument(
+        "--shard-count",
+        type=int,
+        required=True,
+        help=f"how many shards: the shard_count the tap will run with (1 to {MAX_SHARD_COUNT:,})",
+    )
     split.add_argument("--out-dir", required=True, help="writes shard-<i>.json here")
     split.add_argument(
         "--feed-urls-file",
@@ -488,10 +523,7 @@ def main(argv: list[str] | None = None) -> int:
             parser.error("only one of the state and the feed URLs file can come from stdin")
         urls = None if args.feed_urls_file is None else _read_feed_urls(args.feed_urls_file)
         state, wrapped = _read(args.file)
-        out_dir = Path(args.out_dir)
-        out_dir.mkdir(parents=True, exist_ok=True)
-        for index, shard_state in enumerate(split_state(state, args.shard_count, urls)):
-            (out_dir / f"shard-{index}.json").write_text(_dump(shard_state, wrapped) + "\n")
+        _write_shards(Path(args.out_dir), split_state(state, args.shard_count, urls), wrapped)
         return 0
     except (StateError, UsageError, OSError) as exc:
         print(f"tap-feeddelta-state: {exc}", file=sys.stderr)

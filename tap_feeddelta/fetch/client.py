@@ -330,6 +330,7 @@ class Fetcher:
                 progress.last_modified_sent = True
         policy = self._policy
         hop = 0
+        requested: list[str] = []  # the URLs asked for, to tell a loop
         while True:
             progress.doing = "resolving the host name"
             addresses = checked_answers(
@@ -350,8 +351,9 @@ class Fetcher:
                 outcome = await self._exchange(target, addresses, headers, progress)
             if isinstance(outcome, Answer):
                 return outcome
+            requested.append(target.url)
             if hop == policy.max_redirects:
-                raise FetchError("redirect_limit", f"More than {policy.max_redirects} redirects.")
+                raise _too_many_redirects(policy.max_redirects, loops=outcome.url in requested)
             hop += 1
             target = outcome
 
@@ -593,13 +595,24 @@ def _stray_answer(exc: Exception) -> bool:
     return isinstance(exc, http.client.BadStatusLine | http.client.UnknownProtocol)
 
 
+def _too_many_redirects(max_redirects: int, *, loops: bool) -> FetchError:
+    """``redirect_limit``, saying when the redirects come back to a URL already asked
+    for: a loop, that no higher max_redirects would get out of."""
+    message = f"More than {max_redirects} redirects"
+    if loops:
+        message += ": they loop (a URL redirects back to one already requested)"
+    return FetchError("redirect_limit", message + ".")
+
+
 def _no_document(host: str, status: int) -> FetchError:
     """``http_error`` for an answer that carries no feed, in words true to its status:
     the other 2xx statuses are not errors, but none of them is the document. A 410 is
     ``feed_gone``: removed on purpose, not an error that passes (RFC 9110 15.5.11)."""
     if status == 410:
         return FetchError(
-            "feed_gone", f"{host} answered 410 Gone: the feed was removed on purpose."
+            "feed_gone",
+            f"{host} answered 410 Gone: the feed was removed on purpose "
+            "(remove it from feed_urls).",
         )
     if status in NO_CONTENT_STATUSES:
         message = f"{host} answered {status} with no content: there is no document to read."

@@ -20,6 +20,13 @@ _MAX_KEPT: Final = 100_000  # answers a SystemResolver keeps at most (a run has 
 # The guard's verdicts kept by one Fetcher: (address, allow_private) -> (reason, normal form)
 Verdicts = dict[tuple[str, bool], tuple[str | None, str]]
 _MAX_VERDICTS: Final = 65_536
+# Added to the refusal of a configured feed's address the setting would let through. It
+# says the setting is off in this run: a user who believes they set it (a Meltano variable
+# spelt "ture" reads as false) took "set allow_private_networks" for advice already taken.
+_PRIVATE_NETWORKS_OFF: Final = (
+    "; allow_private_networks is false in this run's configuration: "
+    "set it to true to fetch private and loopback addresses"
+)
 
 
 class SystemResolver:
@@ -194,7 +201,7 @@ def checked_answers(
                 and not allow_private
                 and address_denial(str(answer), allow_private=True) is None
             ):
-                reason += "; set allow_private_networks to fetch private and loopback addresses"
+                reason += _PRIVATE_NETWORKS_OFF
             if ip_literal is not None:
                 shown = host.partition("%")[0] + ("%…" if "%" in host else "")  # no zone text
                 raise FetchError(denied_code, f"The address {shown} is refused ({reason}).")

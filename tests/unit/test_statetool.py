@@ -448,3 +448,43 @@ def test_json_the_reader_cannot_take_is_refused_in_one_line(
         assert line.startswith(f"tap-feeddelta-state: {unreadable}: the ") and why in line
         assert "9999" not in line and out == ""
     assert not (tmp_path / "new").exists()
+
+
+def test_a_file_that_cannot_be_read_is_told_as_the_tap_tells_it(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # It was "[Errno 2] No such file or directory: 'nope.json'".
+    missing = str(tmp_path / "nope.json")
+    state = tmp_path / "state.json"
+    state.write_text(_state_text())
+    split = ["split", "--shard-count", "2", "--out-dir", str(tmp_path / "new")]
+    for arguments in (
+        ["merge", missing],
+        [*split, missing],
+        [*split, "--feed-urls-file", missing, str(state)],
+        ["rename", "--urls-file", missing, str(state)],
+    ):
+        assert main(arguments) == 2
+        [line] = capsys.readouterr().err.splitlines()
+        assert line == f"tap-feeddelta-state: {missing}: cannot be read (No such file or directory)"
+
+
+def test_an_out_dir_that_cannot_be_written_is_told_in_the_same_words(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    state, taken = tmp_path / "state.json", tmp_path / "taken"
+    state.write_text(_state_text())
+    taken.write_text("a file where the directory belongs")
+    assert main(["split", "--shard-count", "2", "--out-dir", str(taken), str(state)]) == 2
+    err = capsys.readouterr().err
+    assert err == f"tap-feeddelta-state: {taken}: cannot be written (File exists)\n"
+
+
+def test_split_has_a_description_and_every_option_a_help_text(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    with pytest.raises(SystemExit):
+        main(["split", "--help"])
+    usage = " ".join(capsys.readouterr().out.split())
+    assert "Split one state into shard states" in usage  # the description
+    assert "--shard-count SHARD_COUNT how many shards" in usage

@@ -112,7 +112,10 @@ def test_410_is_feed_gone(server: Server, fetchers: Callable[..., Fetcher], cloc
     assert_error(result, "feed_gone", clock, 2.0)
     assert result.http_status == 410
     assert result.error is not None
-    assert result.error.message == "127.0.0.1 answered 410 Gone: the feed was removed on purpose."
+    # What to do about it, as the codes table says: the message stopped at the cause.
+    assert result.error.message == (
+        "127.0.0.1 answered 410 Gone: the feed was removed on purpose (remove it from feed_urls)."
+    )
     assert not CODES["feed_gone"].is_retriable
 
 

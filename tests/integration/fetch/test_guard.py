@@ -243,7 +243,12 @@ def test_no_refusal_repeats_a_word(literal: str) -> None:
         assert all(a != b for a, b in pairwise(words)), reason
 
 
-HINT = "; set allow_private_networks to fetch private and loopback addresses)."
+# Says the setting is off in this run: a user who believes they set it (a Meltano variable
+# spelt "ture" reads as false) read "set allow_private_networks" as advice already taken.
+HINT = (
+    "; allow_private_networks is false in this run's configuration: "
+    "set it to true to fetch private and loopback addresses)."
+)
 
 
 @pytest.mark.parametrize(

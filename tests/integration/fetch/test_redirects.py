@@ -186,6 +186,20 @@ def test_redirect_loop_stops_at_the_limit(
     assert_error(result, "redirect_limit", clock, 2.0)
     assert result.redirects == 3
     assert server.paths == ["/a", "/b", "/a", "/b"]
+    # It said only "More than 3 redirects.": a loop is named as one.
+    assert result.error is not None
+    assert result.error.message == (
+        "More than 3 redirects: they loop (a URL redirects back to one already requested)."
+    )
+
+
+def test_a_url_that_redirects_to_itself_loops(
+    server: Server, fetchers: Callable[..., Fetcher]
+) -> None:
+    server.routes["/a"] = redirect_handler("/a")
+    result = fetchers(allow_private_networks=True, max_redirects=0).fetch(server.url("/a"))
+    assert_error(result, "redirect_limit")
+    assert result.error is not None and "they loop" in result.error.message
 
 
 def test_redirect_chain_past_the_limit(
@@ -197,6 +211,7 @@ def test_redirect_chain_past_the_limit(
     result = fetchers(allow_private_networks=True, max_redirects=3).fetch(server.url("/r1"))
     assert_error(result, "redirect_limit", clock, 2.0)
     assert server.paths == ["/r1", "/r2", "/r3", "/r4"]
+    assert result.error is not None and result.error.message == "More than 3 redirects."
     # Exactly at the limit is fine.
     result = fetchers(allow_private_networks=True, max_redirects=3).fetch(server.url("/r2"))
     assert result.status == "ok"
