@@ -68,7 +68,8 @@ def test_airflow_dag_loads_and_runs_one_meltano_task_per_shard(tmp_path: Path) -
         assert tap_env == {
             "TAP_FEEDDELTA_SHARD_COUNT": str(len(tasks)),
             "TAP_FEEDDELTA_SHARD_INDEX": str(index),
-            # Shards do not share max_per_host: N x it at once per host (README).
+            # Shards do not share max_per_host: N x it at once per host
+            # (docs/scheduling-and-scaling.md).
             "TAP_FEEDDELTA_MAX_PER_HOST": "1",
         }
         assert "MELTANO_DATABASE_URI" in task["env"]  # one state store for every shard

@@ -1,5 +1,6 @@
-"""Re-sharding as the README says: its script (meltano state get → tap-feeddelta-state →
-meltano state set --input-file), run verbatim against Meltano's state store."""
+"""Re-sharding as docs/scheduling-and-scaling.md says: its script (meltano state get →
+tap-feeddelta-state → meltano state set --input-file), run verbatim against Meltano's
+state store."""
 
 from __future__ import annotations
 
@@ -29,8 +30,9 @@ ITEMS_PER_FEED = 100  # ~1.7 KB a partition: each new shard's state is well past
 
 
 def _readme_script() -> str:
-    """The README's re-sharding script (the bash block that runs the state tool's split)."""
-    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    """The re-sharding script of docs/scheduling-and-scaling.md (the bash block that runs
+    the state tool's split)."""
+    readme = (ROOT / "docs" / "scheduling-and-scaling.md").read_text(encoding="utf-8")
     blocks = re.findall(r"```bash\n(.*?)```", readme, flags=re.DOTALL)
     [script] = [b for b in blocks if "tap-feeddelta-state split" in b]
     return "".join(line.removeprefix("  ") + "\n" for line in script.splitlines())

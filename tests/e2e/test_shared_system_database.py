@@ -1,4 +1,4 @@
-"""Meltano's system database in PostgreSQL, as shards share it (README, "Scaling out"):
+"""Meltano's system database in PostgreSQL, as shards share it (docs/scheduling-and-scaling.md):
 the Meltano that scripts/setup-pipeline installs can use it."""
 
 from __future__ import annotations

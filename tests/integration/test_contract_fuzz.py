@@ -3,7 +3,7 @@
 Each case is a short fuzzing session: five feeds on 127.0.0.1, edited and misserved at
 random between 15 tap runs that carry the state forward, every run checked against the
 fuzzer's model. The fuzzer runs as a subprocess (its site stops with it); a violation fails
-the test with the fuzzer's report. Longer sessions: see the README's Reliability section.
+the test with the fuzzer's report. Longer sessions: see docs/reliability.md.
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Edits no reader can see (README "Change detection": NFC, soft hyphens, zero-width
+"""Edits no reader can see (docs/change-detection.md: NFC, soft hyphens, zero-width
 spaces, direction marks, word joiners, BOMs) are no change, wherever they stand: between
 two spaces, at the end of a text, past a text's cap. States written before these edits
 were read so still read as unchanged after the upgrade."""

@@ -239,7 +239,7 @@ def test_airflow_tasks_run_the_meltano_of_a_checkout_set_up_as_the_readme_says(
     ]
 
 
-# README, "Scaling out": N shards side by side may fetch N x max_per_host from one host;
+# docs/scheduling-and-scaling.md: N shards side by side may fetch N x max_per_host from one host;
 # lower it so that N x it is what one host should take (1 with 4 shards: 4 at once).
 FETCHES_PER_HOST_ACROSS_SHARDS = 4
 

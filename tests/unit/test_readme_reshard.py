@@ -1,7 +1,7 @@
-"""The README's reshard.sh, run with a stand-in for Meltano (tests/e2e runs it against the
-real one): every `meltano state` call names the state id's environment, so that Meltano
-does not warn "Running state operation for environment 'dev' outside of an environment"
-at each of them."""
+"""The reshard.sh of docs/scheduling-and-scaling.md, run with a stand-in for Meltano
+(tests/e2e runs it against the real one): every `meltano state` call names the state id's
+environment, so that Meltano does not warn "Running state operation for environment 'dev'
+outside of an environment" at each of them."""
 
 from __future__ import annotations
 
@@ -19,8 +19,8 @@ STATE_ID = "dev:tap-feeddelta-to-target-postgres"
 
 
 def _readme_script() -> str:
-    """The README's re-sharding script, extracted as tests/e2e/test_reshard_meltano.py does."""
-    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    """The docs' re-sharding script, extracted as tests/e2e/test_reshard_meltano.py does."""
+    readme = (ROOT / "docs" / "scheduling-and-scaling.md").read_text(encoding="utf-8")
     blocks = re.findall(r"```bash\n(.*?)```", readme, flags=re.DOTALL)
     [script] = [b for b in blocks if "tap-feeddelta-state split" in b]
     return "".join(line.removeprefix("  ") + "\n" for line in script.splitlines())

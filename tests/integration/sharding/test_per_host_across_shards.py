@@ -1,4 +1,4 @@
-"""`max_per_host` holds within one tap process, not across shards (README, "Scaling out").
+"""`max_per_host` holds within one tap process, not across shards (docs/scheduling-and-scaling.md).
 
 Shards hash feeds by URL, so the feeds of one host spread over every shard, and N shard runs
 side by side may fetch from one host N × `max_per_host` at once. This pins that documented

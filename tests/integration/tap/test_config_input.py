@@ -212,7 +212,7 @@ def test_every_setting_in_meltano_yml_is_read_from_its_variable(
 def test_an_array_variable_is_json_or_else_split_on_commas(
     monkeypatch: pytest.MonkeyPatch, text: str, urls: list[str]
 ) -> None:
-    """As the README says (Configuration): singer-sdk's reading of a list of strings is
+    """As docs/configuration.md says: singer-sdk's reading of a list of strings is
     kept; a URL with a comma in its query must be given as JSON (the pieces of a wrong
     split are then refused by the config check, by index)."""
     from tap_feeddelta.tap import TapFeedDelta

@@ -19,7 +19,7 @@ EPISODES = [(f"ep-{n}", f"Episode {n}", "s") for n in range(1, 4)]
 
 def _renamed(state: dict[str, Any] | None, old: str, new: str, tmp: Path) -> dict[str, Any]:
     """``state`` after `tap-feeddelta-state rename`, in Meltano's form, the URLs from a
-    file (as README's rotation steps pass them)."""
+    file (as docs/state-and-delivery.md's rotation steps pass them)."""
     state_file, urls_file = tmp / "old.json", tmp / "urls.txt"
     state_file.write_text(json.dumps({"singer_state": state}))
     urls_file.write_text(f"{old}\n{new}\n")

@@ -658,8 +658,8 @@ def test_an_item_s_itunes_new_feed_url_is_no_move_of_the_feed() -> None:
 
 
 def test_podcast_episode_fields_are_not_carried_and_their_edits_are_no_change() -> None:
-    """As the README says (feed_items): episode type, duration, season and number, artwork,
-    transcript, chapters and alternate enclosures are not read, so a trailer turned into
+    """As docs/reading-feeds.md says (feed_items): episode type, duration, season and number,
+    artwork, transcript, chapters and alternate enclosures are not read, so a trailer turned into
     the full episode, or a transcript added, reads as the same item."""
 
     def episode(kind: str, extra: str) -> bytes:

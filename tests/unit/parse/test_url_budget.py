@@ -23,7 +23,7 @@ ITEMS = 60  # 60 items of 32 such URLs hold 3.6 MB of URL text, from some 80 KB
 
 
 def _budget(body: bytes) -> int:
-    """The bound the README states: twice the document (UTF-8 bytes) plus 1 MiB."""
+    """The bound docs/reliability.md states: twice the document (UTF-8 bytes) plus 1 MiB."""
     return 2 * len(body) + MIB
 
 
