@@ -8,7 +8,7 @@ from typing import Final
 
 from lxml import etree
 
-from tap_feeddelta.errors import Issue, ParseError
+from tap_feeddelta.errors import Issue, ParseError, shown_label
 from tap_feeddelta.models import ParsedFeed
 from tap_feeddelta.parse.atom import atom_feed
 from tap_feeddelta.parse.budget import url_budget_bytes
@@ -40,6 +40,24 @@ def _not_a_feed(body: bytes, content_type: str | None, data: bytes, url: str) ->
     feeds = advertised_feeds(utf8_page(body, content_type, data), url)
     message = "A web page, not a feed." + (" It advertises feeds." if feeds else "")
     return ParseError("not_a_feed", message, advertised_feeds=feeds)
+
+
+# XML documents given for a feed by mistake, by their root element's name.
+_KNOWN_ROOTS: Final = {
+    "urlset": "a sitemap",
+    "sitemapindex": "a sitemap",
+    "opml": "an OPML list of feeds: list them in feed_urls",
+}
+
+
+def _not_a_feed_xml(root_name: str) -> str:
+    """The message for an XML document that is no feed: its root element's name (shown
+    safe, it is the document's), and what such a document usually is."""
+    what = _KNOWN_ROOTS.get(root_name.lower())
+    shown = shown_label(root_name, 32)
+    return f"The XML document is not a feed (its root element is {shown}" + (
+        f": {what})." if what else ")."
+    )
 
 
 def _no_feed(
@@ -84,7 +102,7 @@ def _parse(body: bytes, content_type: str | None, url: str) -> ParsedFeed:
     if fmt is None:
         if root_local_name(doc.root).lower() == "html" or looks_like_html(data):
             raise _not_a_feed(body, content_type, data, url)
-        error = ParseError("not_a_feed", "The XML document is not a feed.")
+        error = ParseError("not_a_feed", _not_a_feed_xml(root_local_name(doc.root)))
         raise _no_feed(body, content_type, data, url, error)
     doc.issues[:0] = decoded.issues
     budget = url_budget_bytes(len(data), url, has_xml_base=doc.has_xml_base)
