@@ -24,6 +24,7 @@ from tap_feeddelta.fingerprints import (
     earlier_content_hashes,
     earlier_ids,
     fingerprint_bytes,
+    id_candidates,
     item_identity,
     key_hash,
     short_hash,
@@ -99,15 +100,18 @@ class _Identified(NamedTuple):
 
 def _identify(
     items: Sequence[ParsedItem], ignored: tuple[str, ...] = ()
-) -> tuple[list[_Identified], int]:
-    """Items with their identity, in document order; and how many exact repeats were dropped.
+) -> tuple[list[_Identified], int, dict[int, str]]:
+    """Items with their identity, in document order; how many exact repeats were dropped;
+    and the title ids items sharing an id were known by before (see
+    _with_shared_ids_told_apart).
 
     Ids depend on the document alone, never on memory, so a run without state gives the
-    same ids (and new items' delivery_ids). Nothing distinct is dropped: when items share an id (a
-    status page whose every item links to its home page, a CMS giving every item one
-    guid), each of them takes its title id instead, and those whose title ids are shared
-    too take their content id (``shared_id``). An item that repeats an earlier one
-    exactly (but for the ``ignored`` fields) is dropped.
+    same ids (and new items' delivery_ids). Nothing distinct is dropped: when items share
+    an id (a podcast whose every item links to the show's page, a CMS giving every item
+    one guid, a status page whose every item links to its home page), each of them takes
+    its link or enclosure id when that is its own, else its title id, and those whose
+    title ids are shared too take their content id (``shared_id``). An item that repeats
+    an earlier one exactly (but for the ``ignored`` fields) is dropped.
     """
     # Chosen once: the default (nothing ignored) costs not even a keyword argument.
     hashed = partial(fingerprint_bytes, ignored=ignored) if ignored else fingerprint_bytes
@@ -138,31 +142,63 @@ def _identify(
             )
         )
     if shared:
-        entries = _with_shared_ids_told_apart(entries, ignored)
-    return entries, duplicates
+        entries, title_ids = _with_shared_ids_told_apart(entries, ignored)
+        return entries, duplicates, title_ids
+    return entries, duplicates, {}
 
 
 def _with_shared_ids_told_apart(
     entries: list[_Identified], ignored: tuple[str, ...]
-) -> list[_Identified]:
-    """Every item whose id another item shares takes its title id; those whose title ids
-    collide too (only members of one group can: the shared id is part of it) take their
-    content id, which differs unless the items do (exact repeats are gone already)."""
+) -> tuple[list[_Identified], dict[int, str]]:
+    """Every item whose id another item shares takes the next of its id_candidates that is
+    its own (no other item of the document has it: a guid shared, its link; a link
+    shared, its enclosure), so an edit of its title moves no id; else its title id, and
+    those whose title ids collide too (only members of one group can: the shared id is
+    part of it) their content id, which differs unless the items do (exact repeats are
+    gone already). Also, for the items that took a link or enclosure id, the title id
+    versions before gave them (it collided with none), by the key of their id."""
     shared = _repeated(entry.key_hash for entry in entries)
     title_ids = {
         index: title_id(entry.item, entry.item_id, ignored)
         for index, entry in enumerate(entries)
         if entry.key_hash in shared
     }
+    # Those after the shared one (the first; a derived id has none), of the items sharing.
+    others = {index: id_candidates(entries[index].item, ignored)[1:] for index in title_ids}
+    taken = _taken_ids(entries, ignored, others) if any(others.values()) else set()
     colliding = _repeated(title_ids.values())
     out = list(entries)
+    title_ids_before: dict[int, str] = {}
     for index, its_title_id in title_ids.items():
         entry = entries[index]
-        shared_id = its_title_id
-        if its_title_id in colliding:
-            shared_id = content_id(entry.item_id, entry.fingerprint)
-        out[index] = _as_shared(entry, shared_id)
-    return out
+        own = [candidate for candidate in others[index] if candidate[0] not in taken]
+        if own:
+            out[index] = _as_shared(entry, *own[0])
+            if its_title_id not in colliding:
+                title_ids_before[out[index].key_hash] = its_title_id
+        elif its_title_id in colliding:
+            out[index] = _as_shared(entry, content_id(entry.item_id, entry.fingerprint))
+        else:
+            out[index] = _as_shared(entry, its_title_id)
+    return out, title_ids_before
+
+
+def _taken_ids(
+    entries: list[_Identified],
+    ignored: tuple[str, ...],
+    others: dict[int, list[tuple[str, IdSourceOut]]],
+) -> set[str]:
+    """The id_candidates more than one item of the document has (each item's counted
+    once: a guid that is its link); ``others``: those of the items sharing an id but
+    their first, by index."""
+    values: list[str] = []
+    for index, entry in enumerate(entries):
+        own = others.get(index)
+        if own is None:
+            values += {value for value, _ in id_candidates(entry.item, ignored)}
+        else:
+            values += {entry.item_id, *(value for value, _ in own)}
+    return _repeated(values)
 
 
 def _repeated(values: Iterable[H]) -> set[H]:
@@ -174,27 +210,40 @@ def _repeated(values: Iterable[H]) -> set[H]:
     return repeated
 
 
-def _as_shared(entry: _Identified, item_id: str) -> _Identified:
+_TOLD_APART_BY: Final[dict[IdSourceOut, str]] = {
+    "url": "its link",
+    "enclosure": "its enclosure's URL",
+    "derived": "derived from it and its title and date, or its content",
+}
+
+
+def _as_shared(entry: _Identified, item_id: str, id_source: IdSourceOut = "derived") -> _Identified:
     issue = Issue(
         "shared_id",
         f"another item of the document has this item's {entry.id_source} id; "
-        "this one's id is derived from it and its title and date, or its content",
+        f"this one's id is {_TOLD_APART_BY[id_source]}",
     )
     return entry._replace(
         item_id=item_id,
-        id_source="derived",
+        id_source=id_source,
         key_hash=key_hash(item_id),
         issues=(*entry.issues, issue),
     )
 
 
 def _carry_over_renamed(
-    identified: list[_Identified], remembered: dict[int, int], ignored: tuple[str, ...]
+    identified: list[_Identified],
+    remembered: dict[int, int],
+    ignored: tuple[str, ...],
+    title_ids: dict[int, str],
 ) -> None:
     """Items whose id changed (they began or stopped sharing one, or an earlier version
     gave them another) with their content remembered under an earlier id (as this version
     or an earlier one hashed it): moved to their id in ``remembered``, so they are
-    unchanged, and the earlier id is forgotten (it could later match another item)."""
+    unchanged, and the earlier id is forgotten (it could later match another item).
+    An item known by its link or enclosure while it shares an id takes the memory of the
+    title id it had (``title_ids``, by its key) whatever the content: no other item has
+    that title id, so the content that differs is an edit of it (an update)."""
     for entry in identified:
         if entry.key_hash in remembered:
             # Remembered under its own id: unchanged, or an update of what it remembers
@@ -215,6 +264,10 @@ def _carry_over_renamed(
             del remembered[key]
             remembered[entry.key_hash] = entry.content_hash
             break
+        else:
+            before = title_ids.get(entry.key_hash)
+            if before is not None and (title_key := key_hash(before)) in remembered:
+                remembered[entry.key_hash] = remembered.pop(title_key)
 
 
 def _item_date(item: ParsedItem) -> str | None:
@@ -302,11 +355,11 @@ def diff_items(
     it is a feed never read before, and its items are read as on a first run.
     """
     ignored = settings.ignored_changes
-    identified, duplicates = _identify(items, ignored)
+    identified, duplicates, title_ids = _identify(items, ignored)
     remembered = unpack_items(bookmark.items) if bookmark else {}
     identified, untracked = _tracked(identified, settings.max_state_items, dates_not_after)
     if remembered:
-        _carry_over_renamed(identified, remembered, ignored)
+        _carry_over_renamed(identified, remembered, ignored, title_ids)
     is_first_run, issues = _first_run(bookmark, identified, remembered, from_another_feed)
     changed, unchanged = _classified(identified, remembered, ignored)
     to_emit = _select_for_emission(changed, is_first_run, settings, dates_not_after, identified)

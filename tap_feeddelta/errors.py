@@ -183,8 +183,8 @@ CODES: Final[dict[str, CodeInfo]] = {
     "shared_id": CodeInfo(
         "warning",
         False,
-        "Another item has the same id; this one's is derived from it, its title and date "
-        "(or its content).",
+        "Another item has the same id; this one is known by its own link or enclosure, else "
+        "by an id derived from the shared one, its title and date (or its content).",
     ),
     "id_too_long": CodeInfo("warning", False, "An id over 1 KiB was dropped."),
     "url_too_long": CodeInfo("warning", False, "A URL over 2 KiB was dropped."),

@@ -2,7 +2,9 @@
 
 Identity: the feed's own id; else its URL; else its first enclosure's URL (a podcast
 episode without guid or link); else a hash of its title, date and summary (``derived``),
-the text as a reader reads it, as the fingerprint reads it.
+the text as a reader reads it, as the fingerprint reads it. An item whose id another
+item of its document shares is known by the next of those it has of its own
+(id_candidates), else by a title id, else a content id (delta).
 A field ignored_changes lists identifies no item either: it is left out of that hash, and
 ignored enclosures identify none.
 Fingerprint: a hash over what a user sees of the item (FINGERPRINT_FIELDS), the text as
@@ -85,6 +87,21 @@ def item_identity(
         return comparable_enclosure_url(item.enclosures[0].url), "enclosure", (issue,)
     issue = Issue("derived_id", "the item has no id or link; its id is a hash of its content")
     return derived_id(text_parts(item, ignored)), "derived", (issue,)
+
+
+def id_candidates(item: ParsedItem, ignored: Collection[str] = ()) -> list[tuple[str, IdSourceOut]]:
+    """What may identify the item, in identity's order: its own id, its link, its first
+    enclosure's URL as compared (not when ``ignored`` lists enclosures). The first is
+    item_identity's; none when that is derived. An item whose id another item of its
+    document shares is known by the first of the others that is its own (delta)."""
+    candidates: list[tuple[str, IdSourceOut]] = []
+    if item.native_id and item.native_id_source:
+        candidates.append((item.native_id, item.native_id_source))
+    if item.url:
+        candidates.append((item.url, "url"))
+    if item.enclosures and "enclosures" not in ignored:
+        candidates.append((comparable_enclosure_url(item.enclosures[0].url), "enclosure"))
+    return candidates
 
 
 def comparable_enclosure_url(url: str) -> str:
@@ -263,7 +280,8 @@ def earlier_ids(
 ) -> list[str]:
     """The ids other than ``item_id`` (from ``id_source``; ``digest``: its fingerprint_bytes)
     the item may have had before: its own, title and content ids (it shared its id then,
-    or no longer does), the content id as the version before computed its
+    or no longer does), its link and enclosure ids (id_candidates: it shared the ids
+    before them then, or no longer does), the content id as the version before computed its
     fingerprint (before cut texts, tracking prefixes and enclosure schemes counted, and
     before invisible characters left no spaces doubled); the title and derived ids of
     its texts as given (before ids were made of them as read); with fields ignored,
@@ -277,6 +295,8 @@ def earlier_ids(
     primary, primary_source, _ = item_identity(item, ignored)
     legacy = legacy_fingerprint(item, ignored, digest)
     ids = [primary, title_id(item, primary, ignored), content_id(primary, digest)]
+    # Its link or enclosure: what told it apart while it shared the ids before them.
+    ids += [candidate for candidate, _ in id_candidates(item, ignored)[1:]]
     ids.append(content_id(primary, legacy))
     if spaced := spaces_left_fingerprint(item, ignored):
         ids.append(content_id(primary, spaced))
