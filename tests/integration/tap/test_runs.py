@@ -709,6 +709,7 @@ def test_config_errors_never_quote_the_values(extra: dict[str, Any]) -> None:
                 }
             }
         },
+        {"bookmarks": {"orders": {"replication_key": "updated_at", "replication_key_value": "1"}}},
         '{"bookmarks": {"feed_items": {"partitions": [{"context": {"monitor_id": "default", '
         '"feed_url": "x"}, "v": 1, "items": "", "largest_document": ' + "9" * 5000 + "}]}}}",
         '{"bookmarks": {"other": ' + "[" * 200_000 + "]" * 200_000 + "}}",
@@ -763,6 +764,7 @@ def test_config_errors_never_quote_the_values(extra: dict[str, Any]) -> None:
         "string",
         "bookmarks-null",
         "another-taps-bookmark",
+        "another-taps-streams",
         "number-of-5000-digits",
         "nested-200000-deep",
         "state-message",
