@@ -34,6 +34,7 @@ from tap_feeddelta.errors import OutputClosed, StateError
 from tap_feeddelta.messages import EncodedStateWriter, FeedDeltaWriter, NoStateWriter
 from tap_feeddelta.respellings import respelled_feeds
 from tap_feeddelta.run import FeedRun
+from tap_feeddelta.sdklog import SDK_NOTICES_AT_DEBUG
 from tap_feeddelta.state import feed_items_state, index_partitions
 from tap_feeddelta.statefile import (
     check_shard,
@@ -353,6 +354,11 @@ def _config_invalid(
         errors=[f"config_invalid: {problem}" for problem in problems],
         schema=schema,
     )
+
+
+# The SDK logs its notices on the tap's logger, from its constructor: the filter is in
+# place before any Tap is made (addFilter adds it once).
+TapFeedDelta.logger.addFilter(SDK_NOTICES_AT_DEBUG)
 
 
 if __name__ == "__main__":
