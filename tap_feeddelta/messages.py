@@ -303,6 +303,15 @@ class EncodedStateWriter(StateWriter):
         self._last_digest = digest
 
 
+class NoStateWriter(StateWriter):
+    """A test run's (--test): writes no STATE. singer-sdk's test mode never reads
+    --state, so its state is a new first run's, cut short at a stream's first record: a
+    target that saved it would forget the baseline of every feed."""
+
+    def write_state(self, state: TapState) -> None:
+        pass
+
+
 def _digest(line: bytes | bytearray) -> bytes:
     """What tells two encoded states apart (a collision of 256 bits is not a concern)."""
     return hashlib.blake2b(line, digest_size=32).digest()

@@ -36,6 +36,7 @@ from tap_feeddelta.fetch.urls import parse_target
 from tap_feeddelta.ordered import ordered_results
 from tap_feeddelta.respellings import respelled_feeds, respelled_in_shard
 from tap_feeddelta.sharding import shard_of
+from tap_feeddelta.shownurl import logged_url
 from tap_feeddelta.state import (
     FeedBookmark,
     decode_bookmark,
@@ -68,6 +69,8 @@ _GROWING: Final = itemgetter(
 )
 _ENCLOSURE_TEXTS: Final = itemgetter("url", "type")
 _AUTHOR_TEXTS: Final = itemgetter("name", "email", "url")
+# The failed feeds the log names one by one after the run summary; feed_health has all.
+MAX_FAILED_FEEDS_LOGGED: Final = 20
 # State of a feed removed from the config is kept this long after its last check, so
 # that a feed put back keeps its baseline.
 REMOVED_FEED_GRACE: Final = timedelta(days=30)
@@ -97,6 +100,8 @@ class FeedRun:
         self._health_sent = 0  # health rows handed to feed_health
         self._statuses: Counter[str] = Counter()
         self._errors: Counter[str] = Counter()
+        # (feed_urls position, URL, code, message) of the first failed feeds, for the log
+        self._failed: list[tuple[int, str, str, str]] = []
         self._emitted = 0
         self._positions: dict[int, int] = {}
         # configured URL → the key of its partition under another spelling
@@ -381,6 +386,10 @@ class FeedRun:
         self._statuses[outcome.status] += 1
         if outcome.error_code and outcome.status == "error":
             self._errors[outcome.error_code] += 1
+            if len(self._failed) < MAX_FAILED_FEEDS_LOGGED:
+                task = outcome.task
+                message = outcome.health_record.get("error_message") or ""
+                self._failed.append((task.position, task.feed_url, outcome.error_code, message))
         if commits:  # else feed_items is not selected: its records are built, not written
             self._emitted += len(outcome.item_records)
 
@@ -397,6 +406,13 @@ class FeedRun:
             self._emitted,
             codes,
         )
+        # Which feeds failed, where a user looks first (meltano run's log, cron's mail).
+        for position, url, code, message in self._failed:
+            self.logger.warning(
+                "Feed failed: feed_urls[%d] %s: %s: %s", position, logged_url(url), code, message
+            )
+        if (more := sum(self._errors.values()) - len(self._failed)) > 0:
+            self.logger.warning("... and %d more failed feeds: see feed_health", more)
 
 
 class _Unconfigured:

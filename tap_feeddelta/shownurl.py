@@ -13,6 +13,7 @@ from __future__ import annotations
 import hashlib
 from urllib.parse import SplitResult, urlsplit, urlunsplit
 
+from tap_feeddelta.errors import message_url
 from tap_feeddelta.fetch.errors import FetchError
 from tap_feeddelta.fetch.urls import parse_target
 from tap_feeddelta.signed_urls import unsigned_url, without_signing_values
@@ -137,6 +138,26 @@ def as_fetched(url: str) -> str:
         return parse_target(url).url
     except FetchError:
         return url
+
+
+# What a log line shows of a feed URL's path at most: a path can be kilobytes long.
+_LOGGED_URL_CHARS = 120
+
+
+def logged_url(url: str) -> str:
+    """A configured feed URL for a log line, which more people read than the records:
+    scheme, host, port and path, never userinfo, query or fragment (where a token goes);
+    "?…" says a query was left out (feeds that differ only in it stay apart by their
+    feed_urls position). Anything that could be read as markup is percent-encoded, and
+    the whole cut short."""
+    try:
+        parts = urlsplit(url)
+        shown = message_url(_bare(parts, parts.path))
+    except ValueError:  # the config refuses such a URL: not reached
+        return "(a URL that cannot be shown)"
+    if len(shown) > _LOGGED_URL_CHARS:
+        return shown[:_LOGGED_URL_CHARS] + "..."
+    return shown + ("?…" if parts.query else "")
 
 
 def _hash(url: str) -> str:

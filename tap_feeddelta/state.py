@@ -323,8 +323,16 @@ def feed_items_state(tap_state: Any) -> Any:
     bookmarks = tap_state["bookmarks"]
     if not isinstance(bookmarks, dict):  # null too: the SDK's own reading fails on it
         raise StateError("state: 'bookmarks' must be an object")
+    if not _OUR_STREAMS.issuperset(bookmarks):
+        # Read as no state, another tap's bookmarks would start every feed over and be
+        # carried forward (the SDK writes only its streams' bookmarks, by their names).
+        foreign = set(bookmarks) - _OUR_STREAMS
+        raise StateError(
+            f"state: its bookmarks hold streams this tap never writes {shown_keys(foreign)} "
+            "(another tap's state, under this state id?)"
+        )
     for stream, bookmark in bookmarks.items():
-        where = f"bookmarks.{stream}" if stream in _OUR_STREAMS else "every bookmark"
+        where = f"bookmarks.{stream}"
         if not isinstance(bookmark, dict):
             raise StateError(f"state: {where} must be an object")
         partitions = bookmark.get("partitions")

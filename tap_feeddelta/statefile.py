@@ -96,8 +96,10 @@ def check_shard(
         raise StateError(
             f"state: it holds {len(foreign)} configured feeds that another shard owns "
             f"(this is shard {settings.shard_index} of {settings.shard_count}): the "
-            "state was written for another shard_count or shard_index. Move the "
-            "feeds to their shards with tap-feeddelta-state (see Scaling out)",
+            "state was written for another shard_count or shard_index, or this shard "
+            "runs without its own state id (meltano run --state-id-suffix "
+            f"shard-{settings.shard_index}). Move the feeds to their shards with "
+            "tap-feeddelta-state (see Scaling out)",
             "state_other_shard",
         )
     if respelled is None and settings.shard_count > 1:

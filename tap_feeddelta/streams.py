@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import json
 import time
-from collections.abc import Generator, Iterable
+from collections.abc import Generator, Iterable, Iterator
 from datetime import UTC, datetime
 from functools import cache, cached_property
 from importlib import resources
@@ -107,6 +107,38 @@ class _FeedStream(Stream):
                 message.bookmark_properties,
             )
 
+    def get_records(self, context: Any) -> Iterable[dict[str, Any]]:
+        # A run has no record limit: only a test run (run_sync_dry_run) sets one.
+        records = self.stream_records()
+        limit = self.ABORT_AT_RECORD_COUNT
+        return records if limit is None else self._records_up_to(records, limit)
+
+    def stream_records(self) -> Generator[dict[str, Any], None, None]:
+        """The stream's records (its one unit of work: see partitions)."""
+        raise NotImplementedError
+
+    def _records_up_to(
+        self, records: Generator[dict[str, Any], None, None], limit: int
+    ) -> Iterator[dict[str, Any]]:
+        """A test run's records (--test: one a stream). The SDK stops a stream at the
+        record past its limit by aborting it, which it logs as an unhandled error; ended
+        here at the limit, the stream ends as a run's does."""
+        try:
+            for count, record in enumerate(records, start=1):
+                yield record
+                if count >= limit:
+                    self.logger.info(
+                        "Test run: '%s' ends after its first %s, a test run's limit",
+                        self.name,
+                        "record" if limit == 1 else f"{limit} records",
+                    )
+                    return
+        finally:
+            records.close()  # the feed_items pass ends here: its fetcher is closed
+            writer = self.feed_tap.message_writer
+            if isinstance(writer, FeedDeltaWriter):
+                writer.flush()
+
     @property
     def partitions(self) -> list[dict[str, Any]] | None:
         # The tap keeps its own per-feed partitions (indexed, not scanned); to the SDK
@@ -132,7 +164,7 @@ class FeedItemsStream(_FeedStream):
     replication_key = None
     schema = load_schema("feed_items")
 
-    def get_records(self, context: Any) -> Iterable[dict[str, Any]]:
+    def stream_records(self) -> Generator[dict[str, Any], None, None]:
         tap = self.feed_tap
         writer = tap.message_writer
         interval = tap.feed_settings.state_interval_seconds
@@ -191,7 +223,7 @@ class FeedHealthStream(_FeedStream):
             super()._write_schema_message()
             self._schema_written = True
 
-    def get_records(self, context: Any) -> Iterable[dict[str, Any]]:
+    def stream_records(self) -> Generator[dict[str, Any], None, None]:
         tap = self.feed_tap
         items_state = (tap.state.get("bookmarks") or {}).get(FeedItemsStream.name) or {}
         yield from tap.feed_run.health_records(items_state)

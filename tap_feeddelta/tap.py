@@ -31,9 +31,10 @@ from tap_feeddelta.configinput import (
     unknown_variables,
 )
 from tap_feeddelta.errors import OutputClosed, StateError
-from tap_feeddelta.messages import EncodedStateWriter, FeedDeltaWriter
+from tap_feeddelta.messages import EncodedStateWriter, FeedDeltaWriter, NoStateWriter
 from tap_feeddelta.respellings import respelled_feeds
 from tap_feeddelta.run import FeedRun
+from tap_feeddelta.sdklog import SDK_NOTICES_AT_DEBUG
 from tap_feeddelta.state import feed_items_state, index_partitions
 from tap_feeddelta.statefile import (
     check_shard,
@@ -51,6 +52,8 @@ if TYPE_CHECKING:
 # The state a --state file held, read by _invoke for the Tap that the SDK's invoke then
 # makes (the SDK is given no file to read again): taken, not kept, by that Tap.
 _FILE_STATE: ContextVar[dict[str, Any] | None] = ContextVar("_FILE_STATE", default=None)
+# Set while --test makes and runs its Tap (cb_test), for that Tap to write no STATE.
+_TEST_RUN: ContextVar[bool] = ContextVar("_TEST_RUN", default=False)
 
 
 class TapFeedDelta(Tap):
@@ -79,7 +82,9 @@ class TapFeedDelta(Tap):
         if (error := state_type_error(kwargs.get("state"))) is not None:
             raise error
         super().__init__(*args, **kwargs)
-        if isinstance(self.message_writer, FeedDeltaWriter):
+        if _TEST_RUN.get():
+            self._state_writer = NoStateWriter(self.message_writer)
+        elif isinstance(self.message_writer, FeedDeltaWriter):
             # The SDK has no hook for its state writer (see messages.py for why).
             self._state_writer = EncodedStateWriter(self.message_writer)
             self._state_writer.before_state = self._write_finished_health_rows
@@ -160,12 +165,16 @@ class TapFeedDelta(Tap):
 
     @classmethod
     def cb_test(cls, ctx: click.Context, param: click.Option, value: str) -> None:
-        """--test: a refused config is told as a run tells it (the SDK let a traceback out)."""
+        """--test: a refused config is told as a run tells it (the SDK let a traceback out).
+        A test run writes no STATE (NoStateWriter): the SDK gives it no --state."""
+        reset = _TEST_RUN.set(True)
         try:
             super().cb_test(ctx, param, value)
         except ConfigValidationError as exc:
             cls._log_refused_config(exc)
             ctx.exit(1)
+        finally:
+            _TEST_RUN.reset(reset)
 
     @classmethod
     def _log_refused_config(cls, exc: ConfigValidationError) -> None:
@@ -345,6 +354,11 @@ def _config_invalid(
         errors=[f"config_invalid: {problem}" for problem in problems],
         schema=schema,
     )
+
+
+# The SDK logs its notices on the tap's logger, from its constructor: the filter is in
+# place before any Tap is made (addFilter adds it once).
+TapFeedDelta.logger.addFilter(SDK_NOTICES_AT_DEBUG)
 
 
 if __name__ == "__main__":

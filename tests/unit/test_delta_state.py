@@ -391,7 +391,20 @@ def test_utc_text_is_the_strftime_shape(moment: datetime) -> None:
         ({"singer_state": {"bookmarks": {}}}, "Meltano's stored form"),
         ({"something": 1}, "has none"),
         ({"bookmarks": {"feed_items": []}}, "bookmarks.feed_items must be an object"),
-        ({"bookmarks": {"tap-x": 1}}, "every bookmark must be an object"),
+        ({"bookmarks": {"feed_health": 1}}, "bookmarks.feed_health must be an object"),
+        # another tap's streams, with or without this tap's own beside them
+        (
+            {"bookmarks": {"orders": {"replication_key": "id", "replication_key_value": 5}}},
+            r"its bookmarks hold streams this tap never writes \['orders'\] \(another tap's state",
+        ),
+        (
+            {"bookmarks": {"feed_items": {"partitions": []}, "tap-x": 1}},
+            r"never writes \['tap-x'\] \(another",
+        ),
+        (
+            {"bookmarks": {f"s{n}\x1b[2J" + "x" * 60: {} for n in range(7)}},
+            r"never writes \['s0\?\[2Jx{34}…', ('s[1-4]\?\[2Jx{34}…', ){4}…\] \(another",
+        ),
         ({"bookmarks": {"feed_health": {"partitions": [1]}}}, "list of objects"),
         # the SDK's own reading of it fails with a traceback
         ({"bookmarks": None}, "'bookmarks' must be an object"),
@@ -415,6 +428,21 @@ def test_a_state_of_another_shape_is_refused_not_read_as_empty(
 @pytest.mark.parametrize("tap_state", [{}, {"currently_syncing": None}, {"bookmarks": {}}])
 def test_an_empty_state_is_no_state(tap_state: object) -> None:
     assert feed_items_state(tap_state) is None
+
+
+def test_what_singer_sdk_writes_into_a_state_is_taken() -> None:
+    """A run's own state: currently_syncing, feed_health's empty bookmark, the progress
+    keys the SDK writes into feed_items' during a run (a SIGTERM's STATE)."""
+    stream_state = {
+        "partitions": [],
+        "progress_markers": {"Note": "Progress is not resumable if interrupted."},
+    }
+    tap_state = {
+        "currently_syncing": "feed_items",
+        "bookmarks": {"feed_items": stream_state, "feed_health": {}},
+    }
+    assert feed_items_state(tap_state) is stream_state
+    assert feed_items_state({"bookmarks": {"feed_health": {}}}) is None
 
 
 def test_a_capped_run_emits_the_oldest_changes_first_and_drains_the_backlog() -> None:

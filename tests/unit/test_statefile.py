@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 from decimal import Decimal
+from typing import Any
 
 import pytest
 
+from tap_feeddelta.config import settings_from_config
 from tap_feeddelta.errors import StateError
-from tap_feeddelta.statefile import state_json_error, state_of_file
+from tap_feeddelta.statefile import check_shard, state_json_error, state_of_file
 
 
 def test_a_state_file_holds_an_object_or_null() -> None:
@@ -69,3 +71,18 @@ def test_a_refusal_names_few_keys_cut_short_in_printable_ascii() -> None:
     assert "\u202e" not in shown and "k" * 41 not in shown
     assert shown.startswith("['a?<svg>', 'kkk") and shown.endswith(", …]")
     assert shown_keys(["b", "a"]) == "['a', 'b']"
+
+
+def test_another_shards_feeds_name_a_shard_run_without_its_own_state_id() -> None:
+    """The likeliest cause: a sharded run on the unsharded pipeline's state id (meltano
+    run without --state-id-suffix) finds the feeds of every shard in its state."""
+    urls = [f"https://e.org/{n}.xml" for n in range(40)]
+    settings = settings_from_config({"feed_urls": urls, "shard_count": 2, "shard_index": 1})
+    index: dict[tuple[str, str], Any] = {("default", url): {} for url in urls}
+    with pytest.raises(StateError) as refused:
+        check_shard(index, settings)
+    assert refused.value.code == "state_other_shard"
+    assert (
+        "or this shard runs without its own state id (meltano run --state-id-suffix shard-1)"
+        in str(refused.value)
+    )

@@ -279,3 +279,20 @@ def test_damaged_state_gives_its_message_without_a_traceback(tmp_path: Path) -> 
     errors = _errors(run.stderr)
     assert len(errors) == 1 and "state: 'bookmarks' must be an object" in errors[0]
     assert "Traceback" not in run.stderr
+
+
+def test_the_sdks_config_source_notice_is_debug_not_info(tmp_path: Path) -> None:
+    """singer-sdk says at INFO where it read settings from ("Skipping parse of env var
+    settings..." with a config file): once per start, twice per meltano run (discovery
+    and the run), in a log where INFO is meant for what the run did."""
+    (tmp_path / "config.json").write_text(json.dumps({"feed_urls": ["https://e.org/f.xml"]}))
+    args = ("--config", str(tmp_path / "config.json"), "--discover")
+    quiet = _run(tmp_path, *args)
+    assert quiet.returncode == 0, quiet.stderr
+    assert "env var" not in quiet.stderr
+    debug = _run(tmp_path, *args, TAP_FEEDDELTA_LOGLEVEL="DEBUG")
+    assert (
+        [line for line in debug.stderr.splitlines() if "env var" in line]
+        == [line for line in debug.stderr.splitlines() if "| DEBUG" in line and "env var" in line]
+        != []
+    )

@@ -691,6 +691,26 @@ def test_every_config_problem_is_one_coded_line_told_at_once(args: tuple[str, ..
     assert run.stdout == ""
 
 
+def test_a_test_run_stops_after_a_record_without_an_error_and_writes_no_state(
+    server: FeedServer,
+) -> None:
+    """--test syncs one record a stream. The SDK stops a stream at its second record by
+    aborting it, which it logs as "An unhandled error occurred" on a run that succeeded;
+    and it never reads --state in test mode, so the STATE it wrote was a new first run's,
+    which a target saving it would keep in place of the real baseline."""
+    server.put("/a.xml", rss(ITEMS))
+    server.put("/b.xml", rss(ITEMS[:2]))
+    cfg = config(server, "/a.xml", "/b.xml", first_run_mode="emit_all")
+    run = run_tap(cfg, {"bookmarks": {"feed_items": {"partitions": []}}}, args=("--test",))
+    assert run.returncode == 0, run.stderr
+    assert not [line for line in run.stderr.splitlines() if "| ERROR" in line], run.stderr
+    messages = [json.loads(line) for line in run.stdout.splitlines()]
+    assert [m["type"] for m in messages if m["type"] == "STATE"] == []
+    records = [m["stream"] for m in messages if m["type"] == "RECORD"]
+    assert records == ["feed_items", "feed_health"], records
+    assert "Test run: 'feed_items' ends after its first record, a test run's limit" in run.stderr
+
+
 SECRET_URL = "https://alice:hunter2@feeds.example/x?token=SECRET1"
 
 
@@ -731,6 +751,7 @@ def test_config_errors_never_quote_the_values(extra: dict[str, Any]) -> None:
                 }
             }
         },
+        {"bookmarks": {"orders": {"replication_key": "updated_at", "replication_key_value": "1"}}},
         '{"bookmarks": {"feed_items": {"partitions": [{"context": {"monitor_id": "default", '
         '"feed_url": "x"}, "v": 1, "items": "", "largest_document": ' + "9" * 5000 + "}]}}}",
         '{"bookmarks": {"other": ' + "[" * 200_000 + "]" * 200_000 + "}}",
@@ -785,6 +806,7 @@ def test_config_errors_never_quote_the_values(extra: dict[str, Any]) -> None:
         "string",
         "bookmarks-null",
         "another-taps-bookmark",
+        "another-taps-streams",
         "number-of-5000-digits",
         "nested-200000-deep",
         "state-message",
