@@ -519,7 +519,7 @@ def _item(
     item_tags = fields.tags_without_markup(fields.item_tags(tags, issues), before)
     published_at = fields.date(published, "published", issues)
     updated_at = fields.date(updated, "updated", issues)
-    item_enclosures = fields.first_enclosures(offered, issues)
+    item_enclosures = itemurls.first_enclosures(offered, issues)
     if url[1] is not url[0] or offered_before != offered:
         itemurls.record_before(before, url, offered, offered_before, item_enclosures)
     if merged is not listed or listed_before != listed or feed_authors[1] is not feed_authors[0]:
