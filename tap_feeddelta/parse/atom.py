@@ -421,7 +421,7 @@ def _entry(
         fields.tags_without_markup(fields.item_tags(tags, issues), before),  # tags
         fields.date(published or issued or created, "published", issues),  # published_at
         fields.date(updated, "updated", issues),  # updated_at
-        fields.first_enclosures(offered, issues),  # enclosures
+        itemurls.first_enclosures(offered, issues),  # enclosures
         pointer,  # source_pointer
         tuple(issues) if len(issues) < 2 else fields.distinct_issues(issues),  # issues
         tuple(cuts) if cuts else (),  # cut_digests

@@ -11,7 +11,7 @@ import re
 from typing import Any, Final
 
 from tap_feeddelta.errors import Issue
-from tap_feeddelta.models import Author, CutDigest, Enclosure, ParsedItem
+from tap_feeddelta.models import Author, CutDigest, ParsedItem
 from tap_feeddelta.models import ReadBefore as ReadBefore  # passed as ``before`` by the readers
 from tap_feeddelta.parse.bylines import byline_names
 from tap_feeddelta.parse.dates import rfc3339
@@ -20,10 +20,8 @@ from tap_feeddelta.parse.limits import (
     MAX_AUTHORS,
     MAX_CONTENT_BYTES,
     MAX_EMAIL_CHARS,
-    MAX_ENCLOSURES,
     MAX_ID_BYTES,
     MAX_LANGUAGE_CHARS,
-    MAX_MEDIA_TYPE_CHARS,
     MAX_PERSON_TEXT_CHARS,
     MAX_SUMMARY_BYTES,
     MAX_TAG_BYTES,
@@ -42,14 +40,12 @@ from tap_feeddelta.parse.text import (
     as_read,
     as_read_spaces_left,
     capped,
-    collapsed,
     decoded_references,
     html_text,
     id_text,
     plain_text,
     references_replaced,
     utf8_length,
-    without_controls,
 )
 from tap_feeddelta.parse.urls import UrlProblem, safe_url, safe_url_readings
 
@@ -58,8 +54,6 @@ from tap_feeddelta.parse.urls import UrlProblem, safe_url, safe_url_readings
 # by the readers, which fill it.
 Cuts = list[tuple[str, str, str]]
 
-# A media type's type and subtype (its parameters follow a ";").
-_MEDIA_TYPE: Final = re.compile(r"[A-Za-z0-9][\w.+-]*/[\w.+-]+")
 _EMAIL: Final = re.compile(r"[^\s@<>()\"',;]+@[^\s@<>()\"',;]+")
 _LANGUAGE: Final = re.compile(r"[A-Za-z]{1,8}(?:[-_][A-Za-z0-9]{1,8})*")
 
@@ -522,87 +516,6 @@ def _rss_author(raw: str, base: str | None, issues: list[Issue]) -> Author | Non
         if _EMAIL.fullmatch(stripped):
             return author(None, stripped, None, base, issues)
     return author(raw, None, None, base, issues)
-
-
-def enclosure_readings(
-    link: str | None,
-    media_type: str | None,
-    length: str | int | None,
-    base: str | None,
-    base_before: str | None,
-    issues: list[Issue],
-) -> tuple[Enclosure | None, Enclosure | None]:
-    """An enclosure, and the enclosure as versions before this one read it (its URL;
-    ``base_before``: the base as they read it): the same object when they read it alike."""
-    href, href_before = url_readings(link, base, base_before, "enclosure", issues)
-    if href is None and href_before is None:
-        return None, None
-    clean_type = None
-    if media_type:
-        if not media_type.isprintable():  # a tab or line break in its parameters, a control
-            media_type = collapsed(without_controls(media_type))
-        media_type = media_type.strip()
-        clean_type = _media_type(media_type)
-    length_bytes = _length(length, issues if href is not None else [])
-    found = None if href is None else Enclosure(href, clean_type, length_bytes)
-    if href_before is href:
-        return found, found
-    return found, None if href_before is None else Enclosure(href_before, clean_type, length_bytes)
-
-
-def _media_type(text: str) -> str | None:
-    """A media type, lowercased, with its parameters unless they hold markup or a
-    character no parameter holds (``audio/mpeg;<svg …>`` is ``audio/mpeg``); loosely
-    written ones (``codecs=avc1.42E01E, mp4a.40.2`` unquoted) are kept as they were.
-    ``None`` for text that is no media type."""
-    essence = _MEDIA_TYPE.match(text) if len(text) <= MAX_MEDIA_TYPE_CHARS else None
-    if essence is None:
-        return None
-    rest = text[essence.end() :].lstrip()
-    if not rest:
-        return text.lower()
-    if rest[0] != ";":
-        return None
-    if rest.isascii() and rest.isprintable() and "<" not in rest and ">" not in rest:
-        return text.lower()
-    return essence.group().lower()
-
-
-_ENCLOSURES_CUT: Final = Issue(
-    "limit_exceeded", f"Only the first {MAX_ENCLOSURES} enclosures are kept."
-)
-
-
-def first_enclosures(found: list[Enclosure], issues: list[Issue]) -> tuple[Enclosure, ...]:
-    """The first ``MAX_ENCLOSURES`` of the enclosures found, reporting any dropped. The
-    readers stop reading enclosures one past the cap: that one is enough to report."""
-    if len(found) <= MAX_ENCLOSURES:
-        return tuple(found)
-    issues.append(_ENCLOSURES_CUT)
-    return tuple(found[:MAX_ENCLOSURES])
-
-
-_NOT_A_BYTE_COUNT: Final = Issue("invalid_value", "An enclosure length is not a byte count.")
-
-
-def _length(raw: str | int | None, issues: list[Issue]) -> int | None:
-    if raw is None or isinstance(raw, bool):
-        return None
-    if isinstance(raw, int):  # JSON Feed's size_in_bytes
-        if raw < 0 or raw >= 2**63:  # as an RSS "-5" or a 20-digit length; 0 is "unknown"
-            issues.append(_NOT_A_BYTE_COUNT)
-            return None
-        value = raw
-    else:
-        text = raw.strip()
-        if not text:
-            return None
-        # ASCII digits only: "²" is a digit to isdigit() (not to int()), "١٢٣" to int().
-        if not (text.isascii() and text.isdigit()) or len(text) > 18:
-            issues.append(_NOT_A_BYTE_COUNT)
-            return None
-        value = int(text)
-    return value if 0 < value < 2**63 else None
 
 
 _TAG_CUT: Final = Issue("limit_exceeded", f"A tag was cut to {MAX_TAG_BYTES} bytes.")

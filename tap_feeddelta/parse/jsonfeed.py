@@ -270,7 +270,7 @@ def _item(raw: dict[str, Any], pointer: str, base: str | None, feed_authors: Aut
     updated = _string(raw.get("date_modified"), "date_modified", issues)
     updated_at = fields.date(updated, "updated", issues)
     found, found_before = _attachments(raw, base, issues)
-    enclosures = fields.first_enclosures(found, issues)
+    enclosures = itemurls.first_enclosures(found, issues)
     url = itemurls.item_url(url)
     if url[1] is not url[0] or found_before != found:
         itemurls.record_before(before, url, found, found_before, enclosures)

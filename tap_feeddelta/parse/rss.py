@@ -239,8 +239,9 @@ def _channel(
     """The channel's fields into ``values`` (``link_base``: the base of its link, when
     an xml:base of the link's own may apply), and its author (now, before)."""
     base = bases[0]
-    authors: list[Author] = []
-    authors_before: list[Author] = []
+    # The authors of each author element, now and as read before (their URLs).
+    authors: list[tuple[Author, ...]] = []
+    authors_before: list[tuple[Author, ...]] = []
     editors: list[str] = []  # managingEditor texts, read only when no author has a name
     for child in channel:
         name = key[child.tag]
@@ -275,38 +276,48 @@ def _channel(
         elif name in ("dc:creator", "itunes:author", "author"):
             if len(child):
                 found, found_before = _element_authors(key, child, bases, issues)
-                authors.extend(found)
-                authors_before.extend(found_before)
+                authors.append(found)
+                authors_before.append(found_before)
             else:  # "Name", "email (Name)", a bare email: as an item's author reads
                 found = fields.rss_authors(text_of(child), base, issues)
-                authors.extend(found)
-                authors_before.extend(found)
+                authors.append(found)
+                authors_before.append(found)
     if not values.get("link") and "atomlink" in values:
         values["link"] = values["atomlink"]
         if has_xml_base:
             values["link_base"] = values["atomlink_base"]
     shown = _show_author(authors, editors, base, issues)
-    if authors_before == authors:
-        return shown, shown
-    return shown, _show_author(authors_before, editors, base, [])
+    shown_before = (
+        shown if authors_before == authors else _show_author(authors_before, editors, base, [])
+    )
+    # Versions before kept only the first person the element names.
+    then = next(((found,) for found in shown_before if found.name), shown_before[:1])
+    return shown, shown if then == shown else then
 
 
 def _show_author(
-    authors: list[Author], editors: list[str], base: str | None, issues: list[Issue]
+    authors: list[tuple[Author, ...]], editors: list[str], base: str | None, issues: list[Issue]
 ) -> tuple[Author, ...]:
-    """The feed's author, whatever the order of its elements: the first with a name of
-    its author elements (``itunes:author``, ``dc:creator``, ``author``), else of its
-    ``managingEditor``s; else the first found without a name (an email alone)."""
+    """The feed's authors, whatever the order of its elements: all those named by the
+    first of its author elements (``itunes:author``, ``dc:creator``, ``author``) to name
+    someone (podcast co-hosts: "Jane Doe & John Smith"), else by the first of its
+    ``managingEditor``s to; else those of the first found without a name (an email
+    alone). At most ``MAX_AUTHORS``, as an item's."""
+    nameless: tuple[Author, ...] = ()
     for found in authors:
-        if found.name:
-            return (found,)
-    nameless = authors[:1]
+        if _names_someone(found):
+            return fields.first_authors(found, issues)
+        nameless = nameless or found
     for text in editors:
-        for found in fields.rss_authors(text, base, issues):
-            if found.name:
-                return (found,)
-            nameless = nameless or [found]
-    return tuple(nameless)
+        found = fields.rss_authors(text, base, issues)
+        if _names_someone(found):
+            return fields.first_authors(found, issues)
+        nameless = nameless or found
+    return fields.first_authors(nameless, issues)
+
+
+def _names_someone(authors: tuple[Author, ...]) -> bool:
+    return any(found.name for found in authors)
 
 
 def _item(
@@ -502,30 +513,38 @@ def _item(
     # Versions before listed one person once per element, and read URLs otherwise.
     listed_before = authors_before or itunes_authors_before
     offered, offered_before = enclosures or media, enclosures_before or media_before
-    # Positional (faster than keywords); the order is checked by test_fields.py.
-    item = ParsedItem(
+    # Read in the order of the fields, which is the order of their issues.
+    content_text = fields.content(encoded, "html", issues, cuts)
+    item_authors = fields.first_authors(merged, issues) or feed_authors[0]
+    item_tags = fields.tags_without_markup(fields.item_tags(tags, issues), before)
+    published_at = fields.date(published, "published", issues)
+    updated_at = fields.date(updated, "updated", issues)
+    item_enclosures = itemurls.first_enclosures(offered, issues)
+    if url[1] is not url[0] or offered_before != offered:
+        itemurls.record_before(before, url, offered, offered_before, item_enclosures)
+    if merged is not listed or listed_before != listed or feed_authors[1] is not feed_authors[0]:
+        authors_then = fields.first_authors(listed_before, []) or feed_authors[1]
+        if merged is not listed or authors_then != item_authors:
+            before["authors"] = authors_then
+    # Positional (faster than keywords), read_before given rather than replaced after
+    # (inherited co-hosts give one to each item); the order is checked by test_fields.py.
+    return ParsedItem(
         native_id,  # native_id
         "guid" if native_id is not None else None,  # native_id_source
         url[0],  # url (Google Alerts: the page, not the redirect)
         item_title,  # title
         summary,  # summary
-        fields.content(encoded, "html", issues, cuts),  # content_text
-        fields.first_authors(merged, issues) or feed_authors[0],  # authors
-        fields.tags_without_markup(fields.item_tags(tags, issues), before),  # tags
-        fields.date(published, "published", issues),  # published_at
-        fields.date(updated, "updated", issues),  # updated_at
-        fields.first_enclosures(offered, issues),  # enclosures
+        content_text,  # content_text
+        item_authors,  # authors
+        item_tags,  # tags
+        published_at,  # published_at
+        updated_at,  # updated_at
+        item_enclosures,  # enclosures
         pointer,  # source_pointer
         tuple(issues) if len(issues) < 2 else fields.distinct_issues(issues),  # issues
         tuple(cuts) if cuts else (),  # cut_digests
+        tuple(before.items()) if before else (),  # read_before
     )
-    if url[1] is not url[0] or offered_before != offered:
-        itemurls.record_before(before, url, offered, offered_before, item.enclosures)
-    if merged is not listed or listed_before != listed or feed_authors[1] is not feed_authors[0]:
-        authors_then = fields.first_authors(listed_before, []) or feed_authors[1]
-        if merged is not listed or authors_then != item.authors:
-            before["authors"] = authors_then
-    return fields.with_read_before(item, before) if before else item
 
 
 def _element_authors(

@@ -131,3 +131,42 @@ def test_many_authors_of_one_name_are_merged_in_bounded_work(
     merged = persons.merged_authors(found)
     assert merged is found  # none merged: the list as found, cut by first_authors
     assert calls <= (MAX_AUTHORS + 1) * len(found)
+
+
+CO_HOSTS = "<itunes:author>Jane Host &amp; John Cohost</itunes:author>"
+
+
+def _show(title: str, channel: str = CO_HOSTS, guid: str = "<guid>e1</guid>") -> bytes:
+    return (
+        '<rss version="2.0" xmlns:itunes="http://www.itunes.com/dtds/podcast-1.0.dtd">'
+        f"<channel><title>Show</title>{channel}"
+        f"<item>{guid}<title>{title}</title><link>https://d.example/e1</link></item>"
+        "</channel></rss>"
+    ).encode()
+
+
+@pytest.mark.parametrize("guid", ["<guid>e1</guid>", ""], ids=["guid", "link-id"])
+@pytest.mark.parametrize("ignored", [(), ("updated_at",)], ids=["default", "ignoring"])
+def test_a_state_from_before_channel_co_hosts_were_inherited_sends_nothing_again(
+    guid: str, ignored: tuple[str, ...]
+) -> None:
+    """The version before gave an episode that inherits the channel's author only the
+    first host: the same episode is unchanged after the upgrade, and an edit after it
+    is an update."""
+    (item,) = parse_feed(_show("Ep 1", guid=guid), None, URL).items
+    assert item.authors == (Author("Jane Host"), Author("John Cohost"))
+    before = item._replace(read_before=(), authors=(Author("Jane Host"),))
+    settings = dataclasses.replace(SETTINGS, ignored_changes=ignored)
+    first = diff_items(None, [before], settings)  # the state the version before wrote
+    bookmark = FeedBookmark(success_at="x", items=first.remembered_items)
+    upgraded = diff_items(bookmark, [item], settings)
+    assert (upgraded.changes, upgraded.counts.unchanged) == ((), 1)
+    bookmark = FeedBookmark(success_at="x", items=upgraded.remembered_items)
+    (edited,) = parse_feed(_show("Ep 1, edited", guid=guid), None, URL).items
+    after = diff_items(bookmark, [edited], settings)
+    assert [change.change_type for change in after.changes] == ["updated"]
+
+
+def test_a_channel_author_read_alike_before_records_no_earlier_reading() -> None:
+    (item,) = parse_feed(_show("Ep 1", "<itunes:author>Jane Host</itunes:author>"), None, URL).items
+    assert (item.authors, item.read_before) == ((Author("Jane Host"),), ())
