@@ -35,6 +35,7 @@ def _reference_html_text(raw: str, *, unescape_twice: bool = False) -> str:
     if "<" not in raw and "&" not in raw:
         return " ".join(text._CONTROL.sub("", raw).split())
     if "<" in raw:
+        raw = text._CONTROL_AFTER_LT.sub("<", raw)  # "<\x7fimg …>" is a tag once read
         raw = text._COMMENT.sub(" ", raw)
         raw = text._DROPPED.sub(" ", raw)
         raw = text._BLOCK_TAG.sub(" ", raw)
