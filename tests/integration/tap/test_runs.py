@@ -680,12 +680,14 @@ def test_every_config_problem_is_one_coded_line_told_at_once(args: tuple[str, ..
     assert run.returncode == 1
     lines = _error_lines(run.stderr)
     assert all(line.startswith("config_invalid: config") for line in lines), lines
+    # One line each, in the order of the file's keys.
     assert [line.split(":")[1].split(" ")[1] for line in lines] == [
-        "config",
         "config['feed_urls'][1]",
-        "config['shard_index']",
         "config['start_date']",
+        "config['shard_index']",
+        "config['max_concurency']",
     ]
+    assert lines[-1].endswith("not a setting of this tap (did you mean max_concurrency?)")
     assert "Config validation failed" not in run.stderr
     assert "Traceback" not in run.stderr
     assert run.stdout == ""
