@@ -42,11 +42,11 @@ def _checkout(tmp_path: Path) -> tuple[Path, Path]:
     return checkout, log
 
 
-def _calls(tmp_path: Path, *args: str, e2e: str | None = None) -> list[str]:
+def _call_lines(tmp_path: Path, *args: str, **variables: str) -> list[str]:
+    """The stand-ins' calls, each as its name and arguments, of one run of scripts/test
+    with these environment variables."""
     checkout, log = _checkout(tmp_path)
-    env = {"PATH": "/usr/bin:/bin", "HOME": str(tmp_path)}
-    if e2e is not None:
-        env["FEEDDELTA_E2E"] = e2e
+    env = {"PATH": "/usr/bin:/bin", "HOME": str(tmp_path), **variables}
     done = subprocess.run(
         [str(checkout / "scripts" / "test"), *args],
         cwd=tmp_path,
@@ -57,7 +57,12 @@ def _calls(tmp_path: Path, *args: str, e2e: str | None = None) -> list[str]:
         check=False,
     )
     assert done.returncode == 0, done.stdout + done.stderr
-    return [line.split()[0] for line in log.read_text().splitlines()]
+    return log.read_text().splitlines()
+
+
+def _calls(tmp_path: Path, *args: str, e2e: str | None = None) -> list[str]:
+    variables = {} if e2e is None else {"FEEDDELTA_E2E": e2e}
+    return [line.split()[0] for line in _call_lines(tmp_path, *args, **variables)]
 
 
 SET_UP = ["setup-pipeline", "uv", "postgres"]
@@ -83,5 +88,15 @@ def test_sets_up_end_to_end_tools_only_when_an_e2e_test_can_run(
     assert _calls(tmp_path, *args) == calls
 
 
-def test_feeddelta_e2e_0_skips_the_set_up(tmp_path: Path) -> None:
-    assert _calls(tmp_path, e2e="0") == ["python", "python"]
+def test_feeddelta_e2e_0_skips_the_set_up_and_the_e2e_pass(tmp_path: Path) -> None:
+    assert _call_lines(tmp_path, FEEDDELTA_E2E="0") == ["python -m pytest -n 2 -m not e2e"]
+
+
+@pytest.mark.parametrize(
+    "args", [(), ("-m", "e2e"), ("tests/e2e",)], ids=["none", "marker", "path"]
+)
+def test_feeddelta_e2e_0_runs_no_e2e_test_in_one_process(
+    tmp_path: Path, args: tuple[str, ...]
+) -> None:
+    calls = _call_lines(tmp_path, *args, FEEDDELTA_E2E="0", FEEDDELTA_TEST_WORKERS="0")
+    assert calls == [" ".join(["python -m pytest -m not e2e", *args])]
