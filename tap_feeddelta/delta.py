@@ -1,39 +1,32 @@
 """Pure change detection: (old bookmark, parsed feed, settings) → changes + new item memory.
 
-Each item's identity and fingerprint come from fingerprints.py. Items of one document
-that share an id but differ take ids derived from it (see _identify); exact repeats are
-dropped. The fingerprint covers what a user sees of an item whatever content_mode says,
-so changing that never makes items look updated. No clock, no I/O.
+Each item's identity comes from identity.py (ids, items sharing one told apart, exact
+repeats dropped) and its fingerprint from fingerprints.py. The fingerprint covers what a
+user sees of an item whatever content_mode says, so changing that never makes items look
+updated. No clock, no I/O.
 """
 
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Hashable, Iterable, Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, replace
-from functools import partial
-from typing import Final, Literal, NamedTuple, TypeVar
+from typing import Final, Literal, NamedTuple
 
 from tap_feeddelta.errors import Issue
 from tap_feeddelta.fingerprints import (
     FINGERPRINT_VERSION,
     SEP,
     IdSourceOut,
-    content_id,
     delivery_prefix,
     earlier_content_hashes,
     earlier_ids,
-    fingerprint_bytes,
-    id_candidates,
-    item_identity,
     key_hash,
-    short_hash,
-    title_id,
 )
+from tap_feeddelta.identity import Identified, identify
 from tap_feeddelta.models import FirstRunMode, ParsedItem
 from tap_feeddelta.state import ITEM_BYTES, FeedBookmark, pack_items, unpack_items
 
-H = TypeVar("H", bound=Hashable)
 ChangeType = Literal["new", "updated"]
 
 # Items remembered per feed: at least its largest document's, and history of gone
@@ -88,151 +81,8 @@ class Delta:
     largest_document: int  # items of the feed's largest document so far (tracked ones)
 
 
-class _Identified(NamedTuple):
-    item: ParsedItem
-    item_id: str
-    id_source: IdSourceOut
-    key_hash: int
-    fingerprint: bytes
-    content_hash: int  # what the state keeps of the fingerprint
-    issues: tuple[Issue, ...]
-
-
-def _identify(
-    items: Sequence[ParsedItem], ignored: tuple[str, ...] = ()
-) -> tuple[list[_Identified], int, dict[int, str]]:
-    """Items with their identity, in document order; how many exact repeats were dropped;
-    and the title ids items sharing an id were known by before (see
-    _with_shared_ids_told_apart).
-
-    Ids depend on the document alone, never on memory, so a run without state gives the
-    same ids (and new items' delivery_ids). Nothing distinct is dropped: when items share
-    an id (a podcast whose every item links to the show's page, a CMS giving every item
-    one guid, a status page whose every item links to its home page), each of them takes
-    its link or enclosure id when that is its own, else its title id, and those whose
-    title ids are shared too take their content id (``shared_id``). An item that repeats
-    an earlier one exactly (but for the ``ignored`` fields) is dropped.
-    """
-    # Chosen once: the default (nothing ignored) costs not even a keyword argument.
-    hashed = partial(fingerprint_bytes, ignored=ignored) if ignored else fingerprint_bytes
-    entries: list[_Identified] = []
-    keys: set[int] = set()
-    versions: set[tuple[int, bytes]] = set()  # (id hash, fingerprint)
-    shared = False
-    duplicates = 0
-    for item in items:
-        item_id, id_source, issues = item_identity(item, ignored)
-        key = key_hash(item_id)
-        full = hashed(item)
-        if (key, full) in versions:
-            duplicates += 1  # the same item again
-            continue
-        versions.add((key, full))
-        shared = shared or key in keys
-        keys.add(key)
-        entries.append(
-            _Identified(
-                item,
-                item_id,
-                id_source,
-                key,
-                full,
-                short_hash(full),
-                item.issues + issues if issues else item.issues,
-            )
-        )
-    if shared:
-        entries, title_ids = _with_shared_ids_told_apart(entries, ignored)
-        return entries, duplicates, title_ids
-    return entries, duplicates, {}
-
-
-def _with_shared_ids_told_apart(
-    entries: list[_Identified], ignored: tuple[str, ...]
-) -> tuple[list[_Identified], dict[int, str]]:
-    """Every item whose id another item shares takes the next of its id_candidates that is
-    its own (no other item of the document has it: a guid shared, its link; a link
-    shared, its enclosure), so an edit of its title moves no id; else its title id, and
-    those whose title ids collide too (only members of one group can: the shared id is
-    part of it) their content id, which differs unless the items do (exact repeats are
-    gone already). Also, for the items that took a link or enclosure id, the title id
-    versions before gave them (it collided with none), by the key of their id."""
-    shared = _repeated(entry.key_hash for entry in entries)
-    title_ids = {
-        index: title_id(entry.item, entry.item_id, ignored)
-        for index, entry in enumerate(entries)
-        if entry.key_hash in shared
-    }
-    # Those after the shared one (the first; a derived id has none), of the items sharing.
-    others = {index: id_candidates(entries[index].item, ignored)[1:] for index in title_ids}
-    taken = _taken_ids(entries, ignored, others) if any(others.values()) else set()
-    colliding = _repeated(title_ids.values())
-    out = list(entries)
-    title_ids_before: dict[int, str] = {}
-    for index, its_title_id in title_ids.items():
-        entry = entries[index]
-        own = [candidate for candidate in others[index] if candidate[0] not in taken]
-        if own:
-            out[index] = _as_shared(entry, *own[0])
-            if its_title_id not in colliding:
-                title_ids_before[out[index].key_hash] = its_title_id
-        elif its_title_id in colliding:
-            out[index] = _as_shared(entry, content_id(entry.item_id, entry.fingerprint))
-        else:
-            out[index] = _as_shared(entry, its_title_id)
-    return out, title_ids_before
-
-
-def _taken_ids(
-    entries: list[_Identified],
-    ignored: tuple[str, ...],
-    others: dict[int, list[tuple[str, IdSourceOut]]],
-) -> set[str]:
-    """The id_candidates more than one item of the document has (each item's counted
-    once: a guid that is its link); ``others``: those of the items sharing an id but
-    their first, by index."""
-    values: list[str] = []
-    for index, entry in enumerate(entries):
-        own = others.get(index)
-        if own is None:
-            values += {value for value, _ in id_candidates(entry.item, ignored)}
-        else:
-            values += {entry.item_id, *(value for value, _ in own)}
-    return _repeated(values)
-
-
-def _repeated(values: Iterable[H]) -> set[H]:
-    """The values that occur more than once."""
-    once: set[H] = set()
-    repeated: set[H] = set()
-    for value in values:
-        (repeated if value in once else once).add(value)
-    return repeated
-
-
-_TOLD_APART_BY: Final[dict[IdSourceOut, str]] = {
-    "url": "its link",
-    "enclosure": "its enclosure's URL",
-    "derived": "derived from it and its title and date, or its content",
-}
-
-
-def _as_shared(entry: _Identified, item_id: str, id_source: IdSourceOut = "derived") -> _Identified:
-    issue = Issue(
-        "shared_id",
-        f"another item of the document has this item's {entry.id_source} id; "
-        f"this one's id is {_TOLD_APART_BY[id_source]}",
-    )
-    return entry._replace(
-        item_id=item_id,
-        id_source=id_source,
-        key_hash=key_hash(item_id),
-        issues=(*entry.issues, issue),
-    )
-
-
 def _carry_over_renamed(
-    identified: list[_Identified],
+    identified: list[Identified],
     remembered: dict[int, int],
     ignored: tuple[str, ...],
     title_ids: dict[int, str],
@@ -298,7 +148,7 @@ def _newest_date(item: ParsedItem, not_after: str | None) -> str | None:
     return newest or None
 
 
-def _listed_oldest_first(entries: Iterable[_Identified]) -> bool:
+def _listed_oldest_first(entries: Iterable[Identified]) -> bool:
     """Whether the document lists its items oldest first: more of its dated items are
     newer than the dated item listed before them than older. Without a sign (no two dates
     differ), feeds list newest first. Items of one date, and undated ones, are told apart
@@ -319,13 +169,13 @@ def _listed_oldest_first(entries: Iterable[_Identified]) -> bool:
 
 
 def _newest_first(
-    candidates: list[_Identified], not_after: str | None, oldest_listed_first: bool
-) -> list[_Identified]:
+    candidates: list[Identified], not_after: str | None, oldest_listed_first: bool
+) -> list[Identified]:
     """Items newest first as newest_item_at reads them, then those without such a date
     (undated, or dated only ahead of ``not_after``); items of one date, and the undated
     ones, the newest listed first (the first of a feed listing newest first)."""
-    dated: list[tuple[str, _Identified]] = []
-    undated: list[_Identified] = []
+    dated: list[tuple[str, Identified]] = []
+    undated: list[Identified] = []
     # The sort is stable: ties keep this order.
     for candidate in candidates[::-1] if oldest_listed_first else candidates:
         date = _newest_date(candidate.item, not_after)
@@ -355,7 +205,7 @@ def diff_items(
     it is a feed never read before, and its items are read as on a first run.
     """
     ignored = settings.ignored_changes
-    identified, duplicates, title_ids = _identify(items, ignored)
+    identified, duplicates, title_ids = identify(items, ignored)
     remembered = unpack_items(bookmark.items) if bookmark else {}
     identified, untracked = _tracked(identified, settings.max_state_items, dates_not_after)
     if remembered:
@@ -399,8 +249,8 @@ def diff_items(
 
 
 def _tracked(
-    identified: list[_Identified], max_state_items: int, not_after: str | None
-) -> tuple[list[_Identified], int]:
+    identified: list[Identified], max_state_items: int, not_after: str | None
+) -> tuple[list[Identified], int]:
     """The items tracked, and how many are not. Only as many items as can be remembered
     are tracked: an item that cannot be remembered would come out as new on every run."""
     untracked = max(0, len(identified) - max_state_items)
@@ -411,7 +261,7 @@ def _tracked(
 
 def _first_run(
     bookmark: FeedBookmark | None,
-    identified: list[_Identified],
+    identified: list[Identified],
     remembered: dict[int, int],
     from_another_feed: bool,
 ) -> tuple[bool, list[Issue]]:
@@ -430,10 +280,10 @@ def _first_run(
 
 
 def _classified(
-    identified: list[_Identified], remembered: dict[int, int], ignored: tuple[str, ...]
-) -> tuple[list[tuple[_Identified, ChangeType]], int]:
+    identified: list[Identified], remembered: dict[int, int], ignored: tuple[str, ...]
+) -> tuple[list[tuple[Identified, ChangeType]], int]:
     """The new and updated items, in document order; and how many are unchanged."""
-    changed: list[tuple[_Identified, ChangeType]] = []
+    changed: list[tuple[Identified, ChangeType]] = []
     unchanged = 0
     for entry in identified:
         old = remembered.get(entry.key_hash)
@@ -447,11 +297,11 @@ def _classified(
 
 
 def _capped(
-    to_emit: list[tuple[_Identified, ChangeType]],
-    identified: list[_Identified],
+    to_emit: list[tuple[Identified, ChangeType]],
+    identified: list[Identified],
     max_items_per_run: int,
     not_after: str | None,
-) -> tuple[set[int], list[_Identified]]:
+) -> tuple[set[int], list[Identified]]:
     """Of the changes to emit (in emission order), the ``id`` of those emitted this run,
     and those left for a later one; ``identified`` tells how the document lists items."""
     if len(to_emit) > max_items_per_run:
@@ -473,7 +323,7 @@ def _capped(
 
 
 def _gap_issue(
-    identified: list[_Identified], new_count: int, newest_seen: str | None
+    identified: list[Identified], new_count: int, newest_seen: str | None
 ) -> list[Issue]:
     """possible_gap, when the document moved on past everything it showed before: a feed
     that publishes faster than it is read loses the items that came and went between
@@ -511,8 +361,8 @@ def _count_issues(duplicates: int, deferred: int, untracked: int) -> list[Issue]
 
 
 def _newest_tracked(
-    identified: list[_Identified], limit: int, not_after: str | None
-) -> list[_Identified]:
+    identified: list[Identified], limit: int, not_after: str | None
+) -> list[Identified]:
     """The ``limit`` newest items (as emit_recent ranks them, but items of one date and
     undated ones always in document order), in document order. Ranked by date, not by
     place in the document: an archive that lists its first episode first appends each new
@@ -524,7 +374,7 @@ def _newest_tracked(
     return [entry for entry in identified if id(entry) in keep]
 
 
-def _mostly_newer(identified: list[_Identified], newest_seen: str | None) -> bool:
+def _mostly_newer(identified: list[Identified], newest_seen: str | None) -> bool:
     """Whether most dated items (more than half, and some are dated) are newer than the
     newest item seen before: new ids on old items are a feed renaming its ids, not a
     gap; one backdated item among new ones does not hide a gap."""
@@ -550,8 +400,8 @@ def _memory_bound(largest_document: int, max_state_items: int) -> int:
 
 
 def _oldest_first(
-    changes: list[tuple[_Identified, ChangeType]], oldest_listed_first: bool
-) -> list[tuple[_Identified, ChangeType]]:
+    changes: list[tuple[Identified, ChangeType]], oldest_listed_first: bool
+) -> list[tuple[Identified, ChangeType]]:
     """Dated changes oldest first, then undated ones; changes of one date, and the
     undated ones, the oldest listed first (the last of a feed listing newest first): a
     date-only feed publishing at the cap's pace would otherwise push back its backlog."""
@@ -563,12 +413,12 @@ def _oldest_first(
 
 
 def _select_for_emission(
-    changed: list[tuple[_Identified, ChangeType]],
+    changed: list[tuple[Identified, ChangeType]],
     is_first_run: bool,
     settings: DeltaSettings,
     dates_not_after: str | None,
-    identified: list[_Identified],
-) -> list[tuple[_Identified, ChangeType]]:
+    identified: list[Identified],
+) -> list[tuple[Identified, ChangeType]]:
     """Changes that should be emitted, in emission order (before the per-run cap);
     ``identified``: the document's items, which tell how it lists them."""
     if is_first_run:
@@ -594,7 +444,7 @@ def _select_for_emission(
 
 
 def _change(
-    entry: _Identified,
+    entry: Identified,
     change_type: ChangeType,
     prefix: hashlib.blake2b,
     remembered: dict[int, int],
@@ -623,7 +473,7 @@ def _change(
 
 
 def _remember(
-    identified: list[_Identified],
+    identified: list[Identified],
     remembered: dict[int, int],
     deferred_ids: set[int],
     max_items: int,

@@ -1,0 +1,171 @@
+"""Item identity within one document: each item's id, and items sharing one told apart.
+
+Ids come from fingerprints.py and depend on the document alone, never on memory. Items of
+one document that share an id but differ take ids of their own (their own link or
+enclosure, else one derived from the shared id and their title and date, or their
+content); exact repeats are dropped and counted. No memory, no clock, no I/O.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Hashable, Iterable, Sequence
+from functools import partial
+from typing import Final, NamedTuple, TypeVar
+
+from tap_feeddelta.errors import Issue
+from tap_feeddelta.fingerprints import (
+    IdSourceOut,
+    content_id,
+    fingerprint_bytes,
+    id_candidates,
+    item_identity,
+    key_hash,
+    short_hash,
+    title_id,
+)
+from tap_feeddelta.models import ParsedItem
+
+H = TypeVar("H", bound=Hashable)
+
+
+class Identified(NamedTuple):
+    item: ParsedItem
+    item_id: str
+    id_source: IdSourceOut
+    key_hash: int
+    fingerprint: bytes
+    content_hash: int  # what the state keeps of the fingerprint
+    issues: tuple[Issue, ...]
+
+
+def identify(
+    items: Sequence[ParsedItem], ignored: tuple[str, ...] = ()
+) -> tuple[list[Identified], int, dict[int, str]]:
+    """Items with their identity, in document order; how many exact repeats were dropped;
+    and the title ids items sharing an id were known by before (see
+    _with_shared_ids_told_apart).
+
+    Ids depend on the document alone, never on memory, so a run without state gives the
+    same ids (and new items' delivery_ids). Nothing distinct is dropped: when items share
+    an id (a podcast whose every item links to the show's page, a CMS giving every item
+    one guid, a status page whose every item links to its home page), each of them takes
+    its link or enclosure id when that is its own, else its title id, and those whose
+    title ids are shared too take their content id (``shared_id``). An item that repeats
+    an earlier one exactly (but for the ``ignored`` fields) is dropped.
+    """
+    # Chosen once: the default (nothing ignored) costs not even a keyword argument.
+    hashed = partial(fingerprint_bytes, ignored=ignored) if ignored else fingerprint_bytes
+    entries: list[Identified] = []
+    keys: set[int] = set()
+    versions: set[tuple[int, bytes]] = set()  # (id hash, fingerprint)
+    shared = False
+    duplicates = 0
+    for item in items:
+        item_id, id_source, issues = item_identity(item, ignored)
+        key = key_hash(item_id)
+        full = hashed(item)
+        if (key, full) in versions:
+            duplicates += 1  # the same item again
+            continue
+        versions.add((key, full))
+        shared = shared or key in keys
+        keys.add(key)
+        entries.append(
+            Identified(
+                item,
+                item_id,
+                id_source,
+                key,
+                full,
+                short_hash(full),
+                item.issues + issues if issues else item.issues,
+            )
+        )
+    if shared:
+        entries, title_ids = _with_shared_ids_told_apart(entries, ignored)
+        return entries, duplicates, title_ids
+    return entries, duplicates, {}
+
+
+def _with_shared_ids_told_apart(
+    entries: list[Identified], ignored: tuple[str, ...]
+) -> tuple[list[Identified], dict[int, str]]:
+    """Every item whose id another item shares takes the next of its id_candidates that is
+    its own (no other item of the document has it: a guid shared, its link; a link
+    shared, its enclosure), so an edit of its title moves no id; else its title id, and
+    those whose title ids collide too (only members of one group can: the shared id is
+    part of it) their content id, which differs unless the items do (exact repeats are
+    gone already). Also, for the items that took a link or enclosure id, the title id
+    versions before gave them (it collided with none), by the key of their id."""
+    shared = _repeated(entry.key_hash for entry in entries)
+    title_ids = {
+        index: title_id(entry.item, entry.item_id, ignored)
+        for index, entry in enumerate(entries)
+        if entry.key_hash in shared
+    }
+    # Those after the shared one (the first; a derived id has none), of the items sharing.
+    others = {index: id_candidates(entries[index].item, ignored)[1:] for index in title_ids}
+    taken = _taken_ids(entries, ignored, others) if any(others.values()) else set()
+    colliding = _repeated(title_ids.values())
+    out = list(entries)
+    title_ids_before: dict[int, str] = {}
+    for index, its_title_id in title_ids.items():
+        entry = entries[index]
+        own = [candidate for candidate in others[index] if candidate[0] not in taken]
+        if own:
+            out[index] = _as_shared(entry, *own[0])
+            if its_title_id not in colliding:
+                title_ids_before[out[index].key_hash] = its_title_id
+        elif its_title_id in colliding:
+            out[index] = _as_shared(entry, content_id(entry.item_id, entry.fingerprint))
+        else:
+            out[index] = _as_shared(entry, its_title_id)
+    return out, title_ids_before
+
+
+def _taken_ids(
+    entries: list[Identified],
+    ignored: tuple[str, ...],
+    others: dict[int, list[tuple[str, IdSourceOut]]],
+) -> set[str]:
+    """The id_candidates more than one item of the document has (each item's counted
+    once: a guid that is its link); ``others``: those of the items sharing an id but
+    their first, by index."""
+    values: list[str] = []
+    for index, entry in enumerate(entries):
+        own = others.get(index)
+        if own is None:
+            values += {value for value, _ in id_candidates(entry.item, ignored)}
+        else:
+            values += {entry.item_id, *(value for value, _ in own)}
+    return _repeated(values)
+
+
+def _repeated(values: Iterable[H]) -> set[H]:
+    """The values that occur more than once."""
+    once: set[H] = set()
+    repeated: set[H] = set()
+    for value in values:
+        (repeated if value in once else once).add(value)
+    return repeated
+
+
+_TOLD_APART_BY: Final[dict[IdSourceOut, str]] = {
+    "url": "its link",
+    "enclosure": "its enclosure's URL",
+    "derived": "derived from it and its title and date, or its content",
+}
+
+
+def _as_shared(entry: Identified, item_id: str, id_source: IdSourceOut = "derived") -> Identified:
+    issue = Issue(
+        "shared_id",
+        f"another item of the document has this item's {entry.id_source} id; "
+        f"this one's id is {_TOLD_APART_BY[id_source]}",
+    )
+    return entry._replace(
+        item_id=item_id,
+        id_source=id_source,
+        key_hash=key_hash(item_id),
+        issues=(*entry.issues, issue),
+    )
