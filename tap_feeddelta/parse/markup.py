@@ -25,10 +25,11 @@ _TITLE_TAG: Final = re.compile(r"<(/?)([A-Za-z][\w:.-]*)(\s[^<>]*|/)?>")
 _VOID_NAMES: Final = frozenset({"br", "hr", "img", "wbr"})
 # A script or style start tag in any shape, with any prefix: what follows it is code.
 _RUNNING_START: Final = re.compile(r"<(?:[A-Za-z_][\w.-]*:)?(?:script|style)(?![\w.:-])", re.I)
-# A start tag's name followed by a space or "/": what may go on with an attribute. The
-# name as HTML reads it: a letter, then anything to a space, "/" or ">" ("<a;b onclick=…>"
-# is an element of its own, and any element runs a handler).
-_OPEN_START_TAG: Final = re.compile(r"<[A-Za-z][^\s/>]*(?=[\s/])")
+# A start tag's name as HTML reads it: a letter, then anything to a space, "/" or ">"
+# ("<a;b onclick=…>" is an element of its own, and any element runs a handler). Followed
+# by a space or "/", attributes may come. Matched one after another, never overlapping:
+# each "<" inside a name ("<a<a<a…") would start a scan to the name's end again.
+_START_TAG_NAME: Final = re.compile(r"<[A-Za-z][^\s/>]*")
 # An attribute whose value runs script or loads something (an event handler, a URL, a
 # style, a meta refresh, SVG's animation of another attribute), spaces around its "="
 # and any prefix (xlink:href) allowed. Other attributes hold nothing active: "x<y means
@@ -142,11 +143,16 @@ def _shows_active_tag(raw: str) -> bool:
         return True
     if "=" not in raw:
         return False
-    for part in raw.split(">"):
-        if "=" in part:
-            match = _OPEN_START_TAG.search(part)
-            if match is not None and _ACTIVE_ATTRIBUTE.search(part, match.end()):
-                return True
+    return any("=" in part and _opens_active_attribute(part) for part in raw.split(">"))
+
+
+def _opens_active_attribute(part: str) -> bool:
+    """Whether ``part`` (text up to a ">") holds a start tag whose attributes, from its
+    first one to the part's end, include an active one."""
+    for match in _START_TAG_NAME.finditer(part):
+        end = match.end()
+        if end < len(part) and (part[end] == "/" or part[end].isspace()):
+            return _ACTIVE_ATTRIBUTE.search(part, end) is not None
     return False
 
 

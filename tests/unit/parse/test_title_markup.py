@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import re
+import time
 from xml.sax.saxutils import escape
 
 import pytest
@@ -315,3 +316,13 @@ def test_a_long_title_escaped_level_upon_level_is_read_in_a_few_readings(
     ]}  # fmt: skip
     assert _only_item(json.dumps(body).encode()).title is None
     assert readings <= markup.MAX_MARKUP_READINGS + 1  # the first reading, then the bound
+
+
+@pytest.mark.parametrize("piece", ["<a", "<a=", "<a\u00e9", "<a<", "<x;"])
+def test_a_long_run_of_tag_starts_is_judged_in_linear_time(piece: str) -> None:
+    # Each "<" of a run without a space, "/" or ">" starts a tag name that runs to the
+    # run's end: scanning that name again from every "<" took minutes on 60 KB.
+    written = piece * (200_000 // len(piece)) + "="
+    started = time.process_time()
+    markup.shows_tags(written)
+    assert time.process_time() - started < 2.0
