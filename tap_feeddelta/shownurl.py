@@ -156,7 +156,10 @@ def logged_url(url: str) -> str:
     except ValueError:  # the config refuses such a URL: not reached
         return "(a URL that cannot be shown)"
     if len(shown) > _LOGGED_URL_CHARS:
-        return shown[:_LOGGED_URL_CHARS] + "..."
+        cut = _LOGGED_URL_CHARS
+        if "%" in shown[cut - 2 : cut]:  # not inside a %XX escape
+            cut = shown.rindex("%", cut - 2, cut)
+        shown = shown[:cut] + "..."
     return shown + ("?…" if parts.query else "")
 
 

@@ -41,8 +41,19 @@ def test_where_a_redirect_leads_shows_no_markup() -> None:
         ("http://[::1]:8080/x?k=SECRET", "http://[::1]:8080/x?…"),
         ("https://e.org/<svg onload=x>", "https://e.org/%3Csvg%20onload=x%3E"),
         ("https://e.org/" + "p" * 300, "https://e.org/" + "p" * 106 + "..."),
+        ("https://e.org/" + "p" * 300 + "?token=SECRET", "https://e.org/" + "p" * 106 + "...?…"),
+        ("https://e.org/" + "p" * 105 + "%C3%A9x", "https://e.org/" + "p" * 105 + "..."),
     ],
-    ids=["plain", "query-fragment", "userinfo", "ipv6", "markup", "long"],
+    ids=[
+        "plain",
+        "query-fragment",
+        "userinfo",
+        "ipv6",
+        "markup",
+        "long",
+        "long-query",
+        "long-cut-before-escape",
+    ],
 )
 def test_a_feed_url_is_logged_without_what_can_hold_a_secret(url: str, logged: str) -> None:
     assert logged_url(url) == logged
