@@ -197,7 +197,7 @@ def atom_feed(
             for index, element in enumerate(entries, 1)
         ),
         url_budget_bytes,
-        feed_authors,
+        (feed_authors, feed_authors_before),
         "entries",
         issues,
     )

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Iterable
+from typing import Final
 
 from tap_feeddelta.errors import Issue
 from tap_feeddelta.models import Author, ParsedItem
@@ -24,21 +25,36 @@ def _size(url: str) -> int:
     return len(url) if url.isascii() else len(url.encode("utf-8", "replace"))
 
 
+# The fields of ``ParsedItem.read_before`` that hold URLs.
+_URL_FIELDS: Final = frozenset({"url", "enclosures", "authors"})
+
+
 def within_url_budget(
     items: Iterable[ParsedItem],
     budget_bytes: int | None,
-    shared_authors: tuple[Author, ...],
+    feed_authors: tuple[tuple[Author, ...], tuple[Author, ...]],
     noun: str,
     issues: list[Issue],
 ) -> tuple[tuple[ParsedItem, ...], bool]:
     """The first ``items``, in order, whose URLs (item, enclosures, and authors unless they
-    are ``shared_authors``, the feed's) take at most ``budget_bytes`` in all (all of them
-    for ``None``), and whether one was left out (reported in ``issues``). Items past it
-    are never built: ``items`` is read lazily, up to the first that does not fit."""
+    are the feed's, ``feed_authors`` as read now and before) take at most ``budget_bytes``
+    in all (all of them for ``None``), and whether one was left out (reported in
+    ``issues``). Items past it are never built: ``items`` is read lazily, up to the first
+    that does not fit.
+
+    Their URLs as versions before read them (``read_before``) are held too and count in
+    the same sum, but never cost an item: an item whose URLs as read before would pass
+    the budget is kept without them, and the items that hold some give them up, last
+    first, where the URLs read now need their part. Upgrade safety is best effort for
+    such a document: its items may read as ``updated`` once after an upgrade."""
     if budget_bytes is None:
         return tuple(items), False
     kept: list[ParsedItem] = []
     spent = 0
+    spent_before = 0  # on URLs as read before, while they fit
+    # The items of ``kept`` that hold URLs as read before (their index, those URLs' bytes).
+    holding: list[tuple[int, int]] = []
+    shared_authors = feed_authors[0]
     for item in items:
         url = item.url
         if url is not None:
@@ -60,5 +76,45 @@ def within_url_budget(
                 )
             )
             return tuple(kept), True
+        while spent + spent_before > budget_bytes:  # URLs as read before give way, last first
+            index, size = holding.pop()
+            kept[index] = _without_urls_before(kept[index])
+            spent_before -= size
+        if item.read_before:  # rare: a field read otherwise before
+            extra = _url_bytes_before(item, feed_authors)
+            if extra and spent + spent_before + extra <= budget_bytes:
+                holding.append((len(kept), extra))
+                spent_before += extra
+            elif extra:
+                item = _without_urls_before(item)
         kept.append(item)
     return tuple(kept), False
+
+
+def _url_bytes_before(
+    item: ParsedItem, feed_authors: tuple[tuple[Author, ...], tuple[Author, ...]]
+) -> int:
+    """The bytes of the URLs of ``item.read_before`` that are not those read now (the
+    same objects, held once) nor the feed's authors'."""
+    spent = 0
+    for field, value in item.read_before:
+        if field == "url":
+            if value is not None and value is not item.url:
+                spent += _size(value)
+        elif field == "enclosures":
+            held = {id(enclosure.url) for enclosure in item.enclosures}
+            for enclosure in value:
+                if id(enclosure.url) not in held:
+                    spent += _size(enclosure.url)
+        elif field == "authors" and value is not feed_authors[0] and value is not feed_authors[1]:
+            held = {id(author.url) for author in item.authors}
+            for author in value:
+                if author.url is not None and id(author.url) not in held:
+                    spent += _size(author.url)
+    return spent
+
+
+def _without_urls_before(item: ParsedItem) -> ParsedItem:
+    """``item`` without the fields of ``read_before`` that hold URLs."""
+    kept = tuple(pair for pair in item.read_before if pair[0] not in _URL_FIELDS)
+    return item._replace(read_before=kept)

@@ -184,7 +184,7 @@ def json_feed(
     items, is_over_budget = within_url_budget(
         _items(raw_items[:MAX_ITEMS_READ], url, feed_authors, issues),
         url_budget_bytes,
-        feed_authors[0],
+        feed_authors,
         "items",
         issues,
     )

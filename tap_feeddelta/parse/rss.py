@@ -118,7 +118,7 @@ def rss_feed(
             for element, pointer in zip(item_elements, pointers, strict=True)
         ),
         url_budget_bytes,
-        feed_authors[0],
+        feed_authors,
         "items",
         issues,
     )

@@ -9,6 +9,7 @@ whose URLs would pass twice the document (its UTF-8 bytes) plus 1 MiB are not re
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 
 import pytest
 
@@ -107,6 +108,91 @@ def test_the_message_of_the_cut_quotes_no_url(body: bytes, url: str) -> None:
     (issue,) = [issue for issue in feed.issues if issue.code == "limit_exceeded"]
     assert "pod.example" not in issue.message and "ddd" not in issue.message
     assert f"Only the first {len(feed.items):,} " in issue.message
+
+
+# An xml:base whose host holds a bidi control: refused now, so relative URLs resolve on
+# the short document URL, but read by versions before (``safe_url_before``), so each
+# relative URL as read before (``ParsedItem.read_before``) is some 1,900 characters.
+BIDI_BASE = "https://h\u202e.example/" + "p" * 1900 + "/"
+
+
+def _held_url_bytes(items: tuple[ParsedItem, ...]) -> int:
+    """The bytes of the distinct URL strings the items hold, as read now and as read
+    before: a string several readings (or items) share is counted once."""
+    held: dict[int, str] = {}
+    for item in items:
+        before = item.fields_read_before()
+        urls = [item.url, before.get("url")]
+        for enclosures in (item.enclosures, before.get("enclosures", ())):
+            urls += [enclosure.url for enclosure in enclosures]
+        for authors in (item.authors, before.get("authors", ())):
+            urls += [author.url for author in authors]
+        held.update((id(url), url) for url in urls if url)
+    return sum(len(url.encode()) for url in held.values())
+
+
+def _rss_under(base: str) -> bytes:
+    enclosures = "".join(f'<enclosure url="{n}"/>' for n in range(32))
+    items = "".join(
+        f"<item><guid>g{i}</guid><title>t</title>{enclosures}</item>" for i in range(ITEMS)
+    )
+    channel = f'<channel xml:base="{base}"><title>x</title>{items}</channel>'
+    return f'<rss version="2.0">{channel}</rss>'.encode()
+
+
+def _atom_under(base: str) -> bytes:
+    links = "".join(f'<link rel="enclosure" href="{n}"/>' for n in range(32))
+    people = "".join(f"<author><name>a</name><uri>{n}</uri></author>" for n in range(16))
+    entries = "".join(
+        f'<entry><id>g{i}</id><title>t</title><link href="p"/>{links}{people}</entry>'
+        for i in range(ITEMS)
+    )
+    return (
+        f'<feed xmlns="http://www.w3.org/2005/Atom" xml:base="{base}"><title>x</title>'
+        f"{entries}</feed>"
+    ).encode()
+
+
+@pytest.mark.parametrize("document", [_rss_under, _atom_under], ids=["rss", "atom"])
+def test_urls_as_read_before_count_against_the_budget(document: Callable[[str], bytes]) -> None:
+    """URLs as versions before read them are held too: they stay within the same budget.
+    Past it an item keeps no URLs as read before (upgrade safety is best effort for such
+    a document), but every item is read: the URLs read now are short."""
+    body = document(BIDI_BASE)
+    feed = parse_feed(body, None, SHORT_URL)
+    assert len(feed.items) == ITEMS and not feed.is_truncated
+    assert _held_url_bytes(feed.items) <= _budget(body)
+    # Within the budget, the URLs as read before are kept: the first item has them.
+    first_before = feed.items[0].fields_read_before()
+    assert len(first_before.get("enclosures", ())) == 32
+    assert all(BIDI_BASE[8:] in enclosure.url for enclosure in first_before["enclosures"])
+
+
+def test_urls_as_read_before_never_cost_an_item() -> None:
+    """Long URLs read now fill the budget: the items whose URLs as read before (under
+    their own xml:base, refused now) also took part of it give it back. Items are cut
+    only where the URLs read now pass it, and read as without those xml:base."""
+    enclosures = "".join(f'<enclosure url="{n}"/>' for n in range(32))
+
+    def rss(item_base: str) -> bytes:
+        items = "".join(
+            f"<item{item_base if i < 20 else ''}><guid>g{i}</guid>{enclosures}</item>"
+            for i in range(ITEMS)
+        )
+        return (
+            f'<rss version="2.0"><channel xml:base="{LONG_BASE}"><title>x</title>{items}'
+            "</channel></rss>"
+        ).encode()
+
+    body = rss(f' xml:base="{BIDI_BASE}"')
+    feed = parse_feed(body, None, SHORT_URL)
+    plain = parse_feed(rss(""), None, SHORT_URL)
+    assert 0 < len(feed.items) < 20 and feed.is_truncated
+    read_now = sum(_url_bytes(item) for item in feed.items)
+    assert read_now <= _budget(body) < read_now + _url_bytes(feed.items[0])
+    assert _held_url_bytes(feed.items) <= _budget(body)
+    stripped = [item._replace(read_before=()) for item in feed.items]
+    assert stripped[: len(plain.items)] == list(plain.items)
 
 
 def test_an_ordinary_document_with_xml_base_reads_as_with_absolute_urls() -> None:
