@@ -85,15 +85,16 @@ def _carry_over_renamed(
     identified: list[Identified],
     remembered: dict[int, int],
     ignored: tuple[str, ...],
-    title_ids: dict[int, str],
+    ids_before: dict[int, tuple[str, ...]],
 ) -> None:
     """Items whose id changed (they began or stopped sharing one, or an earlier version
     gave them another) with their content remembered under an earlier id (as this version
     or an earlier one hashed it): moved to their id in ``remembered``, so they are
     unchanged, and the earlier id is forgotten (it could later match another item).
-    An item known by its link or enclosure while it shares an id takes the memory of the
-    title id it had (``title_ids``, by its key) whatever the content: no other item has
-    that title id, so the content that differs is an edit of it (an update)."""
+    An item sharing an id takes the memory of the first of ``ids_before`` (by its key)
+    remembered whatever the content: no other item of the document can have had that
+    id (identity's _with_shared_ids_told_apart), so the content that differs is an edit
+    of it (an update)."""
     for entry in identified:
         if entry.key_hash in remembered:
             # Remembered under its own id: unchanged, or an update of what it remembers
@@ -115,9 +116,10 @@ def _carry_over_renamed(
             remembered[entry.key_hash] = entry.content_hash
             break
         else:
-            before = title_ids.get(entry.key_hash)
-            if before is not None and (title_key := key_hash(before)) in remembered:
-                remembered[entry.key_hash] = remembered.pop(title_key)
+            for before in ids_before.get(entry.key_hash, ()):
+                if (before_key := key_hash(before)) in remembered:
+                    remembered[entry.key_hash] = remembered.pop(before_key)
+                    break
 
 
 def _item_date(item: ParsedItem) -> str | None:
@@ -205,11 +207,11 @@ def diff_items(
     it is a feed never read before, and its items are read as on a first run.
     """
     ignored = settings.ignored_changes
-    identified, duplicates, title_ids = identify(items, ignored)
+    identified, duplicates, ids_before = identify(items, ignored)
     remembered = unpack_items(bookmark.items) if bookmark else {}
     identified, untracked = _tracked(identified, settings.max_state_items, dates_not_after)
     if remembered:
-        _carry_over_renamed(identified, remembered, ignored, title_ids)
+        _carry_over_renamed(identified, remembered, ignored, ids_before)
     is_first_run, issues = _first_run(bookmark, identified, remembered, from_another_feed)
     changed, unchanged = _classified(identified, remembered, ignored)
     to_emit = _select_for_emission(changed, is_first_run, settings, dates_not_after, identified)

@@ -104,6 +104,18 @@ def id_candidates(item: ParsedItem, ignored: Collection[str] = ()) -> list[tuple
     return candidates
 
 
+# Before the link or enclosure URL that tells an item apart from others sharing its id: its
+# memory is kept under a key of its own, so an item whose own id is that URL (a permalink
+# guid, the link of an item without guid) never takes it. Ids hold no control character.
+_TOLD_APART: Final = "told-apart" + SEP
+
+
+def told_apart_id(value: str) -> str:
+    """What an item known by its link or enclosure ``value`` (it shares the ids before it
+    with other items of its document) is remembered under."""
+    return _TOLD_APART + value
+
+
 def comparable_enclosure_url(url: str) -> str:
     """An enclosure URL as change detection sees it: without signature or expiry,
     without tracking prefixes, and https (a proxy whose caches disagree on the scheme
@@ -280,8 +292,10 @@ def earlier_ids(
 ) -> list[str]:
     """The ids other than ``item_id`` (from ``id_source``; ``digest``: its fingerprint_bytes)
     the item may have had before: its own, title and content ids (it shared its id then,
-    or no longer does), its link and enclosure ids (id_candidates: it shared the ids
-    before them then, or no longer does), the content id as the version before computed its
+    or no longer does), its link and enclosure ids (id_candidates) as an item told apart
+    by them is remembered (told_apart_id: it shared the ids before them then, or no
+    longer does) and as given (it had no id before them, or the version before remembered
+    it so), the content id as the version before computed its
     fingerprint (before cut texts, tracking prefixes and enclosure schemes counted, and
     before invisible characters left no spaces doubled); the title and derived ids of
     its texts as given (before ids were made of them as read); with fields ignored,
@@ -295,8 +309,12 @@ def earlier_ids(
     primary, primary_source, _ = item_identity(item, ignored)
     legacy = legacy_fingerprint(item, ignored, digest)
     ids = [primary, title_id(item, primary, ignored), content_id(primary, digest)]
-    # Its link or enclosure: what told it apart while it shared the ids before them.
-    ids += [candidate for candidate, _ in id_candidates(item, ignored)[1:]]
+    # Its link or enclosure: its id while the ids before them were not its own (the key
+    # this version remembers such an item by; as the version before did, as is); or with
+    # no id before them.
+    later = [candidate for candidate, _ in id_candidates(item, ignored)[1:]]
+    ids += [told_apart_id(candidate) for candidate in later if candidate != primary]
+    ids += later
     ids.append(content_id(primary, legacy))
     if spaced := spaces_left_fingerprint(item, ignored):
         ids.append(content_id(primary, spaced))

@@ -216,3 +216,94 @@ def test_an_ignored_enclosure_tells_no_item_apart() -> None:
     delta = Runs(settings).run(podcast())
     assert {c.id_source for c in delta.changes} == {"derived"}
     assert delta.changes[1].item_id == title_id(podcast()[1], SHOW, ("enclosures",))
+
+
+# -- a link or enclosure an item was told apart by, later another item's own id ---------
+
+BLOG = "https://blog.example/"
+
+
+def post(n: int, title: str | None = None) -> ParsedItem:
+    """A post of a CMS that gives every item one guid, each with its own link."""
+    return ParsedItem("same", "guid", f"{BLOG}{n}", title or f"Post {n}", f"Text {n}.")
+
+
+def permalink(url: str, title: str) -> ParsedItem:
+    """An item whose guid is a permalink (the parser makes it its link too)."""
+    return ParsedItem(url, "guid", url, title, "Another post.")
+
+
+def test_a_new_item_whose_guid_is_the_link_another_was_known_by_is_new() -> None:
+    """Post 1 was known by its link; a new item whose guid is that URL makes the link
+    no longer post 1's own (it falls back to its title id). The newcomer takes none of
+    post 1's memory, and post 1, edited that very run, keeps it: an update."""
+    runs = Runs(BASELINE)
+    runs.run([post(1), post(2)])
+    newcomer = permalink(f"{BLOG}1", "A new post")
+    edited = post(1, "Post 1 (edited)")
+    delta = runs.run([newcomer, edited, post(2)])
+    assert [(c.change_type, c.item.title, c.id_source) for c in delta.changes] == [
+        ("new", "A new post", "guid"),
+        ("updated", "Post 1 (edited)", "derived"),
+    ]
+    assert delta.changes[0].item_id == f"{BLOG}1"
+    assert delta.changes[1].item_id == title_id(edited, "same")
+    # The newcomer's delivery_id covers no memory: a run without state gives it too.
+    refresh = dataclasses.replace(BASELINE, first_run_mode="emit_all")
+    without_state = diff_items(None, [newcomer, edited, post(2)], refresh)
+    assert delta.changes[0].delivery_id == without_state.changes[0].delivery_id
+    shuffled = runs.run([post(2), edited, newcomer])
+    assert (shuffled.changes, shuffled.counts.remembered) == ((), 3)
+
+
+def test_the_memory_of_a_link_two_items_could_have_been_known_by_goes_to_neither() -> None:
+    """Another item with that link (and a guid of its own) could have been known by it
+    too: an edit cannot say whose memory it was."""
+    runs = Runs(BASELINE)
+    runs.run([post(1), post(2)])
+    other = ParsedItem("other", "guid", f"{BLOG}1", "Post 1, elsewhere")
+    delta = runs.run(
+        [permalink(f"{BLOG}1", "A new post"), post(1, "Post 1 (edited)"), post(2), other]
+    )
+    assert [c.change_type for c in delta.changes] == ["new", "new", "new"]
+
+
+def test_a_new_item_whose_guid_is_the_enclosure_another_was_known_by_is_new() -> None:
+    """The mirror on a podcast: episode 2 was known by its file; a new item whose guid is
+    that file's URL."""
+    runs = Runs(BASELINE)
+    runs.run(podcast())
+    newcomer = permalink("https://cdn.example/ep2.mp3", "Ep 2, the trailer")
+    delta = runs.run([newcomer, *podcast(fixed=True)])
+    assert [(c.change_type, c.item.title, c.id_source) for c in delta.changes] == [
+        ("new", "Ep 2, the trailer", "guid"),
+        ("updated", "Ep 2: World news", "derived"),
+    ]
+
+
+def test_an_item_whose_guid_was_that_link_before_keeps_its_memory() -> None:
+    """The other way round: the permalink item was there before, so post 1 never was
+    known by its link; edited both, the permalink item is updated and post 1 (its title
+    id moved) new."""
+    first = permalink(f"{BLOG}1", "A new post")
+    runs = Runs(BASELINE)
+    runs.run([first, post(1), post(2)])
+    delta = runs.run([first._replace(summary="Edited."), post(1, "Post 1 (edited)"), post(2)])
+    assert [(c.change_type, c.item.title) for c in delta.changes] == [
+        ("updated", "A new post"),
+        ("new", "Post 1 (edited)"),
+    ]
+
+
+def test_an_item_known_by_its_link_reads_the_memory_this_link_kept() -> None:
+    """A state that remembers such an item under its link (as its guid alone, or the
+    version before, kept it): unchanged reads unchanged, an edit is an update."""
+    items = [post(1), post(2)]
+    memory = [(key_hash(p.url or ""), short_hash(fingerprint_bytes(p))) for p in items]
+    runs = Runs(BASELINE)
+    runs.bookmark = FeedBookmark(success_at="x", items=pack_items(memory))
+    delta = runs.run(items)
+    assert (delta.changes, delta.counts.unchanged) == ((), 2)
+    runs.bookmark = FeedBookmark(success_at="x", items=pack_items(memory))
+    [change] = runs.run([post(1, "Post 1 (edited)"), post(2)]).changes
+    assert (change.change_type, change.item_id) == ("updated", f"{BLOG}1")
