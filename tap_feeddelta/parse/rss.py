@@ -274,14 +274,10 @@ def _channel(
         elif name == "itunes:new-feed-url" and not values.get("new_feed_url"):
             values["new_feed_url"] = text_of(child)  # Apple's way to move a podcast
         elif name in ("dc:creator", "itunes:author", "author"):
-            if len(child):
-                found, found_before = _element_authors(key, child, bases, issues)
-                authors.append(found)
-                authors_before.append(found_before)
-            else:  # "Name", "email (Name)", a bare email: as an item's author reads
-                found = fields.rss_authors(text_of(child), base, issues)
-                authors.append(found)
-                authors_before.append(found)
+            # "Name", "email (Name)", a bare email, a person: as an item's author reads
+            found, found_before = _element_authors(key, child, bases, issues)
+            authors.append(found)
+            authors_before.append(found_before)
     if not values.get("link") and "atomlink" in values:
         values["link"] = values["atomlink"]
         if has_xml_base:
@@ -335,7 +331,6 @@ def _item(
         bases: Bases = (document_url, document_url)
     else:
         bases = bases_of(element, document_url, issues, known_bases)
-    base = bases[0]
     title = link = description = encoded = guid = published = dc_date = updated = None
     atom_published = created = plain_updated = None  # the last two: Jira's <created>, <updated>
     alternate = itunes_summary = itunes_title = itunes_keywords = original_link = None
@@ -386,10 +381,7 @@ def _item(
             if encoded is None or not encoded.strip():
                 encoded = markup_of(child, is_text_markup=name != "xhtml:body")
         elif name == "dc:creator" or name == "author" or name == "dc:author":
-            if len(child):
-                found, found_before = _element_authors(key, child, bases, issues)
-            else:
-                found = found_before = fields.rss_authors(text_of(child), base, issues)
+            found, found_before = _element_authors(key, child, bases, issues)
             authors.extend(found)
             authors_before.extend(found_before)
         elif name == "tags":
@@ -433,10 +425,7 @@ def _item(
                 if has_xml_base:
                     alternate_bases = child_bases(child, *bases, issues)
         elif name == "itunes:author":
-            if len(child):
-                found, found_before = _element_authors(key, child, bases, issues)
-            else:
-                found = found_before = fields.rss_authors(text_of(child), base, issues)
+            found, found_before = _element_authors(key, child, bases, issues)
             itunes_authors.extend(found)
             itunes_authors_before.extend(found_before)
         elif name == "itunes:summary" and itunes_summary is None:
@@ -550,10 +539,10 @@ def _item(
 def _element_authors(
     key: TagKey, element: etree._Element, bases: Bases, issues: list[Issue]
 ) -> _Authors:
-    """An author element with children: a person when they are ``<name>``/``<email>``
-    (templates made for Atom), else the text around its markup; with the authors as
+    """An item's author element: a person when its children are ``<name>``/``<email>``
+    (templates made for Atom), else its text (around any markup); with the authors as
     versions before read them (their URLs)."""
-    if is_person(key, element):
+    if len(element) and is_person(key, element):
         found, found_before = person(key, element, bases, True, issues)  # True: own xml:base
         now = _listed(found)
         return now, now if found_before is found else _listed(found_before)
