@@ -34,9 +34,10 @@ _PATTERN_WORDS: Final = {
 # What a list setting holds, one and several, for "must list at least one ...".
 _ITEM_WORDS: Final = {"feed_urls": ("feed URL", "feed URLs")}
 
-# A key shown as it is written: it looks like a setting's name. Any other key (a URL put
-# where a setting's name belongs) is not shown: it may carry a token.
-_SHOWN_KEY: Final = re.compile(r"[A-Za-z0-9_.-]{1,64}")
+# A key shown as it is written: it looks like a setting's name (letters, "_", ".", "-",
+# no digit, as no setting has one). Any other key (a URL or a token pasted where a
+# setting's name belongs: tokens hold digits) is not shown.
+_SHOWN_KEY: Final = re.compile(r"[A-Za-z_.-]{1,48}")
 
 # The start of a message about one key: config['max_concurrency'] (the key as repr shows it).
 _KEY_TOLD: Final = re.compile(r"config\[('(?:[^'\\]|\\.)*'|\"(?:[^\"\\]|\\.)*\")\]")

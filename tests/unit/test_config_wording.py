@@ -6,6 +6,8 @@ from __future__ import annotations
 
 from typing import Any
 
+import pytest
+
 from tap_feeddelta.config import CONFIG_SCHEMA, all_config_problems
 from tap_feeddelta.configinput import config_problems, unknown_variables
 
@@ -26,6 +28,15 @@ def test_an_unknown_key_is_told_alone_with_the_setting_it_likely_meant() -> None
         "config['max_concurency']: not a setting of this tap (did you mean max_concurrency?)",
         "config['zzzzzz']: not a setting of this tap (see tap-feeddelta --about)",
     ]
+
+
+@pytest.mark.parametrize(
+    "key", ["ghp_Xq3bM9kLr2Vt7YpN4sWd8ZcE1uHa5GjF0iKo", "sk-proj-4f9a2b7c1d8e", "token_A1b2C3d4E5"]
+)
+def test_an_unknown_key_that_looks_like_a_token_is_not_shown(key: str) -> None:
+    # A token pasted where a setting's name goes: it has digits, as setting names do not.
+    [problem] = _problems({"feed_urls": [OK], key: 1})
+    assert key not in problem and key[4:12] not in problem
 
 
 def test_an_unknown_key_is_shown_bounded_and_in_safe_characters() -> None:
