@@ -39,6 +39,28 @@ def _codes(feed: ParsedFeed) -> list[str]:
     return [issue.code for issue in feed.issues]
 
 
+def _rss_under(base: str) -> bytes:
+    enclosures = "".join(f'<enclosure url="{n}"/>' for n in range(32))
+    items = "".join(
+        f"<item><guid>g{i}</guid><title>t</title>{enclosures}</item>" for i in range(ITEMS)
+    )
+    channel = f'<channel xml:base="{base}"><title>x</title>{items}</channel>'
+    return f'<rss version="2.0">{channel}</rss>'.encode()
+
+
+def _atom_under(base: str) -> bytes:
+    links = "".join(f'<link rel="enclosure" href="{n}"/>' for n in range(32))
+    people = "".join(f"<author><name>a</name><uri>{n}</uri></author>" for n in range(16))
+    entries = "".join(
+        f'<entry><id>g{i}</id><title>t</title><link href="p"/>{links}{people}</entry>'
+        for i in range(ITEMS)
+    )
+    return (
+        f'<feed xmlns="http://www.w3.org/2005/Atom" xml:base="{base}"><title>x</title>'
+        f"{entries}</feed>"
+    ).encode()
+
+
 def _rss_media(base: str) -> bytes:
     contents = "".join(f'<media:content url="{n}" type="audio/mpeg"/>' for n in range(32))
     items = "".join(
@@ -58,19 +80,6 @@ def _rss_enclosures() -> bytes:
     return f'<rss version="2.0"><channel><title>x</title>{items}</channel></rss>'.encode()
 
 
-def _atom() -> bytes:
-    links = "".join(f'<link rel="enclosure" href="{n}"/>' for n in range(32))
-    people = "".join(f"<author><name>a</name><uri>{n}</uri></author>" for n in range(16))
-    entries = "".join(
-        f'<entry><id>g{i}</id><title>t</title><link href="p"/>{links}{people}</entry>'
-        for i in range(ITEMS)
-    )
-    return (
-        f'<feed xmlns="http://www.w3.org/2005/Atom" xml:base="{LONG_BASE}"><title>x</title>'
-        f"{entries}</feed>"
-    ).encode()
-
-
 def _json_feed() -> bytes:
     item = {"url": "p", "attachments": [{"url": str(n)} for n in range(32)]}
     document = {
@@ -82,7 +91,7 @@ def _json_feed() -> bytes:
 
 ATTACKS = [
     pytest.param(_rss_media(f' xml:base="{LONG_BASE}"'), SHORT_URL, id="rss-xml-base"),
-    pytest.param(_atom(), SHORT_URL, id="atom-xml-base"),
+    pytest.param(_atom_under(LONG_BASE), SHORT_URL, id="atom-xml-base"),
     pytest.param(_rss_media(""), LONG_URL, id="rss-media-long-document-url"),
     pytest.param(_rss_enclosures(), LONG_URL, id="rss-enclosures-long-document-url"),
     pytest.param(_json_feed(), LONG_URL, id="json-feed-long-document-url"),
@@ -129,28 +138,6 @@ def _held_url_bytes(items: tuple[ParsedItem, ...]) -> int:
             urls += [author.url for author in authors]
         held.update((id(url), url) for url in urls if url)
     return sum(len(url.encode()) for url in held.values())
-
-
-def _rss_under(base: str) -> bytes:
-    enclosures = "".join(f'<enclosure url="{n}"/>' for n in range(32))
-    items = "".join(
-        f"<item><guid>g{i}</guid><title>t</title>{enclosures}</item>" for i in range(ITEMS)
-    )
-    channel = f'<channel xml:base="{base}"><title>x</title>{items}</channel>'
-    return f'<rss version="2.0">{channel}</rss>'.encode()
-
-
-def _atom_under(base: str) -> bytes:
-    links = "".join(f'<link rel="enclosure" href="{n}"/>' for n in range(32))
-    people = "".join(f"<author><name>a</name><uri>{n}</uri></author>" for n in range(16))
-    entries = "".join(
-        f'<entry><id>g{i}</id><title>t</title><link href="p"/>{links}{people}</entry>'
-        for i in range(ITEMS)
-    )
-    return (
-        f'<feed xmlns="http://www.w3.org/2005/Atom" xml:base="{base}"><title>x</title>'
-        f"{entries}</feed>"
-    ).encode()
 
 
 @pytest.mark.parametrize("document", [_rss_under, _atom_under], ids=["rss", "atom"])
