@@ -7,17 +7,10 @@ from pathlib import Path
 import pytest
 
 from tap_feeddelta.configinput import config_file_problem, start_date_names_no_zone
+from tests.unreadable_json import UNREADABLE_JSON
 
 
-@pytest.mark.parametrize(
-    ("text", "why"),
-    [
-        ('{"x": ' + "9" * 5000 + "}", "holds an integer of over 4,300 digits"),
-        ('{"x": 1e999999999999999999999}', "holds a number too large to read"),
-        ('{"x": ' + "[" * 200_000 + "]" * 200_000 + "}", "is nested too deeply to read"),
-    ],
-    ids=["integer-of-5000-digits", "exponent-of-21-digits", "nested-200000-deep"],
-)
+@pytest.mark.parametrize(("text", "why"), UNREADABLE_JSON)
 def test_json_the_reader_cannot_take_is_named_as_such(text: str, why: str, tmp_path: Path) -> None:
     (tmp_path / "config.json").write_text(text)
     assert config_file_problem(str(tmp_path / "config.json")) == why

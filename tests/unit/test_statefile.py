@@ -10,6 +10,7 @@ import pytest
 from tap_feeddelta.config import settings_from_config
 from tap_feeddelta.errors import StateError
 from tap_feeddelta.statefile import check_shard, state_json_error, state_of_file
+from tests.unreadable_json import UNREADABLE_JSON
 
 
 def test_a_state_file_holds_an_object_or_null() -> None:
@@ -40,15 +41,7 @@ def test_anything_but_an_object_is_refused_without_quoting_it(text: str) -> None
     assert "SECRET1" not in str(caught.value)
 
 
-@pytest.mark.parametrize(
-    ("text", "why"),
-    [
-        ('{"x": ' + "9" * 5000 + "}", "holds an integer of over 4,300 digits"),
-        ('{"x": 1e999999999999999999999}', "holds a number too large to read"),
-        ('{"x": ' + "[" * 200_000 + "]" * 200_000 + "}", "is nested too deeply to read"),
-    ],
-    ids=["integer-of-5000-digits", "exponent-of-21-digits", "nested-200000-deep"],
-)
+@pytest.mark.parametrize(("text", "why"), UNREADABLE_JSON)
 def test_json_the_reader_cannot_take_is_refused_as_a_damaged_state(text: str, why: str) -> None:
     with pytest.raises(StateError) as caught:
         state_of_file(text)
