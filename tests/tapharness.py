@@ -1,8 +1,10 @@
-"""Runs the real `tap-feeddelta` command and reads its Singer messages."""
+"""Runs the real `tap-feeddelta` command and reads its Singer messages; or runs its feeds
+in this process (run_in_process), the code the command runs, where a test reads outcomes."""
 
 from __future__ import annotations
 
 import json
+import logging
 import subprocess
 import sys
 import tempfile
@@ -12,9 +14,28 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from tap_feeddelta.check import FeedOutcome
+    from tap_feeddelta.config import Settings
 
 TAP = [sys.executable, "-m", "tap_feeddelta"]
+
+
+def run_in_process(settings: Settings, state: dict[str, Any]) -> list[FeedOutcome]:
+    """One run of the configured feeds in this process, on feed_items' ``state``, which
+    it moves (committed, as the tap commits it): each feed's outcome, in config order."""
+    from tap_feeddelta.fetch import Fetcher, FetchPolicy
+    from tap_feeddelta.run import FeedRun
+
+    fetcher = Fetcher(FetchPolicy(user_agent="test", allow_private_networks=True))
+    try:
+        return list(
+            FeedRun(settings, fetcher, logging.getLogger("test")).outcomes(state, commit=True)
+        )
+    finally:
+        fetcher.close()
 
 
 @dataclass

@@ -4,14 +4,12 @@ to is read as before. In this process (the code the tap runs), against a real se
 
 from __future__ import annotations
 
-import logging
 from typing import Any
 
 from tap_feeddelta.check import FeedOutcome
 from tap_feeddelta.config import settings_from_config
-from tap_feeddelta.fetch import Fetcher, FetchPolicy
-from tap_feeddelta.run import FeedRun
 from tests.feedserver import FeedServer, rss
+from tests.tapharness import run_in_process
 
 POSTS = [("a", "A", "a"), ("b", "B", "b")]
 PAGE_FIELDS = ("page_etag", "page_last_modified", "page_url_hash")
@@ -35,13 +33,7 @@ def _run(server: FeedServer, state: dict[str, Any], *paths: str) -> list[FeedOut
             "allow_private_networks": True,
         }
     )
-    fetcher = Fetcher(FetchPolicy(user_agent="test", allow_private_networks=True))
-    try:
-        return list(
-            FeedRun(settings, fetcher, logging.getLogger("test")).outcomes(state, commit=True)
-        )
-    finally:
-        fetcher.close()
+    return run_in_process(settings, state)
 
 
 def _partition(state: dict[str, Any], server: FeedServer, path: str) -> dict[str, Any]:

@@ -4,13 +4,11 @@ process (the code the tap runs)."""
 
 from __future__ import annotations
 
-import logging
 from typing import Any
 
 from tap_feeddelta.config import settings_from_config
-from tap_feeddelta.fetch import Fetcher, FetchPolicy
-from tap_feeddelta.run import FeedRun
 from tests.feedserver import FeedServer
+from tests.tapharness import run_in_process
 
 
 def podcast(ep2_title: str, *, with_enclosures: bool = True) -> str:
@@ -38,13 +36,7 @@ def _runs(server: FeedServer, documents: list[str]) -> list[dict[str, Any]]:
     seen = []
     for body in documents:
         server.put("/show.xml", body)
-        fetcher = Fetcher(FetchPolicy(user_agent="test", allow_private_networks=True))
-        try:
-            [outcome] = FeedRun(settings, fetcher, logging.getLogger("test")).outcomes(
-                state, commit=True
-            )
-        finally:
-            fetcher.close()
+        [outcome] = run_in_process(settings, state)
         records = [
             (r["change_type"], r["item_id"], r["id_source"], r["title"])
             for r in outcome.item_records

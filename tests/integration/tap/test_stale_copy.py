@@ -4,13 +4,11 @@ code the tap runs)."""
 
 from __future__ import annotations
 
-import logging
 from typing import Any
 
 from tap_feeddelta.config import settings_from_config
-from tap_feeddelta.fetch import Fetcher, FetchPolicy
-from tap_feeddelta.run import FeedRun
 from tests.feedserver import FeedServer, rss
+from tests.tapharness import run_in_process
 
 A = rss([("id-1", "One", "first"), ("id-2", "Two", "second")])
 B = rss([("id-1", "One (edited)", "first"), ("id-2", "Two", "second")])
@@ -27,13 +25,7 @@ def _runs(server: FeedServer, documents: list[tuple[str, float]]) -> list[dict[s
     seen = []
     for body, last_modified in documents:
         server.put("/feed.xml", body, last_modified=last_modified)
-        fetcher = Fetcher(FetchPolicy(user_agent="test", allow_private_networks=True))
-        try:
-            [outcome] = FeedRun(settings, fetcher, logging.getLogger("test")).outcomes(
-                state, commit=True
-            )
-        finally:
-            fetcher.close()
+        [outcome] = run_in_process(settings, state)
         row = outcome.health_record
         seen.append(
             {
