@@ -18,7 +18,7 @@ from singer_sdk.helpers._util import load_json
 
 from tap_feeddelta.config import REFUSED_SETTINGS, all_config_problems, refused_settings
 from tap_feeddelta.configwords import close_name, in_config_order
-from tap_feeddelta.errors import JSON_READ_ERRORS, unread_json_text
+from tap_feeddelta.errors import JSON_READ_ERRORS, json_file_error_text
 
 # TAP_FEEDDELTA_<X> variables that are no setting and still not a mistake: the SDK's
 # log level, and Meltano's alias of its _metadata extra (the other extras, and a plugin
@@ -41,10 +41,7 @@ def config_file_problem(path: str) -> str | None:
     try:
         config = load_json(text)  # as the SDK reads it
     except JSON_READ_ERRORS as exc:
-        if getattr(exc, "doc", None) is None:
-            return unread_json_text(exc)
-        line, column = getattr(exc, "lineno", None), getattr(exc, "colno", None)
-        return "is not valid JSON" + (f" (line {line}, column {column})" if line else "")
+        return json_file_error_text(exc, "is not valid JSON")
     return None if isinstance(config, dict) else "does not hold a JSON object"
 
 

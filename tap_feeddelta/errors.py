@@ -54,6 +54,16 @@ def unread_json_text(exc: BaseException) -> str:
     return f"cannot be read as JSON ({type(exc).__name__})"
 
 
+def json_file_error_text(exc: BaseException, not_json: str) -> str:
+    """Why a JSON reader (of JSON_READ_ERRORS) took no document from a file, for a
+    message that names the file: ``not_json`` ("is not valid JSON") with the line and
+    column the reader names, else unread_json_text. Never quotes the file."""
+    if getattr(exc, "doc", None) is None:
+        return unread_json_text(exc)
+    line, column = getattr(exc, "lineno", None), getattr(exc, "colno", None)
+    return not_json + (f" (line {line}, column {column})" if line is not None else "")
+
+
 def message_url(url: str) -> str:
     """A URL a server gave (where a redirect leads), fit for a message: what could be read
     as markup or close a quote, and anything but printable ASCII, percent-encoded."""

@@ -11,7 +11,7 @@ from typing import IO, Any, Final
 from singer_sdk.helpers._util import load_json
 
 from tap_feeddelta.config import Settings
-from tap_feeddelta.errors import JSON_READ_ERRORS, StateError, unread_json_text
+from tap_feeddelta.errors import JSON_READ_ERRORS, StateError, json_file_error_text
 from tap_feeddelta.respellings import is_respelling, respelled_feeds, respelled_in_other_shards
 from tap_feeddelta.sharding import feeds_of_other_shards
 from tap_feeddelta.state import not_utf8_text
@@ -57,12 +57,7 @@ def state_of_file(text: str) -> dict[str, Any] | None:
 def state_json_error(exc: BaseException) -> StateError:
     """A state file that is empty or not JSON, where the JSON reader says; or JSON it
     cannot take (see unread_json_text), which no state this tap writes holds."""
-    if getattr(exc, "doc", None) is None:
-        why = unread_json_text(exc)
-    else:
-        line, column = getattr(exc, "lineno", None), getattr(exc, "colno", None)
-        where = f" (line {line}, column {column})" if line is not None else ""
-        why = f"is empty or not valid JSON{where}"
+    why = json_file_error_text(exc, "is empty or not valid JSON")
     return StateError(f"state: the state file {why} — {_UNCHANGED}")
 
 
