@@ -48,6 +48,15 @@ class HeadTooLarge(http.client.HTTPException):
         super().__init__(f"the response head is over {MAX_HEAD_BYTES // 1024} KiB")
 
 
+class HeadCutShort(http.client.RemoteDisconnected):
+    """The connection closed before the blank line that ends a response's head: no
+    answer was received (a close before any answer is RemoteDisconnected too, and is
+    retried the same way)."""
+
+    def __init__(self) -> None:
+        super().__init__("closed in the middle of the response's head")
+
+
 def timed_out(what: str) -> FetchError:
     return FetchError("timeout", f"The time budget ran out while {what}.")
 
@@ -75,6 +84,11 @@ def failure_from_exception(exc: BaseException, *, phase: Phase, host: str) -> Fe
         )
     if isinstance(exc, http.client.IncompleteRead):
         return FetchError("connection_failed", f"The connection to {host} broke mid-body.")
+    if isinstance(exc, HeadCutShort):
+        return FetchError(
+            "connection_failed",
+            f"{host} closed the connection in the middle of the response's head.",
+        )
     if isinstance(exc, http.client.RemoteDisconnected):
         return FetchError("connection_failed", f"{host} closed the connection without a response.")
     if isinstance(exc, http.client.LineTooLong):
