@@ -199,12 +199,13 @@ async def read_rest_of_head(
     if status in (204, 304) or 100 <= status < 200 or method == "HEAD":
         length = 0
     # Without chunked last the body ends with the connection (6.3 (4), (7)). A length
-    # beside a Transfer-Encoding of identity alone frames the body, as in http.client,
-    # but that framing is in doubt (6.3 (3)): the connection is not used again.
+    # beside a Transfer-Encoding puts the framing in doubt (6.3 (3): smuggling and
+    # response splitting look so): the body is read by chunked, or by the length beside
+    # identity alone (as in http.client), and the connection is not used again.
     will_close = (
         _closes(version, fields)
         or (not chunked and length is None)
-        or (bool(named) and not codings)
+        or (bool(named) and declared is not None)
     )
     return Head(version, status, reason, fields, chunked, length, will_close, codings)
 
