@@ -48,6 +48,15 @@ class HeadTooLarge(http.client.HTTPException):
         super().__init__(f"the response head is over {MAX_HEAD_BYTES // 1024} KiB")
 
 
+class HeadCutShort(http.client.RemoteDisconnected):
+    """The connection closed before the blank line that ends a response's head: no
+    answer was received (a close before any answer is RemoteDisconnected too, and is
+    retried the same way)."""
+
+    def __init__(self) -> None:
+        super().__init__("closed in the middle of the response's head")
+
+
 def timed_out(what: str) -> FetchError:
     return FetchError("timeout", f"The time budget ran out while {what}.")
 
@@ -70,11 +79,17 @@ def failure_from_exception(exc: BaseException, *, phase: Phase, host: str) -> Fe
         reason = (exc.verify_message or "certificate verify failed").rstrip(".")
         return FetchError("tls_failed", f"The certificate of {host} was refused: {reason}.")
     if isinstance(exc, ssl.SSLError) and phase == "connect":
+        reason = _ssl_reason(exc)
         return FetchError(
-            "tls_failed", f"The TLS handshake with {host} failed ({_ssl_reason(exc)})."
+            "tls_failed", f"The TLS handshake with {host} failed ({reason}){_meaning(reason)}."
         )
     if isinstance(exc, http.client.IncompleteRead):
         return FetchError("connection_failed", f"The connection to {host} broke mid-body.")
+    if isinstance(exc, HeadCutShort):
+        return FetchError(
+            "connection_failed",
+            f"{host} closed the connection in the middle of the response's head.",
+        )
     if isinstance(exc, http.client.RemoteDisconnected):
         return FetchError("connection_failed", f"{host} closed the connection without a response.")
     if isinstance(exc, http.client.LineTooLong):
@@ -100,6 +115,22 @@ def failure_from_exception(exc: BaseException, *, phase: Phase, host: str) -> Fe
 def _ssl_reason(exc: ssl.SSLError) -> str:
     reason = getattr(exc, "reason", None)
     return reason if isinstance(reason, str) and reason.isidentifier() else type(exc).__name__
+
+
+# OpenSSL's reasons that users meet and cannot read, with what they usually mean.
+_SSL_MEANINGS = {
+    # The first bytes back were no TLS record: most often "HTTP/1.1 400", a plain-HTTP
+    # server's answer to the ClientHello.
+    "WRONG_VERSION_NUMBER": (
+        "the server answered without TLS, as a plain http:// port does"
+        " (check the URL's scheme and port)"
+    ),
+}
+
+
+def _meaning(reason: str) -> str:
+    meaning = _SSL_MEANINGS.get(reason)
+    return f": {meaning}" if meaning else ""
 
 
 def _os_reason(exc: BaseException) -> str:

@@ -20,7 +20,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 
 from tap_feeddelta.fetch.chunked import read_chunked
-from tap_feeddelta.fetch.errors import FetchError, HeadTooLarge, TooManyFields
+from tap_feeddelta.fetch.errors import FetchError, HeadCutShort, HeadTooLarge, TooManyFields
 from tap_feeddelta.fetch.wire import (
     CHUNK_BYTES,
     DRAIN_SECONDS,
@@ -113,15 +113,19 @@ async def read_fields(reader: asyncio.StreamReader, budget: HeadBytes) -> Header
     """Field lines up to the blank line that ends them.
 
     A line that is not ``name: value`` is skipped (servers do send stray lines); a folded
-    line continues the field before it. The end of the stream ends the fields too.
+    line continues the field before it. The end of the stream before the blank line is
+    ``HeadCutShort``: a head that never ended is no answer (RFC 9112 8), not a whole head
+    whose body, read to the close, is empty.
     """
     fields = HeaderFields()
     values = fields._values
     last: list[str] | None = None
     for _ in range(MAX_FIELDS + 1):
         line = budget.take(await read_line(reader))
-        if line in (b"\r\n", b"\n", b""):
+        if line in (b"\r\n", b"\n"):
             return fields
+        if not line:
+            raise HeadCutShort
         text = line.decode("iso-8859-1")
         if text[0] in " \t":  # obsolete line folding: one space joins it to the field
             more = text.strip()
@@ -195,12 +199,13 @@ async def read_rest_of_head(
     if status in (204, 304) or 100 <= status < 200 or method == "HEAD":
         length = 0
     # Without chunked last the body ends with the connection (6.3 (4), (7)). A length
-    # beside a Transfer-Encoding of identity alone frames the body, as in http.client,
-    # but that framing is in doubt (6.3 (3)): the connection is not used again.
+    # beside a Transfer-Encoding puts the framing in doubt (6.3 (3): smuggling and
+    # response splitting look so): the body is read by chunked, or by the length beside
+    # identity alone (as in http.client), and the connection is not used again.
     will_close = (
         _closes(version, fields)
         or (not chunked and length is None)
-        or (bool(named) and not codings)
+        or (bool(named) and declared is not None)
     )
     return Head(version, status, reason, fields, chunked, length, will_close, codings)
 

@@ -758,6 +758,32 @@ def test_closed_without_response_is_retried_once(
     assert server.paths == ["/feed", "/feed"]
 
 
+@pytest.mark.parametrize(
+    "cut",
+    [
+        b"HTTP/1.1 200 OK\r\n",
+        b"HTTP/1.1 200 OK\r\nContent-Type: application/rss+xml\r\n",
+        b"HTTP/1.1 200 OK\r\nContent-Ty",
+        b"HTTP/1.1 100 Continue\r\n",
+    ],
+    ids=["after-the-status-line", "after-a-field", "mid-field", "in-an-interim-head"],
+)
+def test_a_head_cut_off_by_the_close_is_no_answer(
+    cut: bytes, server: Server, fetchers: Callable[..., Fetcher], clock: Clock
+) -> None:
+    """No blank line ended the head: nothing was answered (RFC 9112 8), not a 200 whose
+    body, read to the close, is an empty document (invalid_feed). Tried once more, as a
+    close before any answer is."""
+    server.routes["/feed"] = lambda request, wire: wire.send(cut)  # then the close
+    result = fetchers(allow_private_networks=True).fetch(server.url("/feed"))
+    assert_error(result, "connection_failed", clock, 2.0)
+    assert result.error is not None
+    assert result.error.message == (
+        "127.0.0.1 closed the connection in the middle of the response's head."
+    )
+    assert server.paths == ["/feed", "/feed"]
+
+
 def test_stale_keepalive_connection_is_replaced(
     server: Server, fetchers: Callable[..., Fetcher]
 ) -> None:

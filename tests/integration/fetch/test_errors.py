@@ -297,6 +297,26 @@ def test_transfer_encoding_identity_with_a_length_is_read_by_its_length_and_not_
     assert server.connections == 2
 
 
+def test_a_length_beside_chunked_is_read_by_the_chunks_and_not_reused(
+    server: Server, fetchers: Callable[..., Fetcher]
+) -> None:
+    """Chunked overrides a Content-Length beside it, but such an answer is how request
+    smuggling and response splitting look (RFC 9112 6.3 (3)): where the next answer
+    starts is in doubt, so the connection is not used again."""
+
+    def answer(request: Request, wire: Wire) -> bool:
+        head = b"HTTP/1.1 200 OK\r\nContent-Length: 3\r\nTransfer-Encoding: chunked\r\n\r\n"
+        wire.send(head + b"6\r\n<rss/>\r\n0\r\n\r\n")
+        return True
+
+    server.routes["/feed"] = answer
+    fetcher = fetchers(allow_private_networks=True, request_timeout_seconds=3)
+    result = fetcher.fetch(server.url("/feed"))
+    assert (result.status, result.body) == ("ok", b"<rss/>"), result.error
+    assert fetcher.fetch(server.url("/feed")).status == "ok"
+    assert server.connections == 2
+
+
 def test_a_body_read_to_the_close_is_capped(
     server: Server, fetchers: Callable[..., Fetcher]
 ) -> None:

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import socket
 import ssl
+import threading
 from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
 
@@ -125,3 +127,34 @@ def test_plain_http_to_a_tls_port_fails_cleanly(
     assert result.error.code in {"connection_failed", "bad_response", "timeout"}
     assert clock.elapsed < 3.5
     assert tls_server.requests == []
+
+
+def test_https_to_a_plain_http_port_says_the_server_answered_without_tls(
+    fetchers: Callable[..., Fetcher], clock: Clock
+) -> None:
+    """An https:// URL whose port serves plain HTTP (nginx and Apache answer the
+    ClientHello with a 400 in clear text): the row says what the TLS reason means."""
+    listener = socket.create_server(("127.0.0.1", 0))
+    port = listener.getsockname()[1]
+
+    def answer_in_clear_text() -> None:
+        conn, _ = listener.accept()
+        with conn:
+            conn.recv(4096)
+            conn.sendall(
+                b"HTTP/1.1 400 Bad Request\r\nContent-Length: 0\r\nConnection: close\r\n\r\n"
+            )
+
+    thread = threading.Thread(target=answer_in_clear_text, daemon=True)
+    thread.start()
+    try:
+        result = fetchers(allow_private_networks=True).fetch(f"https://127.0.0.1:{port}/feed")
+    finally:
+        thread.join(timeout=2)
+        listener.close()
+    assert_error(result, "tls_failed", clock, 2.0)
+    assert result.error is not None
+    assert result.error.message == (
+        "The TLS handshake with 127.0.0.1 failed (WRONG_VERSION_NUMBER): the server"
+        " answered without TLS, as a plain http:// port does (check the URL's scheme and port)."
+    )
