@@ -21,7 +21,10 @@ from tap_feeddelta.fingerprints import (
     delivery_prefix,
     earlier_content_hashes,
     earlier_ids,
+    fingerprint_bytes,
     key_hash,
+    short_hash,
+    site_move_spellings,
 )
 from tap_feeddelta.identity import Identified, identify
 from tap_feeddelta.models import FirstRunMode, ParsedItem
@@ -132,6 +135,7 @@ def _carry_over_by_content(
     listed: list[Identified],
     remembered: dict[int, int],
     newest_seen: str,
+    ignored: tuple[str, ...],
 ) -> None:
     """Items remembered under no id they may have had (``unmatched``) whose content is
     exactly that of a remembered item gone from the document (``listed``: all its items,
@@ -139,6 +143,11 @@ def _carry_over_by_content(
     timestamp, a session id) or a publisher moving from numeric guids to permalinks
     would otherwise give every item as new, on every run or once. The memory moves to
     the new id, so the item is unchanged.
+
+    An item whose content is that of a gone item but for its link, spelled as before a
+    site moved (site_move_spellings: to https, without www.), is that item too: a site
+    that moves respells the link of every item, the id of those without guid. It keeps
+    the memory as it was, so it comes out updated (its url changed), not new.
 
     Only items not dated after the newest item seen: a new post is, and is never taken
     for a renamed one (the content hash is 32 bits). Each gone item is taken once."""
@@ -154,11 +163,21 @@ def _carry_over_by_content(
     for key, content in remembered.items():  # the most recently seen first
         if key not in listed_keys:
             gone_by_content.setdefault(content, key)
+    moved: list[Identified] = []
     for entry in candidates:
         gone = gone_by_content.pop(entry.content_hash, None)
         if gone is not None:
             del remembered[gone]
             remembered[entry.key_hash] = entry.content_hash
+        elif entry.item.url and "url" not in ignored:
+            moved.append(entry)
+    for entry in moved:  # after every exact match: those take precedence
+        for spelling in site_move_spellings(entry.item.url or ""):
+            before = fingerprint_bytes(entry.item._replace(url=spelling), ignored=ignored)
+            gone = gone_by_content.pop(short_hash(before), None)
+            if gone is not None:
+                remembered[entry.key_hash] = remembered.pop(gone)
+                break
 
 
 def _item_date(item: ParsedItem) -> str | None:
@@ -253,7 +272,8 @@ def diff_items(
     if remembered:
         unmatched = _carry_over_renamed(identified, remembered, ignored, ids_before)
         if unmatched and bookmark and bookmark.newest_item_at:
-            _carry_over_by_content(unmatched, listed, remembered, bookmark.newest_item_at)
+            newest = bookmark.newest_item_at
+            _carry_over_by_content(unmatched, listed, remembered, newest, ignored)
     is_first_run, issues = _first_run(bookmark, identified, remembered, from_another_feed)
     changed, unchanged = _classified(identified, remembered, ignored)
     to_emit = _select_for_emission(changed, is_first_run, settings, dates_not_after, identified)

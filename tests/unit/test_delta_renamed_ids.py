@@ -103,3 +103,45 @@ def test_an_edited_item_under_a_new_id_is_new() -> None:
     runs = Runs()
     runs.run([post(1, "a")])
     assert kinds(runs.run([post(1, "b", title="Post 1, fixed")])) == [("new", "b")]
+
+
+def linked(n: int, link: str, **kw: object) -> ParsedItem:
+    """An item without guid: known by its link."""
+    return post(n, "", native_id=None, native_id_source=None, url=link, **kw)
+
+
+def test_links_moved_to_https_without_www_are_updates_not_new_items() -> None:
+    """A site moving to https (and dropping www., or adding a trailing slash) respells
+    every link, the id of every item without guid: each comes out once as updated (its
+    url changed), not as a new item, then never again."""
+    for before, after in [
+        ("http://blog.example/p{n}", "https://blog.example/p{n}"),
+        ("https://www.blog.example/p{n}", "https://blog.example/p{n}"),
+        ("http://www.blog.example/p{n}", "https://blog.example/p{n}/"),
+        ("https://blog.example/p{n}/", "https://blog.example/p{n}"),
+    ]:
+        runs = Runs()
+        runs.run([linked(n, before.format(n=n)) for n in (1, 2)])
+        moved = runs.run([linked(n, after.format(n=n)) for n in (1, 2)])
+        assert kinds(moved) == [("updated", after.format(n=n)) for n in (1, 2)], before
+        assert moved.counts.remembered == 2
+        assert kinds(runs.run([linked(n, after.format(n=n)) for n in (1, 2)])) == []
+
+
+def test_permalink_guids_moved_to_https_are_updates() -> None:
+    runs = Runs()
+    runs.run(
+        [post(n, f"http://blog.example/p{n}", url=f"http://blog.example/p{n}") for n in (1, 2)]
+    )
+    moved = runs.run(
+        [post(n, f"https://blog.example/p{n}", url=f"https://blog.example/p{n}") for n in (1, 2)]
+    )
+    assert [kind for kind, _ in kinds(moved)] == ["updated", "updated"]
+
+
+def test_a_link_to_another_page_is_a_new_item() -> None:
+    runs = Runs()
+    runs.run([linked(1, "https://blog.example/p1")])
+    assert kinds(runs.run([linked(1, "https://blog.example/p1-copy")])) == [
+        ("new", "https://blog.example/p1-copy")
+    ]
