@@ -21,7 +21,10 @@ from tap_feeddelta.fingerprints import (
     delivery_prefix,
     earlier_content_hashes,
     earlier_ids,
+    fingerprint_bytes,
     key_hash,
+    short_hash,
+    site_move_spellings,
 )
 from tap_feeddelta.identity import Identified, identify
 from tap_feeddelta.models import FirstRunMode, ParsedItem
@@ -86,7 +89,7 @@ def _carry_over_renamed(
     remembered: dict[int, int],
     ignored: tuple[str, ...],
     ids_before: dict[int, tuple[str, ...]],
-) -> None:
+) -> list[Identified]:
     """Items whose id changed (they began or stopped sharing one, or an earlier version
     gave them another) with their content remembered under an earlier id (as this version
     or an earlier one hashed it): moved to their id in ``remembered``, so they are
@@ -94,7 +97,9 @@ def _carry_over_renamed(
     An item sharing an id takes the memory of the first of ``ids_before`` (by its key)
     remembered whatever the content: no other item of the document can have had that
     id (identity's _with_shared_ids_told_apart), so the content that differs is an edit
-    of it (an update)."""
+    of it (an update). Returns the items remembered under none of their ids, in
+    document order."""
+    unmatched: list[Identified] = []
     for entry in identified:
         if entry.key_hash in remembered:
             # Remembered under its own id: unchanged, or an update of what it remembers
@@ -120,6 +125,59 @@ def _carry_over_renamed(
                 if (before_key := key_hash(before)) in remembered:
                     remembered[entry.key_hash] = remembered.pop(before_key)
                     break
+            else:
+                unmatched.append(entry)
+    return unmatched
+
+
+def _carry_over_by_content(
+    unmatched: list[Identified],
+    listed: list[Identified],
+    remembered: dict[int, int],
+    newest_seen: str,
+    ignored: tuple[str, ...],
+) -> None:
+    """Items remembered under no id they may have had (``unmatched``) whose content is
+    exactly that of a remembered item gone from the document (``listed``: all its items,
+    tracked or not): that item under a new id. A guid made anew on every fetch (a
+    timestamp, a session id) or a publisher moving from numeric guids to permalinks
+    would otherwise give every item as new, on every run or once. The memory moves to
+    the new id, so the item is unchanged.
+
+    An item whose content is that of a gone item but for its link, spelled as before a
+    site moved (site_move_spellings: to https, without www.), is that item too: a site
+    that moves respells the link of every item, the id of those without guid. It keeps
+    the memory as it was, so it comes out updated (its url changed), not new.
+
+    Only items not dated after the newest item seen: a new post is, and is never taken
+    for a renamed one (the content hash is 32 bits). Each gone item is taken once."""
+    candidates = [
+        entry
+        for entry in unmatched
+        if (date := _newest_date(entry.item, None)) and date <= newest_seen
+    ]
+    if not candidates:
+        return
+    listed_keys = {entry.key_hash for entry in listed}
+    gone_by_content: dict[int, int] = {}
+    for key, content in remembered.items():  # the most recently seen first
+        if key not in listed_keys:
+            gone_by_content.setdefault(content, key)
+    moved: list[Identified] = []
+    for entry in candidates:
+        gone = gone_by_content.pop(entry.content_hash, None)
+        if gone is not None:
+            del remembered[gone]
+            remembered[entry.key_hash] = entry.content_hash
+        elif entry.item.url and "url" not in ignored:
+            moved.append(entry)
+    for entry in moved:  # after every exact match: those take precedence
+        for spelling in site_move_spellings(entry.item.url or ""):
+            before = fingerprint_bytes(entry.item._replace(url=spelling), ignored=ignored)
+            gone = gone_by_content.pop(short_hash(before), None)
+            if gone is not None:
+                remembered[entry.key_hash] = remembered.pop(gone)
+                break
 
 
 def _item_date(item: ParsedItem) -> str | None:
@@ -209,9 +267,13 @@ def diff_items(
     ignored = settings.ignored_changes
     identified, duplicates, ids_before = identify(items, ignored)
     remembered = unpack_items(bookmark.items) if bookmark else {}
+    listed = identified  # tracked or not
     identified, untracked = _tracked(identified, settings.max_state_items, dates_not_after)
     if remembered:
-        _carry_over_renamed(identified, remembered, ignored, ids_before)
+        unmatched = _carry_over_renamed(identified, remembered, ignored, ids_before)
+        if unmatched and bookmark and bookmark.newest_item_at:
+            newest = bookmark.newest_item_at
+            _carry_over_by_content(unmatched, listed, remembered, newest, ignored)
     is_first_run, issues = _first_run(bookmark, identified, remembered, from_another_feed)
     changed, unchanged = _classified(identified, remembered, ignored)
     to_emit = _select_for_emission(changed, is_first_run, settings, dates_not_after, identified)

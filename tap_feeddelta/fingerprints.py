@@ -20,6 +20,7 @@ wrote it. Pure: no clock, no I/O, no state.
 from __future__ import annotations
 
 import hashlib
+import re
 from collections.abc import Callable, Collection
 from dataclasses import replace
 from typing import Final, Literal
@@ -442,6 +443,32 @@ def with_http_enclosures(item: ParsedItem) -> ParsedItem | None:
 
 def http_spelling(url: str) -> str:
     return f"http://{url[8:]}" if url.startswith("https://") else url
+
+
+_SITE_LINK: Final = re.compile(r"(https?)://(www\.)?([^/?#]*)([^?#]*)(.*)", re.ASCII | re.DOTALL)
+
+
+def site_move_spellings(url: str) -> list[str]:
+    """The spellings ``url`` may have had before its site moved all its links: the other
+    scheme (a move to https), with or without ``www.``, with or without a trailing slash
+    on the path; each combination once, ``url`` itself left out. None for a URL that is
+    not http(s)."""
+    match = _SITE_LINK.fullmatch(url)
+    if match is None:
+        return []
+    _, _, host, path, rest = match.groups()
+    if path in ("", "/"):
+        paths = ("", "/")
+    else:
+        trimmed = path.rstrip("/") if path.endswith("/") else path
+        paths = (trimmed, f"{trimmed}/")
+    spellings = [
+        f"{scheme}://{www}{host}{each_path}{rest}"
+        for scheme in ("https", "http")
+        for www in ("", "www.")
+        for each_path in paths
+    ]
+    return [spelling for spelling in dict.fromkeys(spellings) if spelling != url]
 
 
 def hashes_under_other_lists(item: ParsedItem, ignored: tuple[str, ...]) -> list[bytes]:

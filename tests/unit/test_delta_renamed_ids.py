@@ -1,0 +1,147 @@
+"""Items whose id changes while nothing else does: a guid made anew on every fetch, a
+publisher moving from numeric guids to permalinks. They are the items remembered, not new."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from tap_feeddelta.delta import Delta, DeltaSettings, diff_items
+from tap_feeddelta.models import ParsedItem
+from tap_feeddelta.state import FeedBookmark
+
+SETTINGS = DeltaSettings("m", "https://blog.example/feed")
+
+
+def post(n: int, guid: str, **kw: object) -> ParsedItem:
+    values: dict[str, object] = {
+        "native_id": guid,
+        "native_id_source": "guid",
+        "url": f"https://blog.example/p{n}",
+        "title": f"Post {n}",
+        "summary": f"What post {n} says.",
+        "published_at": f"2026-03-{n:02d}T10:00:00Z",
+    }
+    values.update(kw)
+    return ParsedItem(**values)  # type: ignore[arg-type]
+
+
+class Runs:
+    """Runs one after another, each from the memory and newest date the one before left."""
+
+    def __init__(self) -> None:
+        self.bookmark: FeedBookmark | None = None
+
+    def run(self, items: Sequence[ParsedItem]) -> Delta:
+        delta = diff_items(self.bookmark, items, SETTINGS)
+        dates = [d for i in items if (d := i.published_at)]
+        newest = max([*dates, (self.bookmark.newest_item_at or "") if self.bookmark else ""])
+        self.bookmark = FeedBookmark(
+            success_at="2026-03-30T00:00:00Z",
+            items=delta.remembered_items,
+            newest_item_at=newest or None,
+        )
+        return delta
+
+
+def kinds(delta: Delta) -> list[tuple[str, str]]:
+    return [(c.change_type, c.item_id) for c in delta.changes]
+
+
+def test_a_guid_made_anew_on_every_fetch_gives_no_records() -> None:
+    runs = Runs()
+    runs.run([post(n, f"https://blog.example/p{n}?t=1") for n in (1, 2, 3)])
+    for fetch in (2, 3, 4):
+        delta = runs.run([post(n, f"https://blog.example/p{n}?t={fetch}") for n in (1, 2, 3)])
+        assert kinds(delta) == []
+        assert delta.counts.unchanged == 3
+        # The dead ids are let go of: the memory does not fill with them.
+        assert delta.counts.remembered == 3
+
+
+def test_numeric_guids_turned_permalinks_give_no_records_and_edits_still_come() -> None:
+    runs = Runs()
+    runs.run([post(n, str(1000 + n)) for n in (1, 2, 3)])
+    moved = runs.run([post(n, f"https://blog.example/?p={1000 + n}") for n in (1, 2, 3)])
+    assert kinds(moved) == []
+    edited = runs.run(
+        [post(n, f"https://blog.example/?p={1000 + n}") for n in (1, 3)]
+        + [post(2, "https://blog.example/?p=1002", title="Post 2, fixed")]
+    )
+    assert kinds(edited) == [("updated", "https://blog.example/?p=1002")]
+
+
+def test_an_item_newer_than_any_seen_is_new_whatever_its_content() -> None:
+    """A new post is dated after the newest item seen: it is never taken for a renamed
+    one, even when the memory holds a gone item of the same content hash."""
+    runs = Runs()
+    runs.run([post(1, "a")])
+    assert runs.bookmark is not None
+    runs.bookmark = FeedBookmark(
+        success_at=runs.bookmark.success_at,
+        items=runs.bookmark.items,
+        newest_item_at="2026-02-01T00:00:00Z",  # older than post 1 itself
+    )
+    assert kinds(runs.run([post(1, "b")])) == [("new", "b")]
+
+
+def test_an_item_still_in_the_document_lends_its_memory_to_none() -> None:
+    """Two items of one content under two ids, both listed, are two items."""
+    runs = Runs()
+    runs.run([post(1, "a")])
+    assert kinds(runs.run([post(1, "a"), post(1, "b")])) == [("new", "b")]
+
+
+def test_one_gone_item_is_taken_over_by_one_item_only() -> None:
+    runs = Runs()
+    runs.run([post(1, "a")])
+    assert kinds(runs.run([post(1, "b"), post(1, "c")])) == [("new", "c")]
+
+
+def test_an_edited_item_under_a_new_id_is_new() -> None:
+    """Only the very content remembered tells a renamed item: an id and an edit at once
+    are a new item (as before)."""
+    runs = Runs()
+    runs.run([post(1, "a")])
+    assert kinds(runs.run([post(1, "b", title="Post 1, fixed")])) == [("new", "b")]
+
+
+def linked(n: int, link: str, **kw: object) -> ParsedItem:
+    """An item without guid: known by its link."""
+    return post(n, "", native_id=None, native_id_source=None, url=link, **kw)
+
+
+def test_links_moved_to_https_without_www_are_updates_not_new_items() -> None:
+    """A site moving to https (and dropping www., or adding a trailing slash) respells
+    every link, the id of every item without guid: each comes out once as updated (its
+    url changed), not as a new item, then never again."""
+    for before, after in [
+        ("http://blog.example/p{n}", "https://blog.example/p{n}"),
+        ("https://www.blog.example/p{n}", "https://blog.example/p{n}"),
+        ("http://www.blog.example/p{n}", "https://blog.example/p{n}/"),
+        ("https://blog.example/p{n}/", "https://blog.example/p{n}"),
+    ]:
+        runs = Runs()
+        runs.run([linked(n, before.format(n=n)) for n in (1, 2)])
+        moved = runs.run([linked(n, after.format(n=n)) for n in (1, 2)])
+        assert kinds(moved) == [("updated", after.format(n=n)) for n in (1, 2)], before
+        assert moved.counts.remembered == 2
+        assert kinds(runs.run([linked(n, after.format(n=n)) for n in (1, 2)])) == []
+
+
+def test_permalink_guids_moved_to_https_are_updates() -> None:
+    runs = Runs()
+    runs.run(
+        [post(n, f"http://blog.example/p{n}", url=f"http://blog.example/p{n}") for n in (1, 2)]
+    )
+    moved = runs.run(
+        [post(n, f"https://blog.example/p{n}", url=f"https://blog.example/p{n}") for n in (1, 2)]
+    )
+    assert [kind for kind, _ in kinds(moved)] == ["updated", "updated"]
+
+
+def test_a_link_to_another_page_is_a_new_item() -> None:
+    runs = Runs()
+    runs.run([linked(1, "https://blog.example/p1")])
+    assert kinds(runs.run([linked(1, "https://blog.example/p1-copy")])) == [
+        ("new", "https://blog.example/p1-copy")
+    ]
