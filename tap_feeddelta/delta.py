@@ -130,16 +130,37 @@ def _carry_over_renamed(
     return unmatched
 
 
+def _carry_over_moved_ids(
+    unmatched: list[Identified], listed_keys: set[int], remembered: dict[int, int]
+) -> list[Identified]:
+    """Items known by a link (their own, or a permalink guid) remembered under that link
+    as spelled before their site moved (site_move_spellings: another scheme, ``www.``,
+    a trailing slash), a spelling gone from the document: that item, whatever else
+    changed with the move (a new theme or platform rewrites every item's content). The
+    memory moves to the new id, as it was: an update where the item changed. Returns the
+    items still unmatched."""
+    still: list[Identified] = []
+    for entry in unmatched:
+        for spelling in site_move_spellings(entry.item_id):
+            before_key = key_hash(spelling)
+            if before_key in remembered and before_key not in listed_keys:
+                remembered[entry.key_hash] = remembered.pop(before_key)
+                break
+        else:
+            still.append(entry)
+    return still
+
+
 def _carry_over_by_content(
     unmatched: list[Identified],
-    listed: list[Identified],
+    listed_keys: set[int],
     remembered: dict[int, int],
     newest_seen: str,
     ignored: tuple[str, ...],
 ) -> None:
     """Items remembered under no id they may have had (``unmatched``) whose content is
-    exactly that of a remembered item gone from the document (``listed``: all its items,
-    tracked or not): that item under a new id. A guid made anew on every fetch (a
+    exactly that of a remembered item gone from the document (not in ``listed_keys``: all
+    its items', tracked or not): that item under a new id. A guid made anew on every fetch (a
     timestamp, a session id) or a publisher moving from numeric guids to permalinks
     would otherwise give every item as new, on every run or once. The memory moves to
     the new id, so the item is unchanged.
@@ -158,7 +179,6 @@ def _carry_over_by_content(
     ]
     if not candidates:
         return
-    listed_keys = {entry.key_hash for entry in listed}
     gone_by_content: dict[int, int] = {}
     for key, content in remembered.items():  # the most recently seen first
         if key not in listed_keys:
@@ -271,9 +291,12 @@ def diff_items(
     identified, untracked = _tracked(identified, settings.max_state_items, dates_not_after)
     if remembered:
         unmatched = _carry_over_renamed(identified, remembered, ignored, ids_before)
-        if unmatched and bookmark and bookmark.newest_item_at:
-            newest = bookmark.newest_item_at
-            _carry_over_by_content(unmatched, listed, remembered, newest, ignored)
+        if unmatched:  # new items, or items whose id changed: told apart here
+            listed_keys = {entry.key_hash for entry in listed}
+            unmatched = _carry_over_moved_ids(unmatched, listed_keys, remembered)
+            if unmatched and bookmark and bookmark.newest_item_at:
+                newest = bookmark.newest_item_at
+                _carry_over_by_content(unmatched, listed_keys, remembered, newest, ignored)
     is_first_run, issues = _first_run(bookmark, identified, remembered, from_another_feed)
     changed, unchanged = _classified(identified, remembered, ignored)
     to_emit = _select_for_emission(changed, is_first_run, settings, dates_not_after, identified)

@@ -145,3 +145,38 @@ def test_a_link_to_another_page_is_a_new_item() -> None:
     assert kinds(runs.run([linked(1, "https://blog.example/p1-copy")])) == [
         ("new", "https://blog.example/p1-copy")
     ]
+
+
+def test_a_site_move_that_also_changes_the_content_gives_updates() -> None:
+    """A site moving (to https, to www.) often moves to another theme or platform too,
+    which changes every item's content at once: the link it was known by, spelled as
+    before the move and gone from the document, still names the item (an update)."""
+    for before, after in [
+        ("http://blog.example/p{n}", "https://blog.example/p{n}"),
+        ("https://blog.example/p{n}", "https://www.blog.example/p{n}/"),
+    ]:
+        runs = Runs()
+        runs.run([linked(n, before.format(n=n)) for n in (1, 2)])
+        moved = runs.run(
+            [linked(n, after.format(n=n), summary=f"Post {n}, new theme") for n in (1, 2)]
+        )
+        assert kinds(moved) == [("updated", after.format(n=n)) for n in (1, 2)], before
+        assert moved.counts.remembered == 2
+        guids = runs.run(
+            [
+                post(n, after.format(n=n), url=after.format(n=n), summary=f"Post {n}, new theme")
+                for n in (1, 2)
+            ]
+        )
+        assert kinds(guids) == []  # the same ids, now given as permalink guids: unchanged
+
+
+def test_an_item_at_both_spellings_keeps_both() -> None:
+    """Only a spelling gone from the document is taken for the item's own: a feed listing
+    a page at http:// and at https:// has two items."""
+    runs = Runs()
+    runs.run([linked(1, "http://blog.example/p1")])
+    both = runs.run(
+        [linked(1, "http://blog.example/p1"), linked(1, "https://blog.example/p1", title="x")]
+    )
+    assert kinds(both) == [("new", "https://blog.example/p1")]
