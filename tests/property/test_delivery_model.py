@@ -28,7 +28,13 @@ from hypothesis import settings
 from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, initialize, invariant, precondition, rule
 
-from tap_feeddelta.delta import MIN_HISTORY_ITEMS, Delta, DeltaSettings, diff_items
+from tap_feeddelta.delta import (
+    MIN_HISTORY_ITEMS,
+    Delta,
+    DeltaSettings,
+    diff_items,
+    newest_item_at,
+)
 from tap_feeddelta.models import FirstRunMode
 from tap_feeddelta.parse import parse_feed
 from tap_feeddelta.state import FeedBookmark, decode_bookmark, encode_bookmark
@@ -40,29 +46,49 @@ MODES: tuple[FirstRunMode, ...] = ("baseline_only", "emit_all")
 words = st.lists(st.sampled_from(["alpha", "beta", "gamma", "é", "&"]), min_size=1, max_size=4)
 
 
+Version = tuple[str, str, str]
+# What the tap side of the story holds (the run, the stream), to go back to after a
+# run whose state was lost: bookmark, last delta, delivered, delivered_under, runs,
+# newest_item_at.
+Saved = tuple[
+    FeedBookmark | None, Delta | None, dict[int, Version], dict[int, int], int, str | None
+]
+
+
 @dataclass
 class PublishedItem:
     number: int
     title: str
     text: str
+    site: str = "https://example.org"  # where its link points: a site moves all of them
 
     @property
-    def version(self) -> tuple[str, str]:
-        return self.title, self.text
+    def version(self) -> Version:
+        return self.title, self.text, self.site
 
 
-def _document(window: list[PublishedItem], has_guids: bool) -> bytes:
-    """An RSS 2.0 document of the window's items, each known by its guid or, without
-    guids, by its own link."""
+# How items are known: a permalink guid, their link alone, or a guid that is not a
+# permalink, beside their link, which the publisher may make anew (rename_ids).
+IDS = ("permalink", "link", "guid")
+
+
+def _document(window: list[PublishedItem], ids: str, guid_epoch: int) -> bytes:
+    """An RSS 2.0 document of the window's items, dated an hour apart in the order they
+    were published."""
     parts = []
     for entry in window:
-        key = f"https://example.org/posts/{entry.number}"
-        identity = f"<guid>{key}</guid>" if has_guids else f"<link>{key}</link>"
-        day = 1 + entry.number % 28
+        link = f"{entry.site}/posts/{entry.number}"
+        identity = {
+            "permalink": f"<guid>{link}</guid>",
+            "link": f"<link>{link}</link>",
+            "guid": f'<guid isPermaLink="false">{entry.number}-{guid_epoch}</guid>'
+            f"<link>{link}</link>",
+        }[ids]
+        date = f"{1 + entry.number // 24:02d} Jan 2024 {entry.number % 24:02d}:00:00 GMT"
         parts.append(
             f"<item>{identity}<title>{escape(entry.title)}</title>"
             f"<description>{escape(entry.text)}</description>"
-            f"<pubDate>Mon, {day:02d} Jan 2024 12:00:00 GMT</pubDate></item>"
+            f"<pubDate>{date}</pubDate></item>"
         )
     return (
         '<?xml version="1.0"?><rss version="2.0"><channel><title>t</title>'
@@ -79,23 +105,27 @@ class PublisherAndTap(RuleBasedStateMachine):
         self.edits = 0
         # What the stream holds of each item: the version last delivered (or taken as
         # the baseline), by item number.
-        self.delivered: dict[int, tuple[str, str]] = {}
+        self.delivered: dict[int, Version] = {}
+        self.delivered_under: dict[int, int] = {}  # the guid_epoch it was delivered under
         self.bookmark: FeedBookmark | None = None
         self.last: Delta | None = None
         self.settings = DeltaSettings("m", URL)
-        self.has_guids = True
+        self.ids = "permalink"
+        self.guid_epoch = 0
+        self.site = "https://example.org"
+        self.newest_item_at: str | None = None
         self.runs = 0
         # The delivery_id each change came with, by (item, version replaced, version):
         # the same change delivered again must come with the same id.
-        self.ids: dict[tuple[int, tuple[str, str] | None, tuple[str, str]], str] = {}
+        self.ids_sent: dict[tuple[int, int, Version | None, Version], str] = {}
 
     @initialize(
         first=st.integers(0, 15),
         mode=st.sampled_from(MODES),
         per_run=st.integers(1, 6),
-        has_guids=st.booleans(),
+        ids=st.sampled_from(IDS),
     )
-    def start(self, first: int, mode: FirstRunMode, per_run: int, has_guids: bool) -> None:
+    def start(self, first: int, mode: FirstRunMode, per_run: int, ids: str) -> None:
         self.settings = DeltaSettings(
             "m",
             URL,
@@ -103,14 +133,15 @@ class PublisherAndTap(RuleBasedStateMachine):
             max_items_per_run=per_run,
             max_initial_items=per_run,
         )
-        self.has_guids = has_guids
+        self.ids = ids
         self._publish(first)
 
     def _publish(self, count: int) -> None:
         for _ in range(count):
             number = self.next_number
             self.next_number += 1
-            self.window.insert(0, PublishedItem(number, f"Post {number}", f"Text of post {number}"))
+            title, text = f"Post {number}", f"Text of post {number}"
+            self.window.insert(0, PublishedItem(number, title, text, self.site))
         self.dropped.extend(self.window[MAX_WINDOW:])
         del self.window[MAX_WINDOW:]
 
@@ -148,13 +179,62 @@ class PublisherAndTap(RuleBasedStateMachine):
         self.window.insert(index % (len(self.window) + 1), entry)
         del self.window[MAX_WINDOW:]
 
+    @rule()
+    def rename_ids(self) -> None:
+        """The publisher makes every guid anew (a timestamp in it, a new generator):
+        with ``ids == "guid"``, every item gets another id, and nothing else changes."""
+        self.guid_epoch += 1
+
+    @rule(
+        site=st.sampled_from(
+            ["https://example.org", "http://example.org", "https://www.example.org"]
+        )
+    )
+    def move_site(self, site: str) -> None:
+        """The site moves (to https, to www.): every link changes, items gone from the
+        document included (seen when they come back)."""
+        self.site = site
+        for entry in self.window + self.dropped:
+            entry.site = site
+
     @rule(order=st.randoms(use_true_random=False))
     def shuffle(self, order: random.Random) -> None:
         order.shuffle(self.window)
 
+    def _renamed_and_edited(self, entry: PublishedItem) -> bool:
+        """Whether the item's guid was made anew and its content edited since it was
+        delivered: nothing tells it from a new item then (docs/change-detection.md)."""
+        delivered = self.delivered[entry.number]
+        return (
+            self.ids == "guid"
+            and self.delivered_under[entry.number] != self.guid_epoch
+            and delivered[:2] != entry.version[:2]
+        )
+
+    def _saved(self) -> Saved:
+        return (
+            self.bookmark,
+            self.last,
+            dict(self.delivered),
+            dict(self.delivered_under),
+            self.runs,
+            self.newest_item_at,
+        )
+
+    def _restore(self, saved: Saved) -> None:
+        (
+            self.bookmark,
+            self.last,
+            self.delivered,
+            self.delivered_under,
+            self.runs,
+            self.newest_item_at,
+        ) = saved
+
     @rule()
     def run(self) -> None:
-        feed = parse_feed(_document(self.window, self.has_guids), "application/rss+xml", URL)
+        document = _document(self.window, self.ids, self.guid_epoch)
+        feed = parse_feed(document, "application/rss+xml", URL)
         delta = diff_items(self.bookmark, feed.items, self.settings)
         current = {entry.number: entry for entry in self.window}
         is_first = self.bookmark is None
@@ -163,28 +243,37 @@ class PublisherAndTap(RuleBasedStateMachine):
             entry = current[number]
             assert change.item.title == entry.title
             if change.change_type == "new":
-                assert number not in self.delivered, f"item {number} came twice as new"
+                assert number not in self.delivered or self._renamed_and_edited(entry), (
+                    f"item {number} came twice as new"
+                )
             else:
                 assert change.change_type == "updated"
                 assert self.delivered.get(number) not in (None, entry.version)
-            key = (number, self.delivered.get(number), entry.version)
-            assert self.ids.setdefault(key, change.delivery_id) == change.delivery_id
+            key = (number, self.guid_epoch, self.delivered.get(number), entry.version)
+            assert self.ids_sent.setdefault(key, change.delivery_id) == change.delivery_id
             self.delivered[number] = entry.version
+            self.delivered_under[number] = self.guid_epoch
         if is_first and self.settings.first_run_mode == "baseline_only":
             for entry in self.window:  # the silent baseline: what is there is known
                 self.delivered[entry.number] = entry.version
+                self.delivered_under[entry.number] = self.guid_epoch
         assert len({change.delivery_id for change in delta.changes}) == len(delta.changes)
         assert len(delta.changes) <= self.settings.max_items_per_run or is_first
         pending = [e for e in self.window if self.delivered.get(e.number) != e.version]
         if not is_first:
             assert delta.counts.deferred == len(pending), "an undelivered change is lost"
         # The bookmark goes through JSON, as Singer state does between runs.
+        newest = newest_item_at(feed.items, "2100-01-01T00:00:00Z")
+        if self.newest_item_at and (newest or "") < self.newest_item_at:
+            newest = self.newest_item_at  # the newest seen stays so, as the tap keeps it
         kept = FeedBookmark(
             success_at="2024-02-01T00:00:00Z",
+            newest_item_at=newest,
             largest_document=delta.largest_document,
             items=delta.remembered_items,
         )
         self.bookmark = decode_bookmark(json.loads(json.dumps(encode_bookmark(kept))), "p")
+        self.newest_item_at = newest
         self.last = delta
         self.runs += 1
 
@@ -192,9 +281,9 @@ class PublisherAndTap(RuleBasedStateMachine):
     def run_whose_state_is_lost(self) -> None:
         """A run whose records reached the target and whose state did not (killed
         before Meltano saved it): the next run starts from the state before it."""
-        saved = (self.bookmark, self.last, dict(self.delivered), self.runs)
+        saved = self._saved()
         self.run()
-        self.bookmark, self.last, self.delivered, self.runs = saved
+        self._restore(saved)
 
     @invariant()
     def a_quiet_feed_delivers_what_is_left(self) -> None:
@@ -205,7 +294,7 @@ class PublisherAndTap(RuleBasedStateMachine):
         pending = [e for e in self.window if self.delivered.get(e.number) != e.version]
         if not pending:
             return
-        saved = (self.bookmark, self.last, dict(self.delivered), self.runs)
+        saved = self._saved()
         bound = len(pending) // self.settings.max_items_per_run + 2
         for _ in range(bound):
             self.run()
@@ -213,8 +302,7 @@ class PublisherAndTap(RuleBasedStateMachine):
                 break
         assert self.last.counts.deferred == 0, "deferred changes never come out"
         assert all(self.delivered.get(e.number) == e.version for e in self.window)
-        # Back to where the publisher's story was: the check ran on a copy of it.
-        self.bookmark, self.last, self.delivered, self.runs = saved
+        self._restore(saved)  # back to where the story was: the check ran on a copy of it
 
 
 TestPublisherAndTap = PublisherAndTap.TestCase
