@@ -171,24 +171,29 @@ def _carry_over_by_content(
     the memory as it was, so it comes out updated (its url changed), not new.
 
     Only items not dated after the newest item seen: a new post is, and is never taken
-    for a renamed one (the content hash is 32 bits). Each gone item is taken once."""
+    for a renamed one (the content hash is 32 bits). Each gone item is taken once. And
+    only in a wholesale rename: when more than half of the document's items (two at
+    least) are matched so. A guid identifies its item (RSS): one item under a new id
+    among items that keep theirs is a post deleted and published again, or another
+    post, and is new."""
     candidates = [
         entry
         for entry in unmatched
         if (date := _newest_date(entry.item, None)) and date <= newest_seen
     ]
-    if not candidates:
-        return
+    if len(candidates) < 2 or 2 * len(candidates) <= len(listed_keys):
+        return  # too few to be a wholesale rename, however many match
     gone_by_content: dict[int, int] = {}
     for key, content in remembered.items():  # the most recently seen first
         if key not in listed_keys:
             gone_by_content.setdefault(content, key)
+    # (item, the gone item's key, whether it keeps the content remembered: an update)
+    matches: list[tuple[Identified, int, bool]] = []
     moved: list[Identified] = []
     for entry in candidates:
         gone = gone_by_content.pop(entry.content_hash, None)
         if gone is not None:
-            del remembered[gone]
-            remembered[entry.key_hash] = entry.content_hash
+            matches.append((entry, gone, False))
         elif entry.item.url and "url" not in ignored:
             moved.append(entry)
     for entry in moved:  # after every exact match: those take precedence
@@ -196,8 +201,13 @@ def _carry_over_by_content(
             before = fingerprint_bytes(entry.item._replace(url=spelling), ignored=ignored)
             gone = gone_by_content.pop(short_hash(before), None)
             if gone is not None:
-                remembered[entry.key_hash] = remembered.pop(gone)
+                matches.append((entry, gone, True))
                 break
+    if len(matches) < 2 or 2 * len(matches) <= len(listed_keys):
+        return
+    for entry, gone, keeps_content in matches:
+        content = remembered.pop(gone)
+        remembered[entry.key_hash] = content if keeps_content else entry.content_hash
 
 
 def _item_date(item: ParsedItem) -> str | None:

@@ -1,5 +1,6 @@
 """Items whose id changes while nothing else does: a guid made anew on every fetch, a
-publisher moving from numeric guids to permalinks. They are the items remembered, not new."""
+publisher moving from numeric guids to permalinks, all items at once (most of them at
+least). They are the items remembered, not new."""
 
 from __future__ import annotations
 
@@ -93,8 +94,27 @@ def test_an_item_still_in_the_document_lends_its_memory_to_none() -> None:
 
 def test_one_gone_item_is_taken_over_by_one_item_only() -> None:
     runs = Runs()
-    runs.run([post(1, "a")])
-    assert kinds(runs.run([post(1, "b"), post(1, "c")])) == [("new", "c")]
+    runs.run([post(1, "a"), post(2, "a2")])
+    renamed = runs.run([post(1, "b"), post(1, "c"), post(2, "b2")])
+    assert kinds(renamed) == [("new", "c")]
+
+
+def test_one_item_under_a_new_id_among_items_that_keep_theirs_is_new() -> None:
+    """A guid names its item: one id changed while the others stay is a post deleted and
+    published again (or another post), not a rename of the feed's ids."""
+    runs = Runs()
+    runs.run([post(n, f"id-{n}") for n in (1, 2, 3)])
+    again = runs.run([post(1, "id-1b"), post(2, "id-2"), post(3, "id-3")])
+    assert kinds(again) == [("new", "id-1b")]
+    # Half of them at once is no wholesale rename either; more than half is.
+    runs = Runs()
+    runs.run([post(n, f"id-{n}") for n in (1, 2, 3, 4)])
+    half = runs.run([post(1, "x-1"), post(2, "x-2"), post(3, "id-3"), post(4, "id-4")])
+    assert kinds(half) == [("new", "x-1"), ("new", "x-2")]
+    runs = Runs()
+    runs.run([post(n, f"id-{n}") for n in (1, 2, 3, 4)])
+    most = runs.run([post(1, "x-1"), post(2, "x-2"), post(3, "x-3"), post(4, "id-4")])
+    assert kinds(most) == []
 
 
 def test_an_edited_item_under_a_new_id_is_new() -> None:
