@@ -18,6 +18,7 @@ from tap_feeddelta.fingerprints import (
     FINGERPRINT_VERSION,
     SEP,
     IdSourceOut,
+    compared_item,
     delivery_prefix,
     earlier_content_hashes,
     earlier_ids,
@@ -197,8 +198,9 @@ def _carry_over_by_content(
         elif entry.item.url and "url" not in ignored:
             moved.append(entry)
     for entry in moved:  # after every exact match: those take precedence
-        for spelling in site_move_spellings(entry.item.url or ""):
-            before = fingerprint_bytes(entry.item._replace(url=spelling), ignored=ignored)
+        compared = compared_item(entry.item)
+        for spelling in site_move_spellings(compared.url or ""):
+            before = fingerprint_bytes(compared._replace(url=spelling), ignored=ignored)
             gone = gone_by_content.pop(short_hash(before), None)
             if gone is not None:
                 matches.append((entry, gone, True))

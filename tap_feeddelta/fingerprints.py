@@ -12,7 +12,9 @@ a reader reads it, with a digest of the whole text of a text field cut to its ca
 edit past the cap counts); the fields ignored_changes lists are left out. Enclosure URLs
 are compared, and identify items, without their signature and expiry parameters
 (signed_urls), without the tracking prefixes podcast hosts add and drop
-(tracking_prefixes), and with http:// read as https:// (caches that disagree on it). The
+(tracking_prefixes), and with http:// read as https:// (caches that disagree on it). Item
+links are compared without the session and click ids a site writes anew for each visitor
+(visitor_ids): ids and fingerprints are made of the item as compared (compared_item). The
 hashes earlier versions computed are here too, so a state they wrote is read as they
 wrote it. Pure: no clock, no I/O, no state.
 """
@@ -29,6 +31,7 @@ from tap_feeddelta.errors import Issue
 from tap_feeddelta.models import FINGERPRINT_FIELDS, Author, Enclosure, ParsedItem
 from tap_feeddelta.signed_urls import unsigned_url
 from tap_feeddelta.tracking_prefixes import without_tracking_prefixes
+from tap_feeddelta.visitor_ids import drop_visitor_ids, may_hold_visitor_ids
 
 
 def _load_text_reading() -> None:
@@ -72,11 +75,34 @@ _NONE: Final = "\x00"
 _CUT: Final = "\x1d"
 
 
+def compared_item(item: ParsedItem) -> ParsedItem:
+    """The item as change detection compares it, and ids and fingerprints are made of it:
+    its link without session and click ids (visitor_ids), a value written anew for each
+    visitor, fetch or mail. The item itself, the same object, when its link has none (a
+    link without ``?`` or ``;`` is not even looked at). Records keep the item as given."""
+    url = item.url
+    if not url or ("?" not in url and ";" not in url) or may_hold_visitor_ids(url) is None:
+        return item
+    return with_link(item, drop_visitor_ids(url))
+
+
+def with_link(item: ParsedItem, url: str) -> ParsedItem:
+    """``item`` with ``url`` as its link; the item itself when that is its link."""
+    if url is item.url:
+        return item
+    # Positionally: ``_replace`` takes three times as long.
+    return ParsedItem._make((*item[:_URL], url, *item[_URL + 1 :]))
+
+
+_URL: Final = ParsedItem._fields.index("url")
+
+
 def item_identity(
     item: ParsedItem, ignored: Collection[str] = ()
 ) -> tuple[str, IdSourceOut, tuple[Issue, ...]]:
-    """The item's id, where it came from, and an issue when it had to be derived; the
-    fields named in ``ignored`` (ignored_changes) take no part in it."""
+    """The item's id (of the item as compared: compared_item), where it came from, and
+    an issue when it had to be derived; the fields named in ``ignored`` (ignored_changes)
+    take no part in it."""
     if item.native_id and item.native_id_source:
         return item.native_id, item.native_id_source, ()
     if item.url:
@@ -175,9 +201,10 @@ def fingerprint_bytes(
     spaces_left: bool = False,
     ignored: Collection[str] = (),
 ) -> bytes:
-    """The item's content hash, with the fields named in ``ignored`` (ignored_changes)
-    left out: each hashed as a placeholder. The other keyword arguments give the hashes
-    earlier versions computed (see earlier_content_hashes)."""
+    """The content hash of ``item`` as compared (compared_item: its link is hashed as it
+    is, as versions before hashed every link), with the fields named in ``ignored``
+    (ignored_changes) left out: each hashed as a placeholder. The other keyword arguments
+    give the hashes earlier versions computed (see earlier_content_hashes)."""
     # Tags are a set: a feed that lists them in another order on every request (built
     # from a hash set, say) would otherwise give an update on every run.
     tags = item.tags if tags_in_document_order or len(item.tags) < 2 else sorted(item.tags)
@@ -270,6 +297,20 @@ def _as_given(url: str) -> str:
 
 def earlier_content_hashes(item: ParsedItem, ignored: tuple[str, ...] = ()) -> list[int]:
     """What runs with another ignored_changes and earlier versions of the tap remembered
+    of this content (``item`` as given), where it differs from this run's hash (of the
+    item as compared: compared_item). Every version before compared the link as given:
+    for a link with session or click ids, the hashes of the item as given are among them,
+    this run's and those earlier versions computed (see _hashes_before)."""
+    compared = compared_item(item)
+    hashes = _hashes_before(compared, ignored)
+    if compared is not item:
+        hashes.append(short_hash(fingerprint_bytes(item, ignored=ignored)))
+        hashes += _hashes_before(item, ignored)
+    return hashes
+
+
+def _hashes_before(item: ParsedItem, ignored: tuple[str, ...]) -> list[int]:
+    """What runs with another ignored_changes and earlier versions of the tap remembered
     of this content, where it differs from this run's hash (see _earlier_hashes); for an
     item that versions before read otherwise (``ParsedItem.read_before``: one person
     named by several elements listed once per element, markup kept in a title, summary
@@ -290,6 +331,27 @@ def earlier_ids(
     id_source: IdSourceOut,
     digest: bytes,
     ignored: tuple[str, ...] = (),
+) -> list[str]:
+    """The ids other than ``item_id`` (from ``id_source``; ``digest``: its fingerprint_bytes)
+    ``item`` (as given) may have had before (see _ids_before, of the item as compared:
+    compared_item). Every version before compared the link as given: for a link with
+    session or click ids, the ids of the item as given are among them, those the version
+    before gave it and those earlier ones did."""
+    compared = compared_item(item)
+    ids = _ids_before(compared, item_id, id_source, digest, ignored)
+    if compared is not item:
+        given = fingerprint_bytes(item, ignored=ignored)
+        ids += _ids_before(item, item_id, id_source, given, ignored)
+        return list(dict.fromkeys(ids))
+    return ids
+
+
+def _ids_before(
+    item: ParsedItem,
+    item_id: str,
+    id_source: IdSourceOut,
+    digest: bytes,
+    ignored: tuple[str, ...],
 ) -> list[str]:
     """The ids other than ``item_id`` (from ``id_source``; ``digest``: its fingerprint_bytes)
     the item may have had before: its own, title and content ids (it shared its id then,
@@ -488,7 +550,7 @@ def hashes_under_other_lists(item: ParsedItem, ignored: tuple[str, ...]) -> list
 def fingerprint(item: ParsedItem) -> str:
     """An item's record fingerprint, nothing ignored. Reference for tests: the run
     formats fingerprint_bytes in delta._change."""
-    return f"{FINGERPRINT_VERSION}:{fingerprint_bytes(item).hex()}"
+    return f"{FINGERPRINT_VERSION}:{fingerprint_bytes(compared_item(item)).hex()}"
 
 
 def delivery_id(

@@ -16,6 +16,7 @@ from typing import Final, NamedTuple, TypeVar
 from tap_feeddelta.errors import Issue
 from tap_feeddelta.fingerprints import (
     IdSourceOut,
+    compared_item,
     content_id,
     fingerprint_bytes,
     id_candidates,
@@ -24,8 +25,10 @@ from tap_feeddelta.fingerprints import (
     short_hash,
     title_id,
     told_apart_id,
+    with_link,
 )
 from tap_feeddelta.models import ParsedItem
+from tap_feeddelta.visitor_ids import drop_visitor_ids, may_hold_visitor_ids
 
 H = TypeVar("H", bound=Hashable)
 
@@ -63,9 +66,17 @@ def identify(
     shared = False
     duplicates = 0
     for item in items:
-        item_id, id_source, issues = item_identity(item, ignored)
+        # Ids and fingerprint are of the item as compared; the record shows ``item``.
+        # compared_item's own checks, inlined: most links have no ``?`` nor ``;``, and
+        # those that have one hold no session or click id.
+        url = item.url
+        if not url or ("?" not in url and ";" not in url) or may_hold_visitor_ids(url) is None:
+            compared = item
+        else:
+            compared = with_link(item, drop_visitor_ids(url))
+        item_id, id_source, issues = item_identity(compared, ignored)
         key = key_hash(item_id)
-        full = hashed(item)
+        full = hashed(compared)
         if (key, full) in versions:
             duplicates += 1  # the same item again
             continue
@@ -113,7 +124,9 @@ def _with_shared_ids_told_apart(
         if entry.key_hash in shared
     }
     # Those after the shared one (the first; a derived id has none), of the items sharing.
-    others = {index: id_candidates(entries[index].item, ignored)[1:] for index in title_ids}
+    others = {
+        index: id_candidates(compared_item(entries[index].item), ignored)[1:] for index in title_ids
+    }
     taken, told_apart_by_several = (
         _taken_ids(entries, ignored, others) if any(others.values()) else (set(), set())
     )
@@ -158,7 +171,7 @@ def _taken_ids(
     for index, entry in enumerate(entries):
         own = others.get(index)
         if own is None:
-            candidates = {value for value, _ in id_candidates(entry.item, ignored)}
+            candidates = {value for value, _ in id_candidates(compared_item(entry.item), ignored)}
         else:
             candidates = {entry.item_id, *(value for value, _ in own)}
         values += candidates
