@@ -10,9 +10,10 @@ import sys
 import tempfile
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
+from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -23,17 +24,26 @@ if TYPE_CHECKING:
 TAP = [sys.executable, "-m", "tap_feeddelta"]
 
 
-def run_in_process(settings: Settings, state: dict[str, Any]) -> list[FeedOutcome]:
+def run_in_process(
+    settings: Settings,
+    state: dict[str, Any],
+    now: Callable[[], datetime] | None = None,
+) -> list[FeedOutcome]:
     """One run of the configured feeds in this process, on feed_items' ``state``, which
-    it moves (committed, as the tap commits it): each feed's outcome, in config order."""
+    it moves (committed, as the tap commits it): each feed's outcome, in config order.
+    ``now``: the clock of the run and its fetcher (a test's own, to let days pass)."""
     from tap_feeddelta.fetch import Fetcher, FetchPolicy
     from tap_feeddelta.run import FeedRun
 
-    fetcher = Fetcher(FetchPolicy(user_agent="test", allow_private_networks=True))
+    fetcher = Fetcher(FetchPolicy(user_agent="test", allow_private_networks=True), now=now)
+    logger = logging.getLogger("test")
+    feed_run = (
+        FeedRun(settings, fetcher, logger)
+        if now is None
+        else FeedRun(settings, fetcher, logger, now=now)
+    )
     try:
-        return list(
-            FeedRun(settings, fetcher, logging.getLogger("test")).outcomes(state, commit=True)
-        )
+        return list(feed_run.outcomes(state, commit=True))
     finally:
         fetcher.close()
 
