@@ -185,6 +185,10 @@ class PublisherAndTap(RuleBasedStateMachine):
         with ``ids == "guid"``, every item gets another id, and nothing else changes."""
         self.guid_epoch += 1
 
+    # Not with guids made anew: an item renamed alone (new) leaves its memory under the
+    # old guid, which a later wholesale rename may match by content; with the site
+    # moving to and fro, that memory can be an earlier version than the one last sent.
+    @precondition(lambda self: self.ids != "guid")
     @rule(
         site=st.sampled_from(
             ["https://example.org", "http://example.org", "https://www.example.org"]
