@@ -9,7 +9,7 @@ updated. No clock, no I/O.
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Iterable, Sequence
+from collections.abc import Container, Iterable, Sequence
 from dataclasses import dataclass, replace
 from typing import Final, Literal, NamedTuple
 
@@ -122,13 +122,24 @@ def _carry_over_renamed(
             remembered[entry.key_hash] = entry.content_hash
             break
         else:
-            for before in ids_before.get(entry.key_hash, ()):
-                if (before_key := key_hash(before)) in remembered:
-                    remembered[entry.key_hash] = remembered.pop(before_key)
-                    break
-            else:
+            before_key = _first_remembered(ids_before.get(entry.key_hash, ()), remembered)
+            if before_key is None:
                 unmatched.append(entry)
+            else:
+                remembered[entry.key_hash] = remembered.pop(before_key)
     return unmatched
+
+
+def _first_remembered(
+    ids: Iterable[str], remembered: dict[int, int], listed_keys: Container[int] = ()
+) -> int | None:
+    """The key of the first of ``ids`` remembered and not in ``listed_keys`` (the
+    document's own), if any."""
+    for item_id in ids:
+        key = key_hash(item_id)
+        if key in remembered and key not in listed_keys:
+            return key
+    return None
 
 
 def _carry_over_moved_ids(
@@ -142,13 +153,12 @@ def _carry_over_moved_ids(
     items still unmatched."""
     still: list[Identified] = []
     for entry in unmatched:
-        for spelling in site_move_spellings(entry.item_id):
-            before_key = key_hash(spelling)
-            if before_key in remembered and before_key not in listed_keys:
-                remembered[entry.key_hash] = remembered.pop(before_key)
-                break
-        else:
+        spellings = site_move_spellings(entry.item_id)
+        before_key = _first_remembered(spellings, remembered, listed_keys)
+        if before_key is None:
             still.append(entry)
+        else:
+            remembered[entry.key_hash] = remembered.pop(before_key)
     return still
 
 

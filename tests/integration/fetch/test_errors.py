@@ -278,35 +278,27 @@ def test_transfer_encoding_identity_is_read_to_the_close(
     assert server.connections == 2
 
 
-def test_transfer_encoding_identity_with_a_length_is_read_by_its_length_and_not_reused(
-    server: Server, fetchers: Callable[..., Fetcher]
+@pytest.mark.parametrize(
+    "answer_bytes",
+    [
+        # Read by its length, as http.client does.
+        b"HTTP/1.1 200 OK\r\nTransfer-Encoding: identity\r\nContent-Length: 6\r\n\r\n<rss/>",
+        # Chunked overrides the length beside it.
+        b"HTTP/1.1 200 OK\r\nContent-Length: 3\r\nTransfer-Encoding: chunked\r\n\r\n"
+        b"6\r\n<rss/>\r\n0\r\n\r\n",
+    ],
+    ids=["identity", "chunked"],
+)
+def test_a_length_beside_a_transfer_encoding_is_read_and_not_reused(
+    server: Server, fetchers: Callable[..., Fetcher], answer_bytes: bytes
 ) -> None:
-    """A length beside a Transfer-Encoding frames nothing for sure (RFC 9112 6.3): the
-    body is read by it, as http.client does, but the connection is not used again."""
+    """A length beside a Transfer-Encoding frames nothing for sure (RFC 9112 6.3 (3)):
+    such an answer is how request smuggling and response splitting look, and where the
+    next answer starts is in doubt. The body is read, but the connection is not used
+    again."""
 
     def answer(request: Request, wire: Wire) -> bool:
-        head = b"HTTP/1.1 200 OK\r\nTransfer-Encoding: identity\r\nContent-Length: 6\r\n\r\n"
-        wire.send(head + b"<rss/>")
-        return True
-
-    server.routes["/feed"] = answer
-    fetcher = fetchers(allow_private_networks=True, request_timeout_seconds=3)
-    result = fetcher.fetch(server.url("/feed"))
-    assert (result.status, result.body) == ("ok", b"<rss/>"), result.error
-    assert fetcher.fetch(server.url("/feed")).status == "ok"
-    assert server.connections == 2
-
-
-def test_a_length_beside_chunked_is_read_by_the_chunks_and_not_reused(
-    server: Server, fetchers: Callable[..., Fetcher]
-) -> None:
-    """Chunked overrides a Content-Length beside it, but such an answer is how request
-    smuggling and response splitting look (RFC 9112 6.3 (3)): where the next answer
-    starts is in doubt, so the connection is not used again."""
-
-    def answer(request: Request, wire: Wire) -> bool:
-        head = b"HTTP/1.1 200 OK\r\nContent-Length: 3\r\nTransfer-Encoding: chunked\r\n\r\n"
-        wire.send(head + b"6\r\n<rss/>\r\n0\r\n\r\n")
+        wire.send(answer_bytes)
         return True
 
     server.routes["/feed"] = answer
