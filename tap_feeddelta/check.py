@@ -175,6 +175,8 @@ def _not_modified_outcome(check: _Check, reading: Reading) -> FeedOutcome:
     )
     page_issues = (reading.page_issue,) if reading.page_issue else ()
     issues = page_issues + stale_issues(known.is_stale) + reading.moved
+    if reading.discovered_from:  # as a read of the feed found through a page says
+        issues += (_feed_discovered(reading),)
     facts = HealthFacts(
         "not_modified",
         known=known,

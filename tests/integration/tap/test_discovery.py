@@ -246,7 +246,11 @@ def test_a_web_page_that_fails_its_first_run_still_takes_over_its_feed_s_partiti
     assert ("failures" not in partition, "failed_at" not in partition) == (True, True)
 
     fourth = run_tap(cfg, third.final_state)  # nothing new: the page's own feed, kept
-    assert (fourth.health[0]["status"], fourth.items) == ("not_modified", [])
+    [row] = fourth.health
+    assert (row["status"], fourth.items) == ("not_modified", [])
+    # Found through the page as on a read: the 304 row says so too.
+    assert row["discovered_from"] == server.url("/")
+    assert "feed_discovered" in {issue["code"] for issue in row["issues"]}
 
 
 @pytest.mark.parametrize(
