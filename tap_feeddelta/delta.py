@@ -143,22 +143,31 @@ def _first_remembered(
 
 
 def _carry_over_moved_ids(
-    unmatched: list[Identified], listed_keys: set[int], remembered: dict[int, int]
+    unmatched: list[Identified],
+    listed_keys: set[int],
+    remembered: dict[int, int],
+    newest_seen: str | None,
 ) -> list[Identified]:
     """Items known by a link (their own, or a permalink guid) remembered under that link
     as spelled before their site moved (site_move_spellings: another scheme, ``www.``,
     a trailing slash), a spelling gone from the document: that item, whatever else
-    changed with the move (a new theme or platform rewrites every item's content). The
-    memory moves to the new id, as it was: an update where the item changed. Returns the
-    items still unmatched."""
+    changed with the move (a new theme or platform rewrites every item's content). Its
+    new id gets that memory, an update where the item changed; the old spelling keeps
+    it too, so links flipping back (caches that disagree on the scheme) are no change.
+    Not an item dated after the newest item seen (``newest_seen``): a new post. Returns
+    the items still unmatched."""
     still: list[Identified] = []
     for entry in unmatched:
+        date = _newest_date(entry.item, None)
+        if newest_seen is not None and date is not None and date > newest_seen:
+            still.append(entry)
+            continue
         spellings = site_move_spellings(entry.item_id)
         before_key = _first_remembered(spellings, remembered, listed_keys)
         if before_key is None:
             still.append(entry)
         else:
-            remembered[entry.key_hash] = remembered.pop(before_key)
+            remembered[entry.key_hash] = remembered[before_key]
     return still
 
 
@@ -315,9 +324,9 @@ def diff_items(
         unmatched = _carry_over_renamed(identified, remembered, ignored, ids_before)
         if unmatched:  # new items, or items whose id changed: told apart here
             listed_keys = {entry.key_hash for entry in listed}
-            unmatched = _carry_over_moved_ids(unmatched, listed_keys, remembered)
-            if unmatched and bookmark and bookmark.newest_item_at:
-                newest = bookmark.newest_item_at
+            newest = bookmark.newest_item_at if bookmark else None
+            unmatched = _carry_over_moved_ids(unmatched, listed_keys, remembered, newest)
+            if unmatched and newest:
                 _carry_over_by_content(unmatched, listed_keys, remembered, newest, ignored)
     is_first_run, issues = _first_run(bookmark, identified, remembered, from_another_feed)
     changed, unchanged = _classified(identified, remembered, ignored)
