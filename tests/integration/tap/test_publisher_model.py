@@ -248,5 +248,5 @@ class PublisherServerAndTap(RuleBasedStateMachine):
 
 TestPublisherServerAndTap = PublisherServerAndTap.TestCase
 TestPublisherServerAndTap.settings = settings(
-    max_examples=300, stateful_step_count=30, deadline=None
+    max_examples=25, stateful_step_count=20, deadline=None
 )
