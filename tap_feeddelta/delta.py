@@ -201,7 +201,7 @@ def _carry_over_by_content(
         for entry in unmatched
         if (date := _newest_date(entry.item, None)) and date <= newest_seen
     ]
-    if len(candidates) < 2 or 2 * len(candidates) <= len(listed_keys):
+    if not _is_wholesale(len(candidates), len(listed_keys)):
         return  # too few to be a wholesale rename, however many match
     gone_by_content: dict[int, int] = {}
     for key, content in remembered.items():  # the most recently seen first
@@ -224,11 +224,17 @@ def _carry_over_by_content(
             if gone is not None:
                 matches.append((entry, gone, True))
                 break
-    if len(matches) < 2 or 2 * len(matches) <= len(listed_keys):
+    if not _is_wholesale(len(matches), len(listed_keys)):
         return
     for entry, gone, keeps_content in matches:
         content = remembered.pop(gone)
         remembered[entry.key_hash] = content if keeps_content else entry.content_hash
+
+
+def _is_wholesale(renamed: int, listed: int) -> bool:
+    """Whether ``renamed`` items of a document of ``listed`` are a wholesale rename: more
+    than half of them, two at least."""
+    return renamed >= 2 and 2 * renamed > listed
 
 
 def _item_date(item: ParsedItem) -> str | None:
