@@ -21,6 +21,8 @@ from tap_feeddelta.ports import BAD_PORTS
 _DEFAULT_PORTS = {"http": 80, "https": 443}
 _FORBIDDEN_CHARS = re.compile(r"[\x00-\x20\x7f\\]")  # controls, space, backslash
 _HOST_NAME = re.compile(r"[a-z0-9_-]+(?:\.[a-z0-9_-]+)*\.?")
+# "//" (after an optional scheme) opens an authority; one that is empty names no host.
+_EMPTY_AUTHORITY = re.compile(r"(?:[a-z][a-z0-9+.-]*:)?//(?:[/?#]|$)", re.IGNORECASE)
 
 
 @dataclass(frozen=True, slots=True)
@@ -110,6 +112,10 @@ def redirect_target(current: Target, location: str) -> Target:
         raise FetchError(
             "redirect_denied", "A redirect's Location holds a control character or backslash."
         )
+    if _EMPTY_AUTHORITY.match(location):
+        # urljoin would keep this host ("///g" -> /g), browsers take "g" for the host:
+        # no guess is safe, so none is made.
+        raise FetchError("redirect_denied", "A redirect's Location names an empty host.")
     try:
         url = urljoin(current.url, location)
     except ValueError:  # e.g. "http://[::1": urljoin refuses an unclosed IPv6 bracket

@@ -163,6 +163,14 @@ def test_redirect_to_a_private_address_is_refused(
         "http://127.0.0.1:{port}\\@evil.example/feed2",
         "http://127.0.0.1:{port}/a\tb",
         "http://[::1",
+        # An empty authority names no host (RFC 3986); browsers would read "g" as one.
+        "///feed2",
+        "//",
+        "///",
+        "//?x=1",
+        "http:///feed2",
+        "http://",
+        "HTTP://#f",
     ],
 )
 def test_redirect_to_a_forbidden_url_is_refused(
