@@ -223,7 +223,8 @@ def meta_charset(body: bytes) -> str | None:
 def _utf8(body: bytes, http_charset: str | None) -> Decoded:
     for bom, name in _BOMS:
         if body.startswith(bom):
-            return _decoded(body[len(bom) :], [name], [])
+            rest = body[len(bom) :]
+            return _decoded(rest, [name], _labels_against_bom(rest, name, http_charset))
     head = body[:4]
     for start, name in _BOMLESS:
         if head == start:
@@ -254,6 +255,25 @@ def _utf8(body: bytes, http_charset: str | None) -> Decoded:
         )
         return Decoded(_as_utf8(declared_text), tuple(issues))
     return _decoded(body, candidates, issues)
+
+
+def _labels_against_bom(rest: bytes, bom_codec: str, http_charset: str | None) -> list[Issue]:
+    """An ``encoding_mismatch`` note when the HTTP charset or the XML declaration names
+    another encoding than the BOM, which wins (as in browsers and XML readers). The
+    declaration of a UTF-16 or UTF-32 document is read in its own width."""
+    head = rest if bom_codec == "utf_8" else _as_utf8(rest[:1200].decode(bom_codec, "ignore"))
+    for label in (http_charset, _xml_declared(head)):
+        codec = _codec(label)
+        if codec is not None and _unicode_form(codec) != _unicode_form(bom_codec):
+            message = "The declared charset was ignored: the byte order mark names another."
+            return [Issue("encoding_mismatch", message)]
+    return []
+
+
+def _unicode_form(codec: str) -> str:
+    """UTF-8, -16 or -32 without the byte order: a "UTF-16" label comes with either BOM
+    (the WHATWG table reads it as little-endian, which holds only without one)."""
+    return codec[:6] if codec.startswith(("utf_16", "utf_32")) else codec.removesuffix("_sig")
 
 
 def _wide_codec(codec: str, body: bytes) -> str | None:

@@ -387,3 +387,41 @@ def test_a_wide_http_label_over_bytes_that_do_not_fit_it_is_ignored(label: str) 
     feed = parse_feed(UTF8_BODY, f"application/rss+xml; charset={label}", URL)
     assert feed.items[0].title == "Naïve — “quoted”"
     assert "encoding_mismatch" in _codes(feed)
+
+
+# (BOM's codec, HTTP charset, XML declaration's encoding, whether they contradict the BOM).
+# The BOM always wins; a label naming the same encoding under another name is no mismatch.
+BOM_AND_LABELS = [
+    ("utf-8-sig", "iso-8859-1", "UTF-8", True),
+    ("utf-8-sig", "windows-1251", None, True),
+    ("utf-8-sig", None, "ISO-8859-1", True),
+    ("utf-16", "utf-8", "UTF-16", True),  # Python's utf-16 writes a little-endian BOM
+    ("utf-16", None, "UTF-8", True),
+    ("utf-8-sig", "utf8", "UTF-8", False),
+    ("utf-8-sig", "UTF-8", "utf-8", False),
+    ("utf-8-sig", "unicode-1-1-utf-8", None, False),
+    ("utf-8-sig", None, None, False),
+    ("utf-16", "utf-16", "UTF-16", False),
+    ("utf-16", "UTF-16LE", None, False),
+    ("utf-32", "utf-32", "UTF-32", False),
+]
+
+
+@pytest.mark.parametrize(
+    ("codec", "charset", "declared", "contradicts"),
+    BOM_AND_LABELS,
+    ids=[f"{c}-http-{h}-xml-{d}" for c, h, d, _ in BOM_AND_LABELS],
+)
+def test_a_label_that_contradicts_the_bom_is_noted(
+    codec: str, charset: str | None, declared: str | None, contradicts: bool
+) -> None:
+    """Before, a charset contradicting the BOM was ignored in silence, while one
+    contradicting the XML declaration was noted."""
+    head = "" if declared is None else f'<?xml version="1.0" encoding="{declared}"?>'
+    text = f'{head}<rss version="2.0"><channel><title>x</title><item><title>Café</title>'
+    body = (text + "</item></channel></rss>").encode(codec)
+    content_type = "application/rss+xml" + ("" if charset is None else f"; charset={charset}")
+    feed = parse_feed(body, content_type, URL)
+    assert feed.items[0].title == "Café"
+    assert ("encoding_mismatch" in _codes(feed)) is contradicts
+    assert "encoding_replaced" not in _codes(feed)
