@@ -79,8 +79,31 @@ SET_UP = ["setup-pipeline", "uv", "postgres"]
         ((".", "-q"), [*SET_UP, "python", "python", "postgres"]),
         (("-m", "e2e"), [*SET_UP, "python", "python", "postgres"]),
         (("-q", "-x"), [*SET_UP, "python", "python", "postgres"]),  # no path: every test
+        (("-m", "not e2e"), ["python"]),
+        (("-m", "not e2e and not slow", "-q"), ["python"]),
+        (("-m", "slow and  not e2e"), ["python"]),
+        (("tests/e2e", "-k", "not e2e"), ["python"]),  # -k matches marker names too
+        (("-m", "not e2e or slow"), [*SET_UP, "python", "python", "postgres"]),
+        (("-m", "not (e2e and slow)"), [*SET_UP, "python", "python", "postgres"]),
+        (("-k", "e2e"), [*SET_UP, "python", "python", "postgres"]),
     ],
-    ids=["none", "unit", "unit-node-and-options", "e2e-node", "tests", "root", "marker", "options"],
+    ids=[
+        "none",
+        "unit",
+        "unit-node-and-options",
+        "e2e-node",
+        "tests",
+        "root",
+        "marker",
+        "options",
+        "not-e2e",
+        "not-e2e-and-more",
+        "and-not-e2e",
+        "keyword-not-e2e",
+        "not-e2e-or",
+        "not-grouped",
+        "keyword-e2e",
+    ],
 )
 def test_sets_up_end_to_end_tools_only_when_an_e2e_test_can_run(
     tmp_path: Path, args: tuple[str, ...], calls: list[str]
