@@ -464,6 +464,11 @@ class Fetcher:
         bytes read go to ``progress`` however the reading ends."""
         max_bytes = self._policy.max_feed_bytes
         fields = head.fields
+        if fields.misframed is not None:
+            raise FetchError(
+                "bad_response",
+                f"The response's {fields.misframed} field has whitespace before its colon.",
+            )
         members = length_members(head)
         if len(members) > 1:
             raise FetchError("bad_response", "The response has conflicting Content-Lengths.")

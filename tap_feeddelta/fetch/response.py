@@ -32,6 +32,7 @@ from tap_feeddelta.fetch.wire import (
 )
 
 _TOKEN = re.compile(r"[!#$%&'*+.^_`|~0-9A-Za-z-]+")  # a field name (RFC 9110 token)
+_FRAMING_FIELDS = {"content-length": "Content-Length", "transfer-encoding": "Transfer-Encoding"}
 
 
 def request_bytes(request_target: str, authority: str, headers: Mapping[str, str]) -> bytes:
@@ -48,10 +49,13 @@ def request_bytes(request_target: str, authority: str, headers: Mapping[str, str
 class HeaderFields:
     """A response's header fields by lower-case name; repeated fields keep every value."""
 
-    __slots__ = ("_values",)
+    __slots__ = ("_values", "misframed")
 
     def __init__(self) -> None:
         self._values: dict[str, list[str]] = {}
+        # A framing field sent with whitespace before its colon ("Content-Length : 6"),
+        # which is no field (RFC 9112 5.1): where the body ends is then unknown.
+        self.misframed: str | None = None
 
     def get(self, name: str) -> str | None:
         """The first value of ``name``."""
@@ -134,6 +138,9 @@ async def read_fields(reader: asyncio.StreamReader, budget: HeadBytes) -> Header
             continue
         name, colon, value = text.partition(":")
         if not colon or not _TOKEN.fullmatch(name):
+            framing = _FRAMING_FIELDS.get(name.rstrip(" \t").lower()) if colon else None
+            if framing is not None:
+                fields.misframed = framing
             last = None
             continue
         last = values.setdefault(name.lower(), [])
@@ -204,6 +211,7 @@ async def read_rest_of_head(
     # identity alone (as in http.client), and the connection is not used again.
     will_close = (
         _closes(version, fields)
+        or fields.misframed is not None
         or (not chunked and length is None)
         or (bool(named) and declared is not None)
     )

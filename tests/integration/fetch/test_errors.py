@@ -320,3 +320,28 @@ def test_a_body_read_to_the_close_is_capped(
     server.routes["/feed"] = answer
     fetcher = fetchers(allow_private_networks=True, max_feed_bytes=65_536)
     assert_error(fetcher.fetch(server.url("/feed")), "response_too_large")
+
+
+@pytest.mark.parametrize(
+    ("field", "values", "body"),
+    [
+        ("Content-Length ", ["6"], b"<rss/>"),
+        ("Content-Length\t", ["6"], b"<rss/>"),
+        ("Transfer-Encoding ", ["chunked"], b"6\r\n<rss/>\r\n0\r\n\r\n"),
+    ],
+    ids=["length-space", "length-tab", "transfer-encoding-space"],
+)
+def test_a_framing_field_with_whitespace_before_its_colon_is_a_bad_response(
+    field: str, values: list[str], body: bytes, server: Server, fetchers: Callable[..., Fetcher]
+) -> None:
+    """Such a line is no field (RFC 9112 5.1; http.client skips it too): the body had no
+    framing and was read to the close, which a keep-alive server never sends, so the
+    fetch hung until its time ran out. Where the body ends is unknown: refused at once."""
+    clock = Clock()
+    result = _fetch_held_open(server, fetchers, field, values, body)
+    assert_error(result, "bad_response", clock, 1.0)
+    assert result.error is not None
+    assert result.error.message == (
+        f"The response's {field.strip()} field has whitespace before its colon."
+    )
+    assert result.http_status == 200

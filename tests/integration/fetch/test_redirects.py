@@ -351,8 +351,19 @@ def _redirect_with(head: bytes, body: bytes = b"") -> Callable[[Request, Wire], 
         (b"Content-Length: 0\r\nContent-Length: 5\r\n", b"moved", False),
         (b"Content-Length: 5\r\nConnection: close\r\n", b"moved", False),
         (b"Content-Length: 20\r\n", b"", False),  # declared, never sent
+        (b"Content-Length : 0\r\n", b"", False),  # no field: no framing
     ],
-    ids=["empty", "small-page", "64k", "over-64k", "chunked", "two-lengths", "close", "stalled"],
+    ids=[
+        "empty",
+        "small-page",
+        "64k",
+        "over-64k",
+        "chunked",
+        "two-lengths",
+        "close",
+        "stalled",
+        "misframed",
+    ],
 )
 def test_a_redirect_body_is_read_only_when_small_and_framed_by_its_length(
     head: bytes, body: bytes, reused: bool, server: Server, fetchers: Callable[..., Fetcher]
