@@ -9,6 +9,7 @@ anything else gives a key that matches nothing. Lookups are cached per tag strin
 from __future__ import annotations
 
 from collections.abc import Iterator
+from functools import lru_cache
 from typing import Final, cast
 
 from lxml import etree
@@ -132,7 +133,7 @@ class TagKey(dict[object, str]):
     ``with_aliases``: whether the other names of known namespaces (``ALIASES``) are
     known, or read as versions before read them; ``reads_alias``: whether one was read."""
 
-    __slots__ = ("_elements", "_firsts", "_prefixes", "home", "reads_alias")
+    __slots__ = ("_elements", "_firsts", "_prefixes", "_shared", "home", "reads_alias")
 
     def __init__(
         self,
@@ -141,8 +142,9 @@ class TagKey(dict[object, str]):
         *,
         with_aliases: bool = True,
     ) -> None:
-        super().__init__()
-        self.home = frozenset(_namespace_key(namespace) for namespace in home)
+        self.home = _home_keys(home)
+        self._shared = _shared_keys(self.home, with_aliases=with_aliases)
+        super().__init__(self._shared)
         self._prefixes = _PREFIX_OF_KEY if with_aliases else _PREFIX_OF_KEY_BEFORE
         self.reads_alias = False
         # The elements not yet read, and namespace → local name → whether the first
@@ -151,6 +153,7 @@ class TagKey(dict[object, str]):
         self._firsts: dict[str, dict[str, bool]] = {}
 
     def __missing__(self, tag: object) -> str:
+        is_shared = True  # a key that depends on no document is kept for the next ones
         if not isinstance(tag, str):
             result = ""  # comment, processing instruction, entity
         elif len(tag) > MAX_TAG_CHARS:
@@ -165,11 +168,13 @@ class TagKey(dict[object, str]):
                 if prefix:
                     result = f"{prefix}:{local.lower()}"
                     if namespace_key in _ALIAS_KEYS:
-                        self.reads_alias = True
-                elif self._is_unprefixed(namespace, local):
-                    result = local.lower()
+                        self.reads_alias = True  # a document's own: not kept
+                        is_shared = False
                 else:
-                    result = "?:" + local
+                    is_shared = False
+                    result = (
+                        local.lower() if self._is_unprefixed(namespace, local) else "?:" + local
+                    )
         elif ":" in tag:
             prefix, _, local = tag.partition(":")
             result = f"{prefix.lower()}:{local.lower()}" if prefix in _KNOWN_PREFIXES else "?:"
@@ -177,6 +182,8 @@ class TagKey(dict[object, str]):
             result = tag.lower()
         if len(self) < 4096:
             self[tag] = result
+        if is_shared and len(self._shared) < _MAX_SHARED_KEYS:
+            self._shared[tag] = result
         return result
 
     def _is_unprefixed(self, namespace: str, local: str) -> bool:
@@ -203,6 +210,34 @@ class TagKey(dict[object, str]):
                     return is_unprefixed
         self._elements = None
         return False
+
+
+# The keys that depend on no document, by home namespaces and aliases: a document's
+# tags are mostly those of the documents before, and filling a table anew cost a tenth of
+# a small document's parse. Bounded: documents of made-up tags or namespaces fill them
+# once, and are then read as before, key by key.
+_SHARED_KEYS: Final[dict[tuple[frozenset[str], bool], dict[object, str]]] = {}
+_MAX_SHARED_KEYS: Final = 512
+_MAX_SHARED_TABLES: Final = 16
+
+
+def _shared_keys(home: frozenset[str], *, with_aliases: bool) -> dict[object, str]:
+    """The keys kept for documents of these home namespaces (a new table, not kept, when
+    there are already too many)."""
+    table = _SHARED_KEYS.get((home, with_aliases))
+    if table is None:
+        table = {}
+        if len(_SHARED_KEYS) < _MAX_SHARED_TABLES:
+            table = _SHARED_KEYS.setdefault((home, with_aliases), table)
+    return table
+
+
+@lru_cache(maxsize=64)
+def _home_keys(home: frozenset[str]) -> frozenset[str]:
+    """The keys of a set of home namespaces: a few sets serve every document (RSS's and
+    Atom's, and an RSS root's own namespace beside RSS's), and every document reads the
+    table two or three times, which cost a tenth of a small document's parse."""
+    return frozenset(_namespace_key(namespace) for namespace in home)
 
 
 def tag_keys(

@@ -86,3 +86,30 @@ def test_items_in_another_format_s_namespace_are_reported_not_dropped_silently()
     feed = parse_feed(body.encode(), None, URL)
     assert [item.native_id for item in feed.items] == ["g1"]
     assert [issue.code for issue in feed.issues] == ["items_ignored"]
+
+
+# Keys that depend on no document are kept from one document to the next (names.py);
+# those that depend on the document must not be.
+
+
+def test_an_unknown_namespace_is_read_as_each_document_writes_it() -> None:
+    namespace = "http://example.com/ns/kept-apart"
+    prefixed = HEAD + _item(1).replace("<description>", f'<x:description xmlns:x="{namespace}">')
+    prefixed = prefixed.replace("</description>", "</x:description>") + "</channel></rss>"
+    unprefixed = HEAD + _item(2, f' xmlns="{namespace}"') + "</channel></rss>"
+    for _ in range(2):  # in both orders, twice
+        assert parse_feed(prefixed.encode(), None, URL).items[0].summary is None
+        assert parse_feed(unprefixed.encode(), None, URL).items[0].summary == "Text of item 2"
+
+
+def test_a_namespace_alias_is_noted_in_every_document_that_uses_it() -> None:
+    media = "http://www.rssboard.org/media-rss"  # an alias of Media RSS
+    body = (
+        f'<rss version="2.0" xmlns:media="{media}"><channel><title>C</title>'
+        "<item><guid>g1</guid><media:title>Seen</media:title></item></channel></rss>"
+    ).encode()
+    first = parse_feed(body, None, URL)
+    again = parse_feed(body, None, URL)
+    assert first == again
+    assert first.items[0].title == "Seen"
+    assert first.items[0].read_before is not None  # versions before read no title there
