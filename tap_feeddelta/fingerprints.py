@@ -13,8 +13,9 @@ edit past the cap counts); the fields ignored_changes lists are left out. Enclos
 are compared, and identify items, without their signature and expiry parameters
 (signed_urls), without the tracking prefixes podcast hosts add and drop
 (tracking_prefixes), and with http:// read as https:// (caches that disagree on it). Item
-links are compared without the session and click ids a site writes anew for each visitor
-(visitor_ids): ids and fingerprints are made of the item as compared (compared_item). The
+links are compared without the session, click and share ids a site writes anew for each
+visitor (visitor_ids): ids and fingerprints are made of the item as compared
+(compared_item). The
 hashes earlier versions computed are here too, so a state they wrote is read as they
 wrote it. Pure: no clock, no I/O, no state.
 """
@@ -31,7 +32,11 @@ from tap_feeddelta.errors import Issue
 from tap_feeddelta.models import FINGERPRINT_FIELDS, Author, Enclosure, ParsedItem
 from tap_feeddelta.signed_urls import unsigned_url
 from tap_feeddelta.tracking_prefixes import without_tracking_prefixes
-from tap_feeddelta.visitor_ids import drop_visitor_ids, may_hold_visitor_ids
+from tap_feeddelta.visitor_ids import (
+    drop_visitor_ids,
+    may_hold_visitor_ids,
+    without_visitor_ids_before,
+)
 
 
 def _load_text_reading() -> None:
@@ -77,9 +82,10 @@ _CUT: Final = "\x1d"
 
 def compared_item(item: ParsedItem) -> ParsedItem:
     """The item as change detection compares it, and ids and fingerprints are made of it:
-    its link without session and click ids (visitor_ids), a value written anew for each
-    visitor, fetch or mail. The item itself, the same object, when its link has none (a
-    link without ``?`` or ``;`` is not even looked at). Records keep the item as given."""
+    its link without session, click and share ids (visitor_ids), a value written anew
+    for each visitor, fetch, share or mail. The item itself, the same object, when its
+    link has none (a link without ``?`` or ``;`` is not even looked at). Records keep the
+    item as given."""
     url = item.url
     if not url or ("?" not in url and ";" not in url) or may_hold_visitor_ids(url) is None:
         return item
@@ -95,6 +101,19 @@ def with_link(item: ParsedItem, url: str) -> ParsedItem:
 
 
 _URL: Final = ParsedItem._fields.index("url")
+
+
+def compared_before(item: ParsedItem, compared: ParsedItem) -> list[ParsedItem]:
+    """``item`` (as given) as versions before this one compared it, where that is not
+    ``compared`` (its compared_item): as given (before session and click ids were
+    dropped) and without the ids they knew (before share ids were: igsh, si), the most
+    recent first. None for a link without such ids (``compared`` is ``item``)."""
+    if compared is item:
+        return []
+    before = with_link(item, without_visitor_ids_before(item.url or ""))
+    if before is item or before.url == compared.url:
+        return [item]
+    return [before, item]
 
 
 def item_identity(
@@ -298,14 +317,15 @@ def _as_given(url: str) -> str:
 def earlier_content_hashes(item: ParsedItem, ignored: tuple[str, ...] = ()) -> list[int]:
     """What runs with another ignored_changes and earlier versions of the tap remembered
     of this content (``item`` as given), where it differs from this run's hash (of the
-    item as compared: compared_item). Every version before compared the link as given:
-    for a link with session or click ids, the hashes of the item as given are among them,
-    this run's and those earlier versions computed (see _hashes_before)."""
+    item as compared: compared_item). Versions before compared a link with session,
+    click or share ids otherwise (compared_before): the hashes of the item as each
+    compared it are among them, this run's and those earlier versions computed (see
+    _hashes_before)."""
     compared = compared_item(item)
     hashes = _hashes_before(compared, ignored)
-    if compared is not item:
-        hashes.append(short_hash(fingerprint_bytes(item, ignored=ignored)))
-        hashes += _hashes_before(item, ignored)
+    for before in compared_before(item, compared):
+        hashes.append(short_hash(fingerprint_bytes(before, ignored=ignored)))
+        hashes += _hashes_before(before, ignored)
     return hashes
 
 
@@ -334,16 +354,18 @@ def earlier_ids(
 ) -> list[str]:
     """The ids other than ``item_id`` (from ``id_source``; ``digest``: its fingerprint_bytes)
     ``item`` (as given) may have had before (see _ids_before, of the item as compared:
-    compared_item). Every version before compared the link as given: for a link with
-    session or click ids, the ids of the item as given are among them, those the version
-    before gave it and those earlier ones did."""
+    compared_item). Versions before compared a link with session, click or share ids
+    otherwise (compared_before): the ids of the item as each compared it are among
+    them, those the versions before gave it and those earlier ones did."""
     compared = compared_item(item)
     ids = _ids_before(compared, item_id, id_source, digest, ignored)
-    if compared is not item:
-        given = fingerprint_bytes(item, ignored=ignored)
-        ids += _ids_before(item, item_id, id_source, given, ignored)
-        return list(dict.fromkeys(ids))
-    return ids
+    earlier = compared_before(item, compared)
+    if not earlier:
+        return ids
+    for before in earlier:
+        digest_before = fingerprint_bytes(before, ignored=ignored)
+        ids += _ids_before(before, item_id, id_source, digest_before, ignored)
+    return list(dict.fromkeys(ids))
 
 
 def _ids_before(

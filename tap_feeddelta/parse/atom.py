@@ -408,34 +408,43 @@ def _entry(
         url = itemurls.next_url(url, native_id, None, None, "item", issues)  # the permalink
     url = itemurls.item_url(url)
     offered, offered_before = enclosures or media, enclosures_before or media_before
-    # Positional (faster than keywords); the order is checked by test_fields.py.
-    item = ParsedItem(
-        native_id,  # native_id
-        "atom_id" if native_id is not None else None,  # native_id_source
-        url[0],  # url (Google Alerts: the page, not the redirect)
-        item_title,  # title
-        fields.summary(summary[0], summary[1], issues, cuts),  # summary
-        fields.content(content[0], content[1], issues, cuts),  # content_text
-        # authors (RFC 4287 4.2.1: the entry's, else its source's, else the feed's)
-        fields.first_authors(authors, issues) or source_authors[0] or feed_authors[0],
-        fields.tags_without_markup(fields.item_tags(tags, issues), before),  # tags
-        fields.date(published or issued or created, "published", issues),  # published_at
-        fields.date(updated, "updated", issues),  # updated_at
-        itemurls.first_enclosures(offered, issues),  # enclosures
-        pointer,  # source_pointer
-        tuple(issues) if len(issues) < 2 else fields.distinct_issues(issues),  # issues
-        tuple(cuts) if cuts else (),  # cut_digests
-    )
+    # Read in the order of the fields, which is the order of their issues.
+    item_summary = fields.summary(summary[0], summary[1], issues, cuts)
+    content_text = fields.content(content[0], content[1], issues, cuts)
+    # RFC 4287 4.2.1: the entry's authors, else its source's, else the feed's.
+    item_authors = fields.first_authors(authors, issues) or source_authors[0] or feed_authors[0]
+    item_tags = fields.tags_without_markup(fields.item_tags(tags, issues), before)
+    published_at = fields.date(published or issued or created, "published", issues)
+    updated_at = fields.date(updated, "updated", issues)
+    item_enclosures = itemurls.first_enclosures(offered, issues)
     if url[1] is not url[0] or offered_before != offered:
-        itemurls.record_before(before, url, offered, offered_before, item.enclosures)
+        itemurls.record_before(before, url, offered, offered_before, item_enclosures)
     if (
         authors_before != authors
         or source_authors[1] is not source_authors[0]
         or feed_authors[1] is not feed_authors[0]
-    ):  # an author's URL read otherwise before
+    ):  # an author's URL read otherwise before, or a placeholder address as an email
         authors_then = (
             fields.first_authors(authors_before, []) or source_authors[1] or feed_authors[1]
         )
-        if authors_then != item.authors:
+        if authors_then != item_authors:
             before["authors"] = authors_then
-    return fields.with_read_before(item, before) if before else item
+    # Positional (faster than keywords), read_before given rather than replaced after;
+    # the order is checked by test_fields.py.
+    return ParsedItem(
+        native_id,  # native_id
+        "atom_id" if native_id is not None else None,  # native_id_source
+        url[0],  # url (Google Alerts: the page, not the redirect)
+        item_title,  # title
+        item_summary,  # summary
+        content_text,  # content_text
+        item_authors,  # authors
+        item_tags,  # tags
+        published_at,  # published_at
+        updated_at,  # updated_at
+        item_enclosures,  # enclosures
+        pointer,  # source_pointer
+        tuple(issues) if len(issues) < 2 else fields.distinct_issues(issues),  # issues
+        tuple(cuts) if cuts else (),  # cut_digests
+        tuple(before.items()) if before else (),  # read_before
+    )

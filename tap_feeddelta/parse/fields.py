@@ -55,6 +55,9 @@ from tap_feeddelta.parse.urls import UrlProblem, safe_url, safe_url_readings
 Cuts = list[tuple[str, str, str]]
 
 _EMAIL: Final = re.compile(r"[^\s@<>()\"',;]+@[^\s@<>()\"',;]+")
+# Addresses a hosted platform writes as every author's email, nobody's: no author has one
+# (versions before read it as the author's). Blogger's, in its Atom and RSS feeds.
+PLACEHOLDER_EMAILS: Final = frozenset({"noreply@blogger.com"})
 _LANGUAGE: Final = re.compile(r"[A-Za-z]{1,8}(?:[-_][A-Za-z0-9]{1,8})*")
 
 
@@ -327,7 +330,9 @@ _CACHE_ENTRIES: Final = 1024
 # read it alike: its URL, see urls.safe_url_readings), and the issues it raised.
 _Found = tuple[Author | None, Author | None, tuple[Issue, ...]]
 _AUTHORS: dict[tuple[str | None, str | None, str | None, str | None], _Found] = {}
-_RSS_AUTHORS: dict[tuple[str, str | None], tuple[tuple[Author, ...], tuple[Issue, ...]]] = {}
+# RSS authors as read now, as versions before read them (the same object when alike).
+_RssFound = tuple[tuple[Author, ...], tuple[Author, ...]]
+_RSS_AUTHORS: dict[tuple[str, str | None], tuple[_RssFound, tuple[Issue, ...]]] = {}
 _TAGS: dict[str, str] = {}
 
 
@@ -397,18 +402,20 @@ def _found_author(
         was_cut = was_cut or was_capped
     if was_cut:
         issues.append(_PERSON_CUT)
-    clean_email = None
+    clean_email = email_before = None
     if email:
         email = email.strip()
         if email.lower().startswith("mailto:"):
             email = email[7:]
         if len(email) <= MAX_EMAIL_CHARS and _EMAIL.fullmatch(email) and email.isprintable():
-            clean_email = email
+            clean_email = email_before = email
+            if email.lower() in PLACEHOLDER_EMAILS:
+                clean_email = None
     clean_url, url_before = url_readings(link, base, base_before, "author", issues)
     found = _person(clean_name, clean_email, clean_url)
-    if url_before is clean_url:
+    if url_before is clean_url and email_before is clean_email:
         return found, found, tuple(issues)
-    return found, _person(clean_name, clean_email, url_before), tuple(issues)
+    return found, _person(clean_name, email_before, url_before), tuple(issues)
 
 
 def _person(name: str | None, email: str | None, url: str | None) -> Author | None:
@@ -467,8 +474,14 @@ def rss_authors(raw: str | None, base: str | None, issues: list[Issue]) -> tuple
     """RSS ``author`` or ``dc:creator``: "email (Name)", "Name <email>", a bare email, a
     bare name, or several authors: names that are each a link, or a plain list of names
     (see ``bylines``)."""
+    return rss_author_readings(raw, base, issues)[0]
+
+
+def rss_author_readings(raw: str | None, base: str | None, issues: list[Issue]) -> _RssFound:
+    """rss_authors, and the authors as versions before read them (a placeholder address
+    as an author's email): the same object when they read them alike."""
     if not raw:
-        return ()
+        return _NO_RSS_AUTHORS
     key = (raw, base)
     found = _RSS_AUTHORS.get(key)
     if found is None:
@@ -481,21 +494,31 @@ def rss_authors(raw: str | None, base: str | None, issues: list[Issue]) -> tuple
     return found[0]
 
 
-def _rss_authors(raw: str, base: str | None, issues: list[Issue]) -> tuple[Author, ...]:
+_NO_RSS_AUTHORS: Final[_RssFound] = ((), ())
+
+
+def _rss_authors(raw: str, base: str | None, issues: list[Issue]) -> _RssFound:
     if "<" in raw and _LINKED_NAMES.fullmatch(raw):
         found = (author(name, None, None, base, issues) for name in _LINK_TEXT.findall(raw))
-        return tuple(person for person in found if person is not None)
+        named = tuple(person for person in found if person is not None)
+        return named, named
     if "<" not in raw and "@" not in raw:
         names = byline_names(raw)
         if names is not None:  # a plain list of names (arXiv's current RSS)
             # One past the cap is enough for the item to report the rest.
             found = (author(name, None, None, base, issues) for name in names[: MAX_AUTHORS + 1])
-            return tuple(person for person in found if person is not None)
-    person = _rss_author(raw, base, issues)
-    return () if person is None else (person,)
+            named = tuple(person for person in found if person is not None)
+            return named, named
+    person, person_before = _rss_author(raw, base, issues)
+    listed = () if person is None else (person,)
+    if person_before is person:
+        return listed, listed
+    return listed, () if person_before is None else (person_before,)
 
 
-def _rss_author(raw: str, base: str | None, issues: list[Issue]) -> Author | None:
+def _rss_author(
+    raw: str, base: str | None, issues: list[Issue]
+) -> tuple[Author | None, Author | None]:
     if len(raw) > MAX_PERSON_TEXT_CHARS:
         issues.append(_PERSON_CUT)
         raw = raw[:MAX_PERSON_TEXT_CHARS]
@@ -512,10 +535,11 @@ def _rss_author(raw: str, base: str | None, issues: list[Issue]) -> Author | Non
                 name = name.strip()  # what stood around it, before "<" or "("
             if len(name) > 1 and name[0] == name[-1] == '"':
                 name = name[1:-1]  # an RFC 5322 quoted display name: "Jane Roe" <jane@...>
-            return author(name, match.group("email"), None, base, issues)
+            return author_readings(name, match.group("email"), None, base, base, issues)
         if _EMAIL.fullmatch(stripped):
-            return author(None, stripped, None, base, issues)
-    return author(raw, None, None, base, issues)
+            return author_readings(None, stripped, None, base, base, issues)
+    found = author(raw, None, None, base, issues)
+    return found, found
 
 
 _TAG_CUT: Final = Issue("limit_exceeded", f"A tag was cut to {MAX_TAG_BYTES} bytes.")

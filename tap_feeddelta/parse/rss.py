@@ -283,29 +283,37 @@ def _channel(
         if has_xml_base:
             values["link_base"] = values["atomlink_base"]
     shown = _show_author(authors, editors, base, issues)
-    shown_before = (
-        shown if authors_before == authors else _show_author(authors_before, editors, base, [])
-    )
+    if authors_before == authors and not editors:
+        shown_before = shown
+    else:  # (an editor's text may be read otherwise before too)
+        shown_before = _show_author(authors_before, editors, base, [], as_before=True)
     # Versions before kept only the first person the element names.
     then = next(((found,) for found in shown_before if found.name), shown_before[:1])
     return shown, shown if then == shown else then
 
 
 def _show_author(
-    authors: list[tuple[Author, ...]], editors: list[str], base: str | None, issues: list[Issue]
+    authors: list[tuple[Author, ...]],
+    editors: list[str],
+    base: str | None,
+    issues: list[Issue],
+    *,
+    as_before: bool = False,
 ) -> tuple[Author, ...]:
     """The feed's authors, whatever the order of its elements: all those named by the
     first of its author elements (``itunes:author``, ``dc:creator``, ``author``) to name
     someone (podcast co-hosts: "Jane Doe & John Smith"), else by the first of its
     ``managingEditor``s to; else those of the first found without a name (an email
-    alone). At most ``MAX_AUTHORS``, as an item's."""
+    alone). At most ``MAX_AUTHORS``, as an item's. ``as_before``: the editors as versions
+    before read them (``authors``: as they read them too)."""
     nameless: tuple[Author, ...] = ()
     for found in authors:
         if _names_someone(found):
             return fields.first_authors(found, issues)
         nameless = nameless or found
     for text in editors:
-        found = fields.rss_authors(text, base, issues)
+        now, before = fields.rss_author_readings(text, base, issues)
+        found = before if as_before else now
         if _names_someone(found):
             return fields.first_authors(found, issues)
         nameless = nameless or found
@@ -541,13 +549,12 @@ def _element_authors(
 ) -> _Authors:
     """An item's author element: a person when its children are ``<name>``/``<email>``
     (templates made for Atom), else its text (around any markup); with the authors as
-    versions before read them (their URLs)."""
+    versions before read them (their URLs, a placeholder address as an email)."""
     if len(element) and is_person(key, element):
         found, found_before = person(key, element, bases, True, issues)  # True: own xml:base
         now = _listed(found)
         return now, now if found_before is found else _listed(found_before)
-    found_text = fields.rss_authors(text_of(element), bases[0], issues)
-    return found_text, found_text
+    return fields.rss_author_readings(text_of(element), bases[0], issues)
 
 
 def _href_link(element: etree._Element) -> str | None:

@@ -49,6 +49,35 @@ ROTATIONS = {
         f"{PAGE}?id=7&fbclid=bbb&utm_source=rss#comments",
     ),
     "appears": (f"{PAGE}?id=7", f"{PAGE}?id=7&gclid=aaa"),
+    "instagram-igsh": (
+        "https://www.instagram.com/p/C1a2b3/?igsh=MWQ1ZGUxMzBkMA==",
+        "https://www.instagram.com/p/C1a2b3/?igsh=ZnJ4dDl0bXk3NQ==",
+    ),
+    # A share id on the hosts that write one: a value per share
+    "youtube-si": (
+        "https://www.youtube.com/watch?v=dQw4w9WgXcQ&si=AbC123dEf456gHij",
+        "https://www.youtube.com/watch?v=dQw4w9WgXcQ&si=XyZ987wVu654tSrq",
+    ),
+    "youtu.be-si": (
+        "https://youtu.be/dQw4w9WgXcQ?si=AbC123dEf456gHij",
+        "https://youtu.be/dQw4w9WgXcQ?si=XyZ987wVu654tSrq",
+    ),
+    "m.youtube-si-first": (
+        "https://m.youtube.com/watch?si=AbC123&v=dQw4w9WgXcQ",
+        "https://m.youtube.com/watch?si=XyZ987&v=dQw4w9WgXcQ",
+    ),
+    "music.youtube-si": (
+        "https://music.youtube.com/watch?v=dQw4w9WgXcQ&si=AbC123",
+        "https://music.youtube.com/watch?v=dQw4w9WgXcQ&si=XyZ987",
+    ),
+    "youtube-bare-host-si": (
+        "https://youtube.com/shorts/abc?si=AbC123",
+        "https://youtube.com/shorts/abc?si=XyZ987",
+    ),
+    "spotify-si": (
+        "https://open.spotify.com/episode/4rOoJ6Egrf8K2IrywzwOMk?si=a1b2c3d4e5f64789",
+        "https://open.spotify.com/episode/4rOoJ6Egrf8K2IrywzwOMk?si=0f9e8d7c6b5a4321",
+    ),
 }
 
 
@@ -109,7 +138,8 @@ def test_an_item_known_by_its_link_has_the_link_without_them_as_its_id() -> None
     [("id=1", "id=2"), ("p=12", "p=13"), ("page=2", "page=3"), ("ref=home", "ref=feed"),
      ("utm_source=a", "utm_source=b"), ("s=search+words", "s=other+words"),
      ("sid=06/01/02/1234", "sid=06/01/02/5678"), (f"s={HEX_A}x", f"s={HEX_B}x"),
-     ("fbclid_x=1", "fbclid_x=2"), ("token=a", "token=b")],
+     ("fbclid_x=1", "fbclid_x=2"), ("token=a", "token=b"), ("si=story-1", "si=story-2"),
+     ("igshx=1", "igshx=2")],
 )  # fmt: skip
 def test_parameters_that_may_name_the_content_still_count(before: str, after: str) -> None:
     with_guid = Runs()
@@ -131,6 +161,17 @@ def test_parameters_that_may_name_the_content_still_count(before: str, after: st
         (f"{PAGE}?a=1&&fbclid&b=%20#t=3", f"{PAGE}?a=1&&b=%20#t=3"),
         (f"{PAGE}?sid={HEX_A.upper()}&t=1", f"{PAGE}?t=1"),
         (f"{PAGE}?fbclid=1#x", f"{PAGE}#x"),
+        (
+            "https://www.instagram.com/reel/C1/?IGSH=abc&igshid=def",
+            "https://www.instagram.com/reel/C1/",
+        ),
+        (
+            "https://WWW.YouTube.com:443/watch?v=a&SI=b#t=1",
+            "https://WWW.YouTube.com:443/watch?v=a#t=1",
+        ),
+        ("http://youtu.be./a?si=b&si=c&x=1", "http://youtu.be./a?x=1"),
+        ("https://open.spotify.com?si=b", "https://open.spotify.com"),
+        ("https://user@open.spotify.com/track/1?si=b", "https://user@open.spotify.com/track/1"),
     ],
 )
 def test_without_visitor_ids_drops_only_them(url: str, expected: str) -> None:
@@ -140,7 +181,11 @@ def test_without_visitor_ids_drops_only_them(url: str, expected: str) -> None:
 @pytest.mark.parametrize(
     "url",
     [PAGE, f"{PAGE}?p=1", f"{PAGE}?s=term", f"{PAGE}?sid=123", f"{PAGE}#x?fbclid=1",
-     f"{PAGE}#;jsessionid=1", f"{PAGE};v=2", f"{PAGE}?x=jsessionid", "", "?", ";"],
+     f"{PAGE}#;jsessionid=1", f"{PAGE};v=2", f"{PAGE}?x=jsessionid", "", "?", ";",
+     f"{PAGE}?si=story", "https://youtube.com.site.example/a?si=1",
+     "https://notyoutube.com/a?si=1", "https://youtube.com@site.example/a?si=1",
+     "https://spotify.com/a?si=1", "https://podcasters.spotify.com/a?si=1",
+     "https://www.youtube.com/watch?v=a#t=1&si=2", "https://www.youtube.com/watch?sid=a"],
 )  # fmt: skip
 def test_a_link_without_them_is_returned_as_it_is(url: str) -> None:
     assert without_visitor_ids(url) is url
@@ -148,20 +193,23 @@ def test_a_link_without_them_is_returned_as_it_is(url: str) -> None:
 
 _NAMES = st.sampled_from(
     [*sorted(VISITOR_PARAMS), "FBCLID", "id", "p", "page", "ref", "utm_source", "s", "sid",
-     "fbclid2", "", "token"]
+     "fbclid2", "", "token", "si", "SI", "igs"]
 )  # fmt: skip
+YOUTUBE = "https://www.youtube.com/watch"
 
 
 @given(
+    st.sampled_from([PAGE, YOUTUBE]),
     st.lists(st.tuples(_NAMES, st.sampled_from(["", "=", "=1", "=a%26b", "==x"])), max_size=6),
     st.sampled_from(["", "#t=30", "#x?fbclid=1"]),
 )
 def test_without_visitor_ids_keeps_exactly_the_other_parameters(
-    params: list[tuple[str, str]], fragment: str
+    page: str, params: list[tuple[str, str]], fragment: str
 ) -> None:
-    kept = [name + value for name, value in params if name.lower() not in VISITOR_PARAMS]
-    url = PAGE + "?" + "&".join(name + value for name, value in params) + fragment
-    expected = PAGE + ("?" + "&".join(kept) if kept else "") + fragment
+    dropped = VISITOR_PARAMS | ({"si"} if page == YOUTUBE else set())
+    kept = [name + value for name, value in params if name.lower() not in dropped]
+    url = page + "?" + "&".join(name + value for name, value in params) + fragment
+    expected = page + ("?" + "&".join(kept) if kept else "") + fragment
     if len(kept) == len(params):
         assert without_visitor_ids(url) is url
     else:
@@ -190,6 +238,8 @@ STATIC = {
     "fbclid": f"{PAGE}?fbclid=IwAR0aaa",
     "several": f"{PAGE}?id=7&gclid=aaa&_hsenc=p2&_hsmi=1&utm_source=rss",
     "phpbb-sid": f"https://forum.example/viewtopic.php?t=42&sid={HEX_A}",
+    "igsh-and-fbclid": "https://www.instagram.com/p/C1/?igsh=MWQ1&fbclid=IwAR0",
+    "youtube-si": "https://www.youtube.com/watch?v=dQw4w9WgXcQ&si=AbC123",
 }
 
 
@@ -252,3 +302,64 @@ def test_a_permalink_guid_with_the_session_in_it_is_matched_by_content() -> None
     runs.run(items(1))
     for fetch in (2, 3):
         assert runs.run(items(fetch)).changes == ()
+
+
+# Links with the share ids the version before compared as given (igsh; si on YouTube's
+# and Spotify's hosts): (the link, as that version compared it: its other ids dropped)
+SHARE_IDS = {
+    "igsh": (
+        "https://www.instagram.com/p/C1/?igsh=MWQ1",
+        "https://www.instagram.com/p/C1/?igsh=MWQ1",
+    ),
+    "igsh-and-fbclid": (
+        "https://www.instagram.com/p/C1/?fbclid=IwAR0&igsh=MWQ1",
+        "https://www.instagram.com/p/C1/?igsh=MWQ1",
+    ),
+    "youtube-si": (
+        "https://www.youtube.com/watch?v=dQw4w9WgXcQ&si=AbC123",
+        "https://www.youtube.com/watch?v=dQw4w9WgXcQ&si=AbC123",
+    ),
+    "spotify-si-and-session": (
+        f"https://open.spotify.com/episode/4rOo;jsessionid=X1?si=a1b2&PHPSESSID={HEX_A}",
+        "https://open.spotify.com/episode/4rOo?si=a1b2",
+    ),
+}
+
+
+@pytest.mark.parametrize(("link", "compared_before"), SHARE_IDS.values(), ids=SHARE_IDS.keys())
+@pytest.mark.parametrize("guid", ["post-1", None], ids=["with-guid", "known-by-link"])
+@pytest.mark.parametrize("ignored", [(), ("updated_at",)], ids=["default", "ignoring"])
+def test_a_state_from_before_share_ids_were_dropped_sends_nothing_again(
+    link: str, compared_before: str, guid: str | None, ignored: tuple[str, ...]
+) -> None:
+    """The version before dropped the session and click ids it knew but kept these: its
+    id of an item known by its link, and every content hash, hold them. The same link as
+    at that run: unchanged, and the memory moves to this version's id and hash."""
+    item = post(link, guid=guid)
+    before = _hash_before(post(compared_before, guid=guid), ignored)
+    old_id = guid or compared_before
+    old = FeedBookmark(success_at="x", items=pack_items([(key_hash(old_id), before)]))
+    runs = Runs(old, ignored_changes=ignored)
+    upgraded = runs.run([item])
+    assert (upgraded.changes, upgraded.counts.unchanged) == ((), 1)
+    fresh = diff_items(None, [item], runs.settings).remembered_items
+    assert upgraded.remembered_items == fresh  # the old id is forgotten
+    [edited] = runs.run([post(link, guid=guid, text="Fixed.")]).changes
+    assert edited.change_type == "updated"
+
+
+def test_a_state_from_before_with_share_ids_told_apart_by_their_links() -> None:
+    """Two items of one guid, told apart by their links (with share ids), were
+    remembered under those links as the version before compared them."""
+    links = [f"https://youtu.be/v{n}?si=S1&gclid=G" for n in (1, 2)]
+    items = [post(link, guid="same")._replace(title=f"T{n}") for n, link in enumerate(links)]
+    compared_before = [i._replace(url=(i.url or "").replace("&gclid=G", "")) for i in items]
+    old = pack_items(
+        [(key_hash(told_apart_id(i.url or "")), _hash_before(i)) for i in compared_before]
+    )
+    runs = Runs(FeedBookmark(success_at="x", items=old))
+    upgraded = runs.run(items)
+    assert (upgraded.changes, upgraded.counts.unchanged) == ((), 2)
+    assert len(unpack_items(upgraded.remembered_items)) == 2
+    rotated = [i._replace(url=(i.url or "").replace("S1", "S2")) for i in items]
+    assert runs.run(rotated).changes == ()

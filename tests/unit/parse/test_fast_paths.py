@@ -204,7 +204,7 @@ def test_remembered_authors_and_tags_repeat_their_issues() -> None:
         assert found is not None and found.name == "Jane" and found.url is None
         assert [issue.code for issue in issues] == ["unsafe_url"]
         issues = []
-        assert field_values.rss_authors("jane@example.com (Jane)", None, issues) == (
+        assert field_values.rss_author_readings("jane@example.com (Jane)", None, issues) == (
             field_values._rss_authors("jane@example.com (Jane)", None, [])
         )
         assert field_values.tag(" caf\x92 ", issues) == "caf’"
