@@ -544,7 +544,7 @@ def site_move_spellings(url: str) -> list[str]:
     if path in ("", "/"):
         paths = ("", "/")
     else:
-        trimmed = path.rstrip("/") if path.endswith("/") else path
+        trimmed = path.rstrip("/")
         paths = (trimmed, f"{trimmed}/")
     spellings = [
         f"{scheme}://{www}{host}{each_path}{rest}"
