@@ -174,8 +174,9 @@ def _carry_over_moved_ids(
 def _carry_over_by_content(
     unmatched: list[Identified],
     listed_keys: set[int],
+    tracked: int,
     remembered: dict[int, int],
-    newest_seen: str,
+    newest_seen: str | None,
     ignored: tuple[str, ...],
 ) -> None:
     """Items remembered under no id they may have had (``unmatched``) whose content is
@@ -190,28 +191,39 @@ def _carry_over_by_content(
     that moves respells the link of every item, the id of those without guid. It keeps
     the memory as it was, so it comes out updated (its url changed), not new.
 
-    Only items not dated after the newest item seen: a new post is, and is never taken
-    for a renamed one (the content hash is 32 bits). Each gone item is taken once. And
-    only in a wholesale rename: when more than half of the document's items (two at
-    least) are matched so. A guid identifies its item (RSS): one item under a new id
-    among items that keep theirs is a post deleted and published again, or another
-    post, and is new."""
-    candidates = [
-        entry
-        for entry in unmatched
-        if (date := _newest_date(entry.item, None)) and date <= newest_seen
-    ]
-    if not _is_wholesale(len(candidates), len(listed_keys)):
+    Only items not dated after the newest item seen (``newest_seen``; ``None`` for a feed
+    whose items never had dates, when only undated items are): a new post is, and is
+    never taken for a renamed one (the content hash is 32 bits). Undated items are taken:
+    scraped and generated feeds, the ones that make guids anew, often have no dates, and
+    would give every item as new on every run. Each gone item is taken once (of gone
+    items of one content, each by another item). And only in a wholesale rename: when
+    more than half of the document's ``tracked`` items (two at least) are matched so. A
+    guid identifies its item (RSS): one item under a new id among items that keep theirs
+    is a post deleted and published again, or another post, and is new. Untracked items
+    (past max_state_items) do not count: they are never compared, and would make the
+    rename of a document longer than that never wholesale.
+
+    The risk taken with undated items, which no date tells from a new post: a new undated
+    item whose content (link, title, text, …) is exactly that of an item that just left
+    the document (or whose 32-bit content hash is one's), in a document where more than
+    half of the tracked items are so at once, is taken for that item and not emitted: a
+    feed of undated alerts alike but for their guids, turning over all at once. One such
+    item among items that keep their ids is new.
+    """
+    candidates = [entry for entry in unmatched if _may_be_renamed(entry.item, newest_seen)]
+    if not _is_wholesale(len(candidates), tracked):
         return  # too few to be a wholesale rename, however many match
-    gone_by_content: dict[int, int] = {}
-    for key, content in remembered.items():  # the most recently seen first
+    # Gone items by content, each list the most recently seen last (taken first): items
+    # of one content (undated ones alike) are as many gone items, each taken once.
+    gone_by_content: dict[int, list[int]] = {}
+    for key, content in reversed(remembered.items()):  # the most recently seen last
         if key not in listed_keys:
-            gone_by_content.setdefault(content, key)
+            gone_by_content.setdefault(content, []).append(key)
     # (item, the gone item's key, whether it keeps the content remembered: an update)
     matches: list[tuple[Identified, int, bool]] = []
     moved: list[Identified] = []
     for entry in candidates:
-        gone = gone_by_content.pop(entry.content_hash, None)
+        gone = _take(gone_by_content, entry.content_hash)
         if gone is not None:
             matches.append((entry, gone, False))
         elif entry.item.url and "url" not in ignored:
@@ -220,21 +232,35 @@ def _carry_over_by_content(
         compared = compared_item(entry.item)
         for spelling in site_move_spellings(compared.url or ""):
             before = fingerprint_bytes(compared._replace(url=spelling), ignored=ignored)
-            gone = gone_by_content.pop(short_hash(before), None)
+            gone = _take(gone_by_content, short_hash(before))
             if gone is not None:
                 matches.append((entry, gone, True))
                 break
-    if not _is_wholesale(len(matches), len(listed_keys)):
+    if not _is_wholesale(len(matches), tracked):
         return
     for entry, gone, keeps_content in matches:
         content = remembered.pop(gone)
         remembered[entry.key_hash] = content if keeps_content else entry.content_hash
 
 
-def _is_wholesale(renamed: int, listed: int) -> bool:
-    """Whether ``renamed`` items of a document of ``listed`` are a wholesale rename: more
-    than half of them, two at least."""
-    return renamed >= 2 and 2 * renamed > listed
+def _may_be_renamed(item: ParsedItem, newest_seen: str | None) -> bool:
+    """Whether the item may be a remembered one under a new id: undated, or dated not
+    after the newest item seen (a feed without ``newest_seen`` never had dates)."""
+    date = _newest_date(item, None)
+    return date is None or (newest_seen is not None and date <= newest_seen)
+
+
+def _take(gone_by_content: dict[int, list[int]], content: int) -> int | None:
+    """The key of the most recently seen gone item of that content not taken yet, taken
+    now."""
+    keys = gone_by_content.get(content)
+    return keys.pop() if keys else None
+
+
+def _is_wholesale(renamed: int, tracked: int) -> bool:
+    """Whether ``renamed`` items of a document of ``tracked`` items are a wholesale
+    rename: more than half of them, two at least."""
+    return renamed >= 2 and 2 * renamed > tracked
 
 
 def _item_date(item: ParsedItem) -> str | None:
@@ -332,8 +358,9 @@ def diff_items(
             listed_keys = {entry.key_hash for entry in listed}
             newest = bookmark.newest_item_at if bookmark else None
             unmatched = _carry_over_moved_ids(unmatched, listed_keys, remembered, newest)
-            if unmatched and newest:
-                _carry_over_by_content(unmatched, listed_keys, remembered, newest, ignored)
+            if unmatched:
+                tracked = len(identified)
+                _carry_over_by_content(unmatched, listed_keys, tracked, remembered, newest, ignored)
     is_first_run, issues = _first_run(bookmark, identified, remembered, from_another_feed)
     changed, unchanged = _classified(identified, remembered, ignored)
     to_emit = _select_for_emission(changed, is_first_run, settings, dates_not_after, identified)

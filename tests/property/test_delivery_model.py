@@ -3,9 +3,10 @@
 reader of the stream must have received.
 
 The publisher adds items at the top, edits their titles or texts, drops the oldest ones
-(a sliding window), brings dropped ones back, shuffles the order and serves the same
-document again. The model
-knows what each item of the document last came out as. What must hold after every run:
+(a sliding window), brings dropped ones back, shuffles the order, makes its guids anew,
+moves its site and serves the same document again; its items are dated, or not (a
+scraped or generated feed). The model knows what each item of the document last came
+out as. What must hold after every run:
 
 - nothing false: a ``new`` only for an item never delivered, an ``updated`` only for an
   item whose delivered version differs, and each carries the item as the document has it;
@@ -72,9 +73,9 @@ class PublishedItem:
 IDS = ("permalink", "link", "guid")
 
 
-def _document(window: list[PublishedItem], ids: str, guid_epoch: int) -> bytes:
+def _document(window: list[PublishedItem], ids: str, guid_epoch: int, dated: bool) -> bytes:
     """An RSS 2.0 document of the window's items, dated an hour apart in the order they
-    were published."""
+    were published, or undated (a scraped or generated feed)."""
     parts = []
     for entry in window:
         link = f"{entry.site}/posts/{entry.number}"
@@ -88,7 +89,7 @@ def _document(window: list[PublishedItem], ids: str, guid_epoch: int) -> bytes:
         parts.append(
             f"<item>{identity}<title>{escape(entry.title)}</title>"
             f"<description>{escape(entry.text)}</description>"
-            f"<pubDate>{date}</pubDate></item>"
+            f"{f'<pubDate>{date}</pubDate>' if dated else ''}</item>"
         )
     return (
         '<?xml version="1.0"?><rss version="2.0"><channel><title>t</title>'
@@ -111,6 +112,7 @@ class PublisherAndTap(RuleBasedStateMachine):
         self.last: Delta | None = None
         self.settings = DeltaSettings("m", URL)
         self.ids = "permalink"
+        self.dated = True
         self.guid_epoch = 0
         self.site = "https://example.org"
         self.sites_used = {self.site}
@@ -125,8 +127,9 @@ class PublisherAndTap(RuleBasedStateMachine):
         mode=st.sampled_from(MODES),
         per_run=st.integers(1, 6),
         ids=st.sampled_from(IDS),
+        dated=st.booleans(),
     )
-    def start(self, first: int, mode: FirstRunMode, per_run: int, ids: str) -> None:
+    def start(self, first: int, mode: FirstRunMode, per_run: int, ids: str, dated: bool) -> None:
         self.settings = DeltaSettings(
             "m",
             URL,
@@ -135,6 +138,7 @@ class PublisherAndTap(RuleBasedStateMachine):
             max_initial_items=per_run,
         )
         self.ids = ids
+        self.dated = dated
         self._publish(first)
 
     def _publish(self, count: int) -> None:
@@ -183,7 +187,8 @@ class PublisherAndTap(RuleBasedStateMachine):
     @rule()
     def rename_ids(self) -> None:
         """The publisher makes every guid anew (a timestamp in it, a new generator):
-        with ``ids == "guid"``, every item gets another id, and nothing else changes."""
+        with ``ids == "guid"``, every item gets another id, and nothing else changes.
+        Dated or not (``dated``): undated items are matched by their content too."""
         self.guid_epoch += 1
 
     # Not with guids made anew: an item renamed alone (new) leaves its memory under the
@@ -254,7 +259,7 @@ class PublisherAndTap(RuleBasedStateMachine):
 
     @rule()
     def run(self) -> None:
-        document = _document(self.window, self.ids, self.guid_epoch)
+        document = _document(self.window, self.ids, self.guid_epoch, self.dated)
         feed = parse_feed(document, "application/rss+xml", URL)
         delta = diff_items(self.bookmark, feed.items, self.settings)
         current = {entry.number: entry for entry in self.window}

@@ -5,6 +5,7 @@ least). They are the items remembered, not new."""
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import replace
 
 from tap_feeddelta.delta import Delta, DeltaSettings, diff_items
 from tap_feeddelta.models import ParsedItem
@@ -26,14 +27,19 @@ def post(n: int, guid: str, **kw: object) -> ParsedItem:
     return ParsedItem(**values)  # type: ignore[arg-type]
 
 
+def undated(n: int, guid: str, **kw: object) -> ParsedItem:
+    return post(n, guid, published_at=None, **kw)
+
+
 class Runs:
     """Runs one after another, each from the memory and newest date the one before left."""
 
-    def __init__(self) -> None:
+    def __init__(self, settings: DeltaSettings = SETTINGS) -> None:
         self.bookmark: FeedBookmark | None = None
+        self.settings = settings
 
     def run(self, items: Sequence[ParsedItem]) -> Delta:
-        delta = diff_items(self.bookmark, items, SETTINGS)
+        delta = diff_items(self.bookmark, items, self.settings)
         dates = [d for i in items if (d := i.published_at)]
         newest = max([*dates, (self.bookmark.newest_item_at or "") if self.bookmark else ""])
         self.bookmark = FeedBookmark(
@@ -57,6 +63,87 @@ def test_a_guid_made_anew_on_every_fetch_gives_no_records() -> None:
         assert delta.counts.unchanged == 3
         # The dead ids are let go of: the memory does not fill with them.
         assert delta.counts.remembered == 3
+
+
+def test_undated_items_under_guids_made_anew_give_no_records() -> None:
+    """A scraped or generated feed without dates whose guids are made anew on every fetch
+    (a uuid, a timestamp): its items are the ones remembered, run after run."""
+    runs = Runs()
+    runs.run([undated(n, f"uuid-{n}-1") for n in (1, 2, 3)])
+    assert runs.bookmark is not None and runs.bookmark.newest_item_at is None
+    for fetch in (2, 3):
+        delta = runs.run([undated(n, f"uuid-{n}-{fetch}") for n in (1, 2, 3)])
+        assert kinds(delta) == []
+        assert delta.counts.unchanged == 3
+        assert delta.counts.remembered == 3
+
+
+def test_items_alike_under_guids_made_anew_are_each_carried_over() -> None:
+    """Undated items alike in all but their guid (a scraped listing's "Read more" items)
+    are as many remembered items: each renamed one takes one of them."""
+    runs = Runs()
+    alike = {"title": "Read more", "summary": None, "url": "https://blog.example/"}
+    runs.run([undated(n, f"r-{n}-1", **alike) for n in (1, 2)] + [undated(3, "r-3-1")])
+    for fetch in (2, 3):
+        delta = runs.run(
+            [undated(n, f"r-{n}-{fetch}", **alike) for n in (1, 2)] + [undated(3, f"r-3-{fetch}")]
+        )
+        assert kinds(delta) == []
+        assert delta.counts.remembered == 3
+
+
+def test_an_undated_new_item_among_renamed_ones_is_new() -> None:
+    runs = Runs()
+    runs.run([undated(n, f"uuid-{n}-1") for n in (1, 2, 3)])
+    delta = runs.run([undated(n, f"uuid-{n}-2") for n in (4, 1, 2, 3)])
+    assert kinds(delta) == [("new", "uuid-4-2")]
+    assert kinds(runs.run([undated(n, f"uuid-{n}-3") for n in (4, 1, 2, 3)])) == []
+
+
+def test_a_dated_item_newer_than_any_seen_is_new_among_renamed_undated_ones() -> None:
+    """Undated items of a wholesale rename are carried over; an item dated after the
+    newest item seen is a new post whatever its content, and so is a dated one in a feed
+    that never had dates before."""
+    runs = Runs()
+    runs.run([post(1, "d-1")] + [undated(n, f"u-{n}-1") for n in (2, 3, 4)])
+    assert runs.bookmark is not None
+    runs.bookmark = FeedBookmark(
+        success_at=runs.bookmark.success_at,
+        items=runs.bookmark.items,
+        newest_item_at="2026-02-01T00:00:00Z",  # older than post 1 itself
+    )
+    renamed = runs.run([post(1, "d-1b")] + [undated(n, f"u-{n}-2") for n in (2, 3, 4)])
+    assert kinds(renamed) == [("new", "d-1b")]
+
+    runs = Runs()
+    runs.run([undated(n, f"u-{n}-1") for n in (1, 2, 3, 4)])
+    assert runs.bookmark is not None and runs.bookmark.newest_item_at is None
+    dated = runs.run([post(5, "u-5-2")] + [undated(n, f"u-{n}-2") for n in (1, 2, 3, 4)])
+    assert kinds(dated) == [("new", "u-5-2")]
+
+
+def test_new_undated_items_among_items_that_keep_their_guids_are_new() -> None:
+    runs = Runs()
+    runs.run([undated(n, f"id-{n}") for n in (1, 2, 3)])
+    more = runs.run([undated(n, f"id-{n}") for n in (4, 5, 1, 2, 3)])
+    assert kinds(more) == [("new", "id-4"), ("new", "id-5")]
+    # An undated item under a new guid with the content of one gone from the document,
+    # among items that keep theirs: a post deleted and published again, new.
+    again = runs.run([undated(1, "id-1b")] + [undated(n, f"id-{n}") for n in (4, 5, 2, 3)])
+    assert kinds(again) == [("new", "id-1b")]
+
+
+def test_a_document_longer_than_max_state_items_renamed_at_once_gives_no_records() -> None:
+    """Only the newest max_state_items items are tracked: the rename is wholesale when
+    most of those are renamed, whatever the untracked ones do."""
+    capped = replace(SETTINGS, max_state_items=3)
+    for make in (post, undated):
+        runs = Runs(capped)
+        runs.run([make(n, f"t-{n}-1") for n in range(1, 9)])
+        for fetch in (2, 3):
+            delta = runs.run([make(n, f"t-{n}-{fetch}") for n in range(1, 9)])
+            assert kinds(delta) == [], make.__name__
+            assert delta.counts.unchanged == 8
 
 
 def test_numeric_guids_turned_permalinks_give_no_records_and_edits_still_come() -> None:
