@@ -178,6 +178,12 @@ def test_dockerfile_builds_the_image_the_kubernetes_example_runs() -> None:
         ("RUN", "scripts/setup-pipeline")
     )
     assert container["securityContext"]["runAsNonRoot"] is True
+    # No download cache stays in the image: pip's (the two .venvs) nor uv's, with which
+    # Meltano 4 installs the plugins (~270 MB under the user's home in the dry run).
+    env = dict(
+        kv.split("=", 1) for name, args in instructions if name == "ENV" for kv in args.split()
+    )
+    assert env.get("PIP_NO_CACHE_DIR") == "1" and env.get("UV_NO_CACHE") == "1"
     # The manifest runs the Meltano that scripts/setup-pipeline makes, from that directory.
     assert f"exec {SETUP_PIPELINE_MELTANO} run " in container["args"][0]
     assert f"{SETUP_PIPELINE_MELTANO} install" in (ROOT / "scripts" / "setup-pipeline").read_text()
