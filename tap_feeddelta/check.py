@@ -408,6 +408,7 @@ def _bookmark_after_read(
         retry_after_at=None,
         newest_item_at=newest,
         largest_document=delta.largest_document,
+        new_held_back=delta.new_held_back,
         items=delta.remembered_items,
     )
 

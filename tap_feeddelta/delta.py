@@ -83,6 +83,8 @@ class Delta:
     remembered_items: bytes
     issues: tuple[Issue, ...]  # feed-level
     largest_document: int  # items of the feed's largest document so far (tracked ones)
+    # New items left for a later run, not remembered (the bookmark's new_held_back).
+    new_held_back: int = 0
 
 
 def _carry_over_renamed(
@@ -175,6 +177,7 @@ def _carry_over_by_content(
     unmatched: list[Identified],
     listed_keys: set[int],
     tracked: int,
+    held_back: int,
     remembered: dict[int, int],
     newest_seen: str | None,
     ignored: tuple[str, ...],
@@ -201,7 +204,12 @@ def _carry_over_by_content(
     guid identifies its item (RSS): one item under a new id among items that keep theirs
     is a post deleted and published again, or another post, and is new. Untracked items
     (past max_state_items) do not count: they are never compared, and would make the
-    rename of a document longer than that never wholesale.
+    rename of a document longer than that never wholesale. Nor do the new items the last
+    run held back (``held_back``, max_items_per_run): never remembered, they come back
+    unmatched, and would make the rename of a feed with a backlog never wholesale (the
+    same few items new on every run, the others never); at most as many are left out as
+    unmatched items match no gone one (a document without them leaves none out), and
+    with some left out one item matched is enough (a cap of one a run).
 
     The risk taken with undated items, which no date tells from a new post: a new undated
     item whose content (link, title, text, …) is exactly that of an item that just left
@@ -211,7 +219,7 @@ def _carry_over_by_content(
     item among items that keep their ids is new.
     """
     candidates = [entry for entry in unmatched if _may_be_renamed(entry.item, newest_seen)]
-    if not _is_wholesale(len(candidates), tracked):
+    if not _is_wholesale(len(candidates), tracked, min(held_back, len(unmatched))):
         return  # too few to be a wholesale rename, however many match
     # Gone items by content, each list the most recently seen last (taken first): items
     # of one content (undated ones alike) are as many gone items, each taken once.
@@ -236,7 +244,7 @@ def _carry_over_by_content(
             if gone is not None:
                 matches.append((entry, gone, True))
                 break
-    if not _is_wholesale(len(matches), tracked):
+    if not _is_wholesale(len(matches), tracked, min(held_back, len(unmatched) - len(matches))):
         return
     for entry, gone, keeps_content in matches:
         content = remembered.pop(gone)
@@ -257,10 +265,11 @@ def _take(gone_by_content: dict[int, list[int]], content: int) -> int | None:
     return keys.pop() if keys else None
 
 
-def _is_wholesale(renamed: int, tracked: int) -> bool:
-    """Whether ``renamed`` items of a document of ``tracked`` items are a wholesale
-    rename: more than half of them, two at least."""
-    return renamed >= 2 and 2 * renamed > tracked
+def _is_wholesale(renamed: int, tracked: int, held_back: int) -> bool:
+    """Whether ``renamed`` items of a document of ``tracked`` items, ``held_back`` of
+    them new items held back by the last run, are a wholesale rename: more than half of
+    the others, two at least (one, beside items held back)."""
+    return renamed >= (1 if held_back else 2) and 2 * renamed > tracked - held_back
 
 
 def _item_date(item: ParsedItem) -> str | None:
@@ -360,7 +369,10 @@ def diff_items(
             unmatched = _carry_over_moved_ids(unmatched, listed_keys, remembered, newest)
             if unmatched:
                 tracked = len(identified)
-                _carry_over_by_content(unmatched, listed_keys, tracked, remembered, newest, ignored)
+                held_back = bookmark.new_held_back if bookmark else 0
+                _carry_over_by_content(
+                    unmatched, listed_keys, tracked, held_back, remembered, newest, ignored
+                )
     is_first_run, issues = _first_run(bookmark, identified, remembered, from_another_feed)
     changed, unchanged = _classified(identified, remembered, ignored)
     to_emit = _select_for_emission(changed, is_first_run, settings, dates_not_after, identified)
@@ -396,7 +408,9 @@ def diff_items(
         remembered=len(memory) // ITEM_BYTES,
         duplicates=duplicates,
     )
-    return Delta(changes, counts, memory, tuple(issues), largest)
+    # Deferred new items are the deferred items not remembered (_classified).
+    new_held_back = sum(1 for entry in deferred if entry.key_hash not in remembered)
+    return Delta(changes, counts, memory, tuple(issues), largest, new_held_back)
 
 
 def _tracked(
@@ -676,4 +690,5 @@ def as_stale_copy(delta: Delta, bookmark: FeedBookmark) -> Delta:
         remembered_items=bookmark.items,
         issues=(*kept, issue),
         largest_document=delta.largest_document,
+        new_held_back=bookmark.new_held_back,
     )

@@ -7,7 +7,8 @@ A partition is plain JSON inside ``bookmarks.feed_items.partitions``::
      "advertised_url_hash": "v1:…", "page_etag": "…", "page_last_modified": "…",
      "page_url_hash": "v1:…", "title": "…", "format": "rss-2.0",
      "checked_at": "…Z", "success_at": "…Z", "failed_at": "…Z", "retry_after_at": null,
-     "newest_item_at": "…Z", "largest_document": 20, "failures": 2, "items": "<base64>"}
+     "newest_item_at": "…Z", "largest_document": 20, "failures": 2, "new_held_back": 15,
+     "items": "<base64>"}
 
 ``items`` packs each remembered item into 12 bytes (a 64-bit identity hash and a 32-bit
 content hash), so it costs exactly 16 characters of base64 per item. Decoding checks every
@@ -67,6 +68,7 @@ _KNOWN_KEYS: Final = frozenset(
         "items",
         "largest_document",
         "failures",
+        "new_held_back",
         *_URL_HASH_FIELDS,
         *_TEXT_FIELDS,
         *_DATE_FIELDS,
@@ -121,6 +123,11 @@ class FeedBookmark:
     # Checks in a row that ended in error or were skipped since checked_at (runs that
     # move the state count them). 0, and no key, in partitions written before it was kept.
     failures: int = 0
+    # New items the last read left for a later run (max_items_per_run): not remembered,
+    # they come back unmatched, and the next read's rename test leaves them out (see
+    # delta._carry_over_by_content). 0, and no key, when none were, and in partitions
+    # written before it was kept.
+    new_held_back: int = 0
     items: bytes = b""  # packed (identity hash, content hash) pairs, most relevant first
 
     @property
@@ -159,6 +166,8 @@ def encode_bookmark(bookmark: FeedBookmark) -> dict[str, Any]:
         data["largest_document"] = bookmark.largest_document
     if bookmark.failures:
         data["failures"] = bookmark.failures
+    if bookmark.new_held_back:
+        data["new_held_back"] = bookmark.new_held_back
     data["items"] = base64.b64encode(bookmark.items).decode("ascii")
     return data
 
@@ -227,6 +236,10 @@ def decode_bookmark(partition: Any, where: str) -> FeedBookmark:
     if type(failures) is not int or not 0 <= failures <= MAX_FAILURES:
         raise StateError(f"{where}: 'failures' must be an integer from 0 to {MAX_FAILURES}")
     values["failures"] = failures
+    held_back = partition.get("new_held_back", 0)
+    if type(held_back) is not int or not 0 <= held_back <= _MAX_ITEMS:
+        raise StateError(f"{where}: 'new_held_back' must be an integer from 0 to {_MAX_ITEMS}")
+    values["new_held_back"] = held_back
     values["items"] = _decode_items(partition.get("items"), where)
     return FeedBookmark(**values)
 

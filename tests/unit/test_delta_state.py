@@ -267,6 +267,7 @@ _BOOKMARK_FIELDS: dict[str, st.SearchStrategy[object]] = {
     "stale_since": st.none() | _DATE_TEXT,
     "largest_document": st.none() | st.integers(0, 10_000),
     "failures": st.integers(0, 1_500_000),
+    "new_held_back": st.integers(0, 10_000),
     "items": st.binary(max_size=120).map(lambda b: b[: len(b) // 12 * 12]),
 }
 
@@ -304,6 +305,30 @@ def test_bookmark_round_trip(bookmark: FeedBookmark) -> None:
         [{"context": {"monitor_id": "m", "feed_url": "u"}, "v": 1, "items": "", "failures": -1}],
         [{"context": {"monitor_id": "m", "feed_url": "u"}, "v": 1, "items": "", "failures": "2"}],
         [{"context": {"monitor_id": "m", "feed_url": "u"}, "v": 1, "items": "", "failures": True}],
+        [
+            {
+                "context": {"monitor_id": "m", "feed_url": "u"},
+                "v": 1,
+                "items": "",
+                "new_held_back": -1,
+            }
+        ],
+        [
+            {
+                "context": {"monitor_id": "m", "feed_url": "u"},
+                "v": 1,
+                "items": "",
+                "new_held_back": 1.0,
+            }
+        ],
+        [
+            {
+                "context": {"monitor_id": "m", "feed_url": "u"},
+                "v": 1,
+                "items": "",
+                "new_held_back": 10_001,
+            }
+        ],
         [
             {
                 "context": {"monitor_id": "m", "feed_url": "u"},
