@@ -29,7 +29,15 @@ from tap_feeddelta.fingerprints import (
 )
 from tap_feeddelta.identity import Identified, identify
 from tap_feeddelta.models import FirstRunMode, ParsedItem
-from tap_feeddelta.state import ITEM_BYTES, FeedBookmark, pack_items, unpack_items
+from tap_feeddelta.state import (
+    ITEM_BYTES,
+    FeedBookmark,
+    held_back_key,
+    pack_held_back,
+    pack_items,
+    unpack_held_back,
+    unpack_items,
+)
 
 ChangeType = Literal["new", "updated"]
 
@@ -84,7 +92,7 @@ class Delta:
     issues: tuple[Issue, ...]  # feed-level
     largest_document: int  # items of the feed's largest document so far (tracked ones)
     # New items left for a later run, not remembered (the bookmark's new_held_back).
-    new_held_back: int = 0
+    new_held_back: bytes = b""
 
 
 def _carry_over_renamed(
@@ -177,7 +185,7 @@ def _carry_over_by_content(
     unmatched: list[Identified],
     listed_keys: set[int],
     tracked: int,
-    held_back: int,
+    held_back: set[int],
     remembered: dict[int, int],
     newest_seen: str | None,
     ignored: tuple[str, ...],
@@ -204,12 +212,15 @@ def _carry_over_by_content(
     guid identifies its item (RSS): one item under a new id among items that keep theirs
     is a post deleted and published again, or another post, and is new. Untracked items
     (past max_state_items) do not count: they are never compared, and would make the
-    rename of a document longer than that never wholesale. Nor do the new items the last
-    run held back (``held_back``, max_items_per_run): never remembered, they come back
-    unmatched, and would make the rename of a feed with a backlog never wholesale (the
-    same few items new on every run, the others never); at most as many are left out as
-    unmatched items match no gone one (a document without them leaves none out), and
-    with some left out one item matched is enough (a cap of one a run).
+    rename of a document longer than that never wholesale. The new items the last run
+    held back (``held_back``, their held_back_key; max_items_per_run) were never
+    remembered and come back unmatched: those under their ids (stable guids) are new
+    items that keep their ids, no candidates, and count against a rename; those under
+    new ids (guids made anew) would make the rename of a feed with a backlog never
+    wholesale (the same few items new on every run, the others never), so as many as did
+    not come back under their ids are left out of the count, at most as many as
+    unmatched items match no gone one; with some left out, one item matched is enough
+    (a cap of one a run).
 
     The risk taken with undated items, which no date tells from a new post: a new undated
     item whose content (link, title, text, …) is exactly that of an item that just left
@@ -218,8 +229,12 @@ def _carry_over_by_content(
     feed of undated alerts alike but for their guids, turning over all at once. One such
     item among items that keep their ids is new.
     """
-    candidates = [entry for entry in unmatched if _may_be_renamed(entry.item, newest_seen)]
-    if not _is_wholesale(len(candidates), tracked, min(held_back, len(unmatched))):
+    others = unmatched
+    if held_back:
+        others = [entry for entry in unmatched if held_back_key(entry.key_hash) not in held_back]
+    renamed_away = max(len(held_back) - (len(unmatched) - len(others)), 0)
+    candidates = [entry for entry in others if _may_be_renamed(entry.item, newest_seen)]
+    if not _is_wholesale(len(candidates), tracked, min(renamed_away, len(others))):
         return  # too few to be a wholesale rename, however many match
     # Gone items by content, each list the most recently seen last (taken first): items
     # of one content (undated ones alike) are as many gone items, each taken once.
@@ -244,7 +259,7 @@ def _carry_over_by_content(
             if gone is not None:
                 matches.append((entry, gone, True))
                 break
-    if not _is_wholesale(len(matches), tracked, min(held_back, len(unmatched) - len(matches))):
+    if not _is_wholesale(len(matches), tracked, min(renamed_away, len(others) - len(matches))):
         return
     for entry, gone, keeps_content in matches:
         content = remembered.pop(gone)
@@ -265,11 +280,11 @@ def _take(gone_by_content: dict[int, list[int]], content: int) -> int | None:
     return keys.pop() if keys else None
 
 
-def _is_wholesale(renamed: int, tracked: int, held_back: int) -> bool:
-    """Whether ``renamed`` items of a document of ``tracked`` items, ``held_back`` of
-    them new items held back by the last run, are a wholesale rename: more than half of
-    the others, two at least (one, beside items held back)."""
-    return renamed >= (1 if held_back else 2) and 2 * renamed > tracked - held_back
+def _is_wholesale(renamed: int, tracked: int, left_out: int) -> bool:
+    """Whether ``renamed`` items of a document of ``tracked`` items, ``left_out`` of them
+    new items held back by the last run under new ids, are a wholesale rename: more than
+    half of the others, two at least (one, beside items left out)."""
+    return renamed >= (1 if left_out else 2) and 2 * renamed > tracked - left_out
 
 
 def _item_date(item: ParsedItem) -> str | None:
@@ -369,7 +384,7 @@ def diff_items(
             unmatched = _carry_over_moved_ids(unmatched, listed_keys, remembered, newest)
             if unmatched:
                 tracked = len(identified)
-                held_back = bookmark.new_held_back if bookmark else 0
+                held_back = unpack_held_back(bookmark.new_held_back) if bookmark else set()
                 _carry_over_by_content(
                     unmatched, listed_keys, tracked, held_back, remembered, newest, ignored
                 )
@@ -409,7 +424,9 @@ def diff_items(
         duplicates=duplicates,
     )
     # Deferred new items are the deferred items not remembered (_classified).
-    new_held_back = sum(1 for entry in deferred if entry.key_hash not in remembered)
+    new_held_back = pack_held_back(
+        entry.key_hash for entry in deferred if entry.key_hash not in remembered
+    )
     return Delta(changes, counts, memory, tuple(issues), largest, new_held_back)
 
 

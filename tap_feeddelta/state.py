@@ -7,8 +7,8 @@ A partition is plain JSON inside ``bookmarks.feed_items.partitions``::
      "advertised_url_hash": "v1:…", "page_etag": "…", "page_last_modified": "…",
      "page_url_hash": "v1:…", "title": "…", "format": "rss-2.0",
      "checked_at": "…Z", "success_at": "…Z", "failed_at": "…Z", "retry_after_at": null,
-     "newest_item_at": "…Z", "largest_document": 20, "failures": 2, "new_held_back": 15,
-     "items": "<base64>"}
+     "newest_item_at": "…Z", "largest_document": 20, "failures": 2,
+     "new_held_back": "<base64>", "items": "<base64>"}
 
 ``items`` packs each remembered item into 12 bytes (a 64-bit identity hash and a 32-bit
 content hash), so it costs exactly 16 characters of base64 per item. Decoding checks every
@@ -30,6 +30,10 @@ from tap_feeddelta.errors import PRINTABLE_ASCII, StateError, shown_label
 STATE_VERSION: Final = 1
 ITEM_BYTES: Final = 12
 _ITEM: Final = struct.Struct(">QI")
+# An item held back is known by the first 32 bits of its identity hash: a clash only
+# counts one item wrongly in the next rename test (delta._carry_over_by_content).
+HELD_BYTES: Final = 4
+_HELD: Final = struct.Struct(">I")
 _MAX_TEXT: Final = 4096
 _MAX_ITEMS: Final = 10_000
 # A failure streak stops counting here (over 27 years of checks every ten minutes).
@@ -123,11 +127,12 @@ class FeedBookmark:
     # Checks in a row that ended in error or were skipped since checked_at (runs that
     # move the state count them). 0, and no key, in partitions written before it was kept.
     failures: int = 0
-    # New items the last read left for a later run (max_items_per_run): not remembered,
-    # they come back unmatched, and the next read's rename test leaves them out (see
-    # delta._carry_over_by_content). 0, and no key, when none were, and in partitions
+    # The new items the last read left for a later run (max_items_per_run), packed
+    # (held_back_key): not remembered, they come back unmatched, and the next read's
+    # rename test tells those back under their ids from those under new ones (see
+    # delta._carry_over_by_content). Empty, and no key, when none were, and in partitions
     # written before it was kept.
-    new_held_back: int = 0
+    new_held_back: bytes = b""
     items: bytes = b""  # packed (identity hash, content hash) pairs, most relevant first
 
     @property
@@ -150,6 +155,19 @@ def pack_items(pairs: list[tuple[int, int]]) -> bytes:
     return b"".join(_ITEM.pack(key, content) for key, content in pairs)
 
 
+def held_back_key(key: int) -> int:
+    """What the bookmark keeps of a held-back item's identity hash."""
+    return key >> 32
+
+
+def pack_held_back(keys: Iterable[int]) -> bytes:
+    return b"".join(_HELD.pack(held_back_key(key)) for key in keys)
+
+
+def unpack_held_back(packed: bytes) -> set[int]:
+    return {key for (key,) in _HELD.iter_unpack(packed)}
+
+
 def unpack_items(packed: bytes) -> dict[int, int]:
     """Identity hash → content hash, in remembered order."""
     return {key: content for key, content in _ITEM.iter_unpack(packed)}
@@ -167,7 +185,7 @@ def encode_bookmark(bookmark: FeedBookmark) -> dict[str, Any]:
     if bookmark.failures:
         data["failures"] = bookmark.failures
     if bookmark.new_held_back:
-        data["new_held_back"] = bookmark.new_held_back
+        data["new_held_back"] = base64.b64encode(bookmark.new_held_back).decode("ascii")
     data["items"] = base64.b64encode(bookmark.items).decode("ascii")
     return data
 
@@ -236,11 +254,10 @@ def decode_bookmark(partition: Any, where: str) -> FeedBookmark:
     if type(failures) is not int or not 0 <= failures <= MAX_FAILURES:
         raise StateError(f"{where}: 'failures' must be an integer from 0 to {MAX_FAILURES}")
     values["failures"] = failures
-    held_back = partition.get("new_held_back", 0)
-    if type(held_back) is not int or not 0 <= held_back <= _MAX_ITEMS:
-        raise StateError(f"{where}: 'new_held_back' must be an integer from 0 to {_MAX_ITEMS}")
-    values["new_held_back"] = held_back
-    values["items"] = _decode_items(partition.get("items"), where)
+    held_back = partition.get("new_held_back")
+    if held_back is not None:
+        values["new_held_back"] = _decoded_packed(held_back, "new_held_back", HELD_BYTES, where)
+    values["items"] = _decoded_packed(partition.get("items"), "items", ITEM_BYTES, where)
     return FeedBookmark(**values)
 
 
@@ -253,17 +270,18 @@ def _optional_text(partition: dict[str, Any], name: str, where: str) -> str | No
     return value
 
 
-def _decode_items(value: Any, where: str) -> bytes:
+def _decoded_packed(value: Any, name: str, size: int, where: str) -> bytes:
+    """A base64 string of at most _MAX_ITEMS entries of ``size`` bytes, decoded."""
     if not isinstance(value, str):
-        raise StateError(f"{where}: 'items' must be a base64 string")
+        raise StateError(f"{where}: '{name}' must be a base64 string")
     try:
         packed = base64.b64decode(value.encode("ascii"), validate=True)
     except (binascii.Error, UnicodeEncodeError) as exc:
-        raise StateError(f"{where}: 'items' is not valid base64") from exc
-    if len(packed) % ITEM_BYTES:
-        raise StateError(f"{where}: 'items' is truncated")
-    if len(packed) // ITEM_BYTES > _MAX_ITEMS:
-        raise StateError(f"{where}: 'items' holds more than {_MAX_ITEMS} entries")
+        raise StateError(f"{where}: '{name}' is not valid base64") from exc
+    if len(packed) % size:
+        raise StateError(f"{where}: '{name}' is truncated")
+    if len(packed) // size > _MAX_ITEMS:
+        raise StateError(f"{where}: '{name}' holds more than {_MAX_ITEMS} entries")
     return packed
 
 

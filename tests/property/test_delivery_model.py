@@ -39,7 +39,7 @@ from tap_feeddelta.delta import (
 )
 from tap_feeddelta.models import FirstRunMode
 from tap_feeddelta.parse import parse_feed
-from tap_feeddelta.state import FeedBookmark, decode_bookmark, encode_bookmark
+from tap_feeddelta.state import HELD_BYTES, FeedBookmark, decode_bookmark, encode_bookmark
 
 URL = "https://example.org/feed.xml"
 MAX_WINDOW = 40
@@ -53,7 +53,13 @@ Version = tuple[str, str, str]
 # run whose state was lost: bookmark, last delta, delivered, delivered_under, runs,
 # newest_item_at, held_back.
 Saved = tuple[
-    FeedBookmark | None, Delta | None, dict[int, Version], dict[int, int], int, str | None, int
+    FeedBookmark | None,
+    Delta | None,
+    dict[int, Version],
+    dict[int, int],
+    int,
+    str | None,
+    set[tuple[int, str]],
 ]
 
 
@@ -118,7 +124,9 @@ class PublisherAndTap(RuleBasedStateMachine):
         self.site = "https://example.org"
         self.sites_used = {self.site}
         self.newest_item_at: str | None = None
-        self.held_back = 0  # new items the last run left for later (not remembered)
+        # The new items the last run left for later (not remembered), by number and the
+        # id they had then.
+        self.held_back: set[tuple[int, str]] = set()
         self.runs = 0
         # The delivery_id each change came with, by (item, version replaced, version):
         # the same change delivered again must come with the same id.
@@ -223,21 +231,36 @@ class PublisherAndTap(RuleBasedStateMachine):
         under = self.delivered_under.get(entry.number)
         return self.ids == "guid" and under is not None and under != self.guid_epoch
 
+    def _id_now(self, entry: PublishedItem) -> str:
+        """The item's id in the document now (see _document)."""
+        if self.ids == "guid":
+            return f"{entry.number}-{self.guid_epoch}"
+        return f"{entry.site}/posts/{entry.number}"
+
     def _carried_over(self) -> list[PublishedItem]:
         """The items a rename of the feed's guids leaves as they were (no record): those
         renamed but otherwise unchanged (their link may have moved), when they are more
         than half of the document and two at least, a wholesale rename. The new items
-        the last run held back, which come back under no remembered id, are left out of
-        the document (at most as many as such items, beside the renamed ones), and then
-        one renamed item is enough. Any other item under a new guid is new: nothing else
-        names it (docs/change-detection.md)."""
+        the last run held back come back under no remembered id: those under the id they
+        had then keep it (no rename); as many as did not are left out of the document (at
+        most as many as such items, beside the renamed ones), and then one renamed item
+        is enough. Any other item under a new guid is new: nothing else names it
+        (docs/change-detection.md)."""
+        returned = {e.number for e in self.window if (e.number, self._id_now(e)) in self.held_back}
         same = [
             entry
             for entry in self.window
-            if self._renamed(entry) and self.delivered[entry.number][:2] == entry.version[:2]
+            if self._renamed(entry)
+            and self.delivered[entry.number][:2] == entry.version[:2]
+            and entry.number not in returned
         ]
-        unknown = [e for e in self.window if e.number not in self.delivered or self._renamed(e)]
-        left_out = min(self.held_back, len(unknown) - len(same))
+        unknown = [
+            e
+            for e in self.window
+            if (e.number not in self.delivered or self._renamed(e)) and e.number not in returned
+        ]
+        renamed_away = max(len(self.held_back) - len(returned), 0)
+        left_out = min(renamed_away, len(unknown) - len(same))
         enough = len(same) >= (1 if left_out else 2)
         return same if enough and 2 * len(same) > len(self.window) - left_out else []
 
@@ -304,8 +327,8 @@ class PublisherAndTap(RuleBasedStateMachine):
             assert delta.counts.deferred == len(pending), "an undelivered change is lost"
         # Pending under no remembered id: new, held back (the others are updates).
         held_back = [e for e in pending if e.number not in self.delivered or self._renamed(e)]
-        assert delta.new_held_back == len(held_back)
-        self.held_back = len(held_back)
+        assert len(delta.new_held_back) // HELD_BYTES == len(held_back)
+        self.held_back = {(entry.number, self._id_now(entry)) for entry in held_back}
         # The bookmark goes through JSON, as Singer state does between runs.
         newest = newest_item_at(feed.items, "2100-01-01T00:00:00Z")
         if self.newest_item_at and (newest or "") < self.newest_item_at:

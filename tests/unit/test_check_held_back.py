@@ -9,7 +9,7 @@ from datetime import UTC, datetime, timedelta
 from tap_feeddelta.check import FeedOutcome, FeedTask, check_feed
 from tap_feeddelta.config import Settings
 from tap_feeddelta.models import FetchResult
-from tap_feeddelta.state import FeedBookmark, encode_bookmark
+from tap_feeddelta.state import HELD_BYTES, FeedBookmark, encode_bookmark
 from tests.unit.test_check_budget import FEED_URL, ScriptedFetcher
 
 NOW = datetime(2026, 3, 1, 12, 0, tzinfo=UTC)
@@ -45,7 +45,7 @@ def test_the_bookmark_counts_new_items_held_back_until_none_are() -> None:
         bookmark = outcome.bookmark
         assert bookmark is not None
         sent += [str(record["url"]) for record in outcome.item_records]
-        held.append(bookmark.new_held_back)
+        held.append(len(bookmark.new_held_back) // HELD_BYTES)
     assert sorted(sent) == sorted(f"https://example.org/a{n}" for n in range(20))
     assert held == [15, 10, 5, 0, 0]
     assert bookmark is not None and "new_held_back" not in encode_bookmark(bookmark)

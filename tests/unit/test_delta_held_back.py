@@ -11,7 +11,12 @@ import pytest
 
 from tap_feeddelta.delta import Delta, DeltaSettings, diff_items
 from tap_feeddelta.models import FirstRunMode, ParsedItem
-from tap_feeddelta.state import FeedBookmark, decode_bookmark, encode_bookmark
+from tap_feeddelta.state import HELD_BYTES, FeedBookmark, decode_bookmark, encode_bookmark
+
+
+def _held(packed: bytes) -> int:
+    """How many new items a bookmark's new_held_back names."""
+    return len(packed) // HELD_BYTES
 
 
 def post(n: int, guid: str, *, dated: bool = True, title: str | None = None) -> ParsedItem:
@@ -84,8 +89,8 @@ def test_a_backlog_under_guids_made_anew_comes_out_once(dated: bool, per_run: in
         assert all(c.change_type == "new" for c in delta.changes)
         assert len(delta.changes) <= per_run
         sent += numbers(delta)
-        held.append(delta.new_held_back)
-        assert delta.new_held_back == delta.counts.deferred
+        held.append(_held(delta.new_held_back))
+        assert _held(delta.new_held_back) == delta.counts.deferred
         if not delta.changes:
             break
         assert fetch <= 20, "the backlog never drains"
@@ -127,7 +132,7 @@ def test_stable_guids_with_items_held_back_are_unaffected() -> None:
     for _ in range(6):
         delta = runs.run(stable(range(20)))
         sent += numbers(delta)
-        held.append(delta.new_held_back)
+        held.append(_held(delta.new_held_back))
     assert sorted(sent) == list(range(20))
     assert held == [15, 10, 5, 0, 0, 0]
 
@@ -137,12 +142,31 @@ def test_an_item_republished_among_items_held_back_is_new() -> None:
     a document that no longer has them does not make one item under a new id a rename."""
     runs = Runs(settings())
     runs.run(stable(range(20)))  # 15 held back
-    assert runs.bookmark is not None and runs.bookmark.new_held_back == 15
+    assert runs.bookmark is not None and _held(runs.bookmark.new_held_back) == 15
     # The held-back items are gone; one delivered item comes back under a new guid.
     republished = [*stable([1, 2, 3, 4]), post(0, "republished-0")]
     assert [(c.change_type, c.item_id) for c in runs.run(republished).changes] == [
         ("new", "republished-0")
     ]
+
+
+@pytest.mark.parametrize("dated", [True, False], ids=["dated", "undated"])
+def test_an_item_republished_beside_items_held_back_under_their_ids_is_new(dated: bool) -> None:
+    """Items held back that come back under their ids (stable guids) are items that
+    keep their ids: once every item delivered has left the document, one delivered
+    item republished under a new guid beside them is new, not a rename (when the
+    bookmark kept only their number, it was taken for one and never sent)."""
+    runs = Runs(settings())
+    runs.run([post(n, f"post-{n}", dated=dated) for n in reversed(range(20))])  # 0-4 sent
+    held_back = [post(n, f"post-{n}", dated=dated) for n in reversed(range(5, 20))]
+    document = [*held_back, post(0, "republished-0", dated=dated)]
+    sent = []
+    for _ in range(5):
+        sent += [(c.change_type, c.item_id) for c in runs.run(document).changes]
+    assert ("new", "republished-0") in sent
+    assert sorted(sent) == sorted(
+        [("new", "republished-0"), *(("new", f"post-{n}") for n in range(5, 20))]
+    )
 
 
 def test_deferred_updates_are_not_counted() -> None:
@@ -153,7 +177,7 @@ def test_deferred_updates_are_not_counted() -> None:
     edited = [post(n, f"post-{n}", title=f"Edited {n}") for n in range(8)]
     delta = runs.run([*edited, *stable([8, 9])])
     assert delta.counts.deferred == 5
-    assert delta.new_held_back == 0
+    assert delta.new_held_back == b""
     assert "new_held_back" not in runs.partition
 
 
@@ -162,7 +186,7 @@ def test_first_runs_that_hold_nothing_back_record_nothing(mode: FirstRunMode) ->
     runs = Runs(settings(mode, initial=3))
     delta = runs.run(document(range(20), 0))
     assert len(delta.changes) == (3 if mode == "emit_recent" else 0)
-    assert delta.new_held_back == 0
+    assert delta.new_held_back == b""
     assert "new_held_back" not in runs.partition
     assert runs.run(document(range(20), 1)).changes == ()  # a wholesale rename
 
@@ -173,10 +197,10 @@ def test_a_partition_written_before_the_field_reads_as_none_held_back() -> None:
     runs = Runs(settings())
     runs.run(document(range(20), 0))
     older = {key: value for key, value in runs.partition.items() if key != "new_held_back"}
-    assert decode_bookmark(older, "p").new_held_back == 0
+    assert decode_bookmark(older, "p").new_held_back == b""
     runs.bookmark = decode_bookmark(older, "p")
     assert numbers(runs.run(document(range(20), 1))) == [0, 1, 2, 3, 4]  # as before: again
-    assert runs.bookmark.new_held_back == 15  # and from now on it drains
+    assert _held(runs.bookmark.new_held_back) == 15  # and from now on it drains
     assert numbers(runs.run(document(range(20), 2))) == [5, 6, 7, 8, 9]
 
 
@@ -187,4 +211,4 @@ def test_a_lost_bookmark_starts_over() -> None:
     runs.bookmark = None  # state lost: a first run again, as before
     again = runs.run(document(range(20), 0))
     assert [c.delivery_id for c in again.changes] == [c.delivery_id for c in first.changes]
-    assert again.new_held_back == 15
+    assert _held(again.new_held_back) == 15
