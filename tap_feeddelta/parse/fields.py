@@ -11,7 +11,7 @@ import re
 from typing import Any, Final
 
 from tap_feeddelta.errors import Issue
-from tap_feeddelta.models import Author, CutDigest, ParsedItem
+from tap_feeddelta.models import Author, CutDigest
 from tap_feeddelta.models import ReadBefore as ReadBefore  # passed as ``before`` by the readers
 from tap_feeddelta.parse.bylines import byline_names
 from tap_feeddelta.parse.dates import rfc3339
@@ -169,12 +169,6 @@ def tags_without_markup(tags: tuple[str, ...], before: ReadBefore) -> tuple[str,
         return tags
     before["tags"] = tags
     return tuple(dict.fromkeys(filter(None, read)))
-
-
-def with_read_before(item: ParsedItem, before: ReadBefore) -> ParsedItem:
-    """The item with ``read_before`` (the fields versions before read otherwise) made of
-    ``before``; ``item`` when ``before`` is empty."""
-    return item._replace(read_before=tuple(before.items())) if before else item
 
 
 def summary(
