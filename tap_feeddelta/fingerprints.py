@@ -107,7 +107,7 @@ def compared_before(item: ParsedItem, compared: ParsedItem) -> list[ParsedItem]:
     """``item`` (as given) as versions before this one compared it, where that is not
     ``compared`` (its compared_item): as given (before session and click ids were
     dropped) and without the ids they knew (before share ids were: igsh, si), the most
-    recent first. None for a link without such ids (``compared`` is ``item``)."""
+    recent first. Empty for a link without such ids (``compared`` is ``item``)."""
     if compared is item:
         return []
     before = with_link(item, without_visitor_ids_before(item.url or ""))
